@@ -1,0 +1,1 @@
+"""Built-in scenarios (TOML files), installed as the package ``universal.scenarios``."""

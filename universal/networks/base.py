@@ -1,0 +1,196 @@
+"""The :class:`Network` container: an undirected graph stored as numpy arrays.
+
+Every undirected edge ``e = {u, v}`` (``u = edges[e, 0]``) gives two directed links:
+link ``2e`` runs ``u -> v`` and link ``2e + 1`` runs ``v -> u`` (the multi-port model of
+Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §2.1). Arrays rather
+than a networkx graph keep a butterfly with millions of links cheap; the networkx view is
+built only when an algorithm needs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+import networkx as nx
+import numpy as np
+
+from universal.errors import UserError
+
+
+@dataclass(eq=False)
+class Network:
+    """An undirected network with numbered nodes ``0..N-1`` and numbered directed links.
+
+    Attributes
+    ----------
+    name : str
+        The registered name with parameters, e.g. ``"butterfly:d=8"``.
+    kind : str
+        ``butterfly``, ``wrapped-butterfly``, ``mesh``, ``torus``, ``hypercube`` or ``graph``.
+    num_nodes : int
+        N.
+    edges : ndarray of shape (E, 2)
+        Undirected edges; link ``2e`` is ``edges[e,0] -> edges[e,1]``.
+    params : dict
+        Size parameters (``d``, ``k``, ``n``) for the structured families.
+    levels : ndarray or None
+        Level of every node for leveled networks (butterflies), else None.
+    depth : int or None
+        Number of link levels of a leveled network (d for BF(d) and W-BF(d)).
+    inputs, outputs : ndarray or None
+        Input and output nodes of a leveled network (level 0 and level ``depth``; the same
+        nodes on a wrapped butterfly). Problems on leveled networks go from inputs to outputs.
+    label_of : callable
+        ``label_of(node) -> str``, the printed name of a node.
+    """
+
+    name: str
+    kind: str
+    num_nodes: int
+    edges: np.ndarray
+    params: dict = field(default_factory=dict)
+    levels: np.ndarray | None = None
+    depth: int | None = None
+    inputs: np.ndarray | None = None
+    outputs: np.ndarray | None = None
+    label_of: Callable[[int], str] = str
+    node_names: list[str] | None = None
+
+    @property
+    def num_links(self) -> int:
+        return 2 * len(self.edges)
+
+    @property
+    def leveled(self) -> bool:
+        return self.levels is not None
+
+    @cached_property
+    def link_tail(self) -> np.ndarray:
+        """Tail node of every link."""
+        tail = np.empty(self.num_links, dtype=np.int64)
+        tail[0::2] = self.edges[:, 0]
+        tail[1::2] = self.edges[:, 1]
+        return tail
+
+    @cached_property
+    def link_head(self) -> np.ndarray:
+        """Head node of every link."""
+        head = np.empty(self.num_links, dtype=np.int64)
+        head[0::2] = self.edges[:, 1]
+        head[1::2] = self.edges[:, 0]
+        return head
+
+    @cached_property
+    def _link_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        keys = self.link_tail * self.num_nodes + self.link_head
+        order = np.argsort(keys, kind="stable")
+        return keys[order], order
+
+    def links_between(self, tails: np.ndarray, heads: np.ndarray) -> np.ndarray:
+        """Link ids of the links ``tails[i] -> heads[i]``.
+
+        Parameters
+        ----------
+        tails, heads : array_like of int
+            Node ids.
+
+        Returns
+        -------
+        ndarray of int64
+
+        Raises
+        ------
+        UserError
+            If some pair is not joined by an edge.
+        """
+        tails = np.asarray(tails, dtype=np.int64)
+        heads = np.asarray(heads, dtype=np.int64)
+        sorted_keys, order = self._link_keys
+        want = tails * self.num_nodes + heads
+        at = np.searchsorted(sorted_keys, want)
+        at = np.minimum(at, len(sorted_keys) - 1)
+        missing = sorted_keys[at] != want if len(sorted_keys) else np.ones(len(want), bool)
+        if np.any(missing):
+            i = int(np.flatnonzero(missing)[0])
+            raise UserError(
+                f"no link from node {self.label_of(int(tails[i]))} to node "
+                f"{self.label_of(int(heads[i]))} in {self.name}"
+            )
+        return order[at]
+
+    @cached_property
+    def graph(self) -> nx.Graph:
+        """The network as a networkx graph on nodes ``0..N-1`` (built on first use)."""
+        g = nx.Graph()
+        g.add_nodes_from(range(self.num_nodes))
+        g.add_edges_from(map(tuple, self.edges.tolist()))
+        return g
+
+    @cached_property
+    def _label_index(self) -> dict[str, int]:
+        return {self.label_of(v).replace(" ", ""): v for v in range(self.num_nodes)}
+
+    def node(self, text: str | int) -> int:
+        """Node id for a label as printed (e.g. ``"3,4"``) or an internal id.
+
+        Labels win over ids when both could match (edge-list graphs with integer names).
+        """
+        key = str(text).strip().replace(" ", "").strip("()")
+        if key in self._label_index:
+            return self._label_index[key]
+        try:
+            v = int(key)
+        except ValueError:
+            raise UserError(f"node {text!r} is not in {self.name}") from None
+        if not 0 <= v < self.num_nodes:
+            raise UserError(f"node {text!r} is not in {self.name} (ids run 0..{self.num_nodes - 1})")
+        return v
+
+    def distances(self, sources: np.ndarray, dests: np.ndarray) -> np.ndarray | None:
+        """Hop distance of each (source, destination) pair.
+
+        Closed forms on the structured families; breadth-first search otherwise (only for
+        graphs small enough; returns None when it would be too expensive).
+        """
+        sources = np.asarray(sources, dtype=np.int64)
+        dests = np.asarray(dests, dtype=np.int64)
+        if self.kind in ("mesh", "torus", "hypercube"):
+            k, n = self.params["k"], self.params["n"]
+            total = np.zeros(len(sources), dtype=np.int64)
+            s, t = sources.copy(), dests.copy()
+            for _ in range(n):
+                delta = np.abs(s % k - t % k)
+                total += np.minimum(delta, k - delta) if self.kind != "mesh" else delta
+                s //= k
+                t //= k
+            return total
+        if self.kind == "butterfly" and self.levels is not None:
+            # Between levels i <= j of a butterfly the distance is at least j - i, and the
+            # level path attains it between an input and an output.
+            return np.abs(self.levels[dests] - self.levels[sources])
+        unique = np.unique(sources)
+        if len(unique) * self.num_nodes > 20_000_000:
+            return None
+        from scipy.sparse.csgraph import shortest_path
+
+        dist = shortest_path(self.adjacency, unweighted=True, indices=unique)
+        row = np.searchsorted(unique, sources)
+        result = dist[row, dests]
+        if np.any(np.isinf(result)):
+            return None
+        return result.astype(np.int64)
+
+    @cached_property
+    def adjacency(self):
+        """Symmetric scipy sparse adjacency matrix (CSR)."""
+        from scipy.sparse import csr_matrix
+
+        n = self.num_nodes
+        data = np.ones(self.num_links, dtype=np.int8)
+        return csr_matrix((data, (self.link_tail, self.link_head)), shape=(n, n))
+
+    def summary(self) -> dict:
+        """``{"name", "nodes", "links"}`` as in the CLI's JSON output."""
+        return {"name": self.name, "nodes": int(self.num_nodes), "links": int(self.num_links)}

@@ -1,0 +1,513 @@
+"""Oblivious routing algorithms on the k-ary n-cube, as exact path distributions.
+
+Every algorithm here is *relative* (Towles, "Finding worst-case permutations for oblivious
+routing algorithms", §4.2): the distribution of paths from ``s`` to ``d`` is the translate of
+the distribution from node 0 to the offset ``d - s``. So an algorithm only describes the routes
+from node 0 to each offset ``t``, and it does so in one shape shared by all of them: a route is
+
+    phase 1: move by the signed vector ``a`` from the source, correcting dimensions in ``order1``
+    phase 2: move by the signed vector ``b``, correcting dimensions in ``order2``
+
+with ``a + b = t`` (mod k), each dimension moved in one straight *leg* (a signed step count).
+A one-phase algorithm (DOR) has ``b = 0``. IVAL then removes the loops of the joined walk.
+
+An algorithm object can
+
+* :meth:`Routing.choices` - enumerate every choice for one offset with an integer weight
+  (the probabilities are ``weight / sum(weights)``, exact);
+* :meth:`Routing.sample` - draw one choice per pair with a numpy Generator;
+* :func:`legs` - turn choices into legs ``(dims, steps)``, identical for both uses,
+
+and :func:`sample_paths` expands sampled legs into node sequences for the packet engine.
+
+The algorithms (names are the public contract, SPEC §8):
+
+``dor``
+    Dimension order, lowest dimension first, minimal in each dimension; when both directions
+    are equally short (``k`` even, offset ``k/2``) the two are used with probability 1/2 each
+    (Towles, Dally & Boyd 2003, Table 1).
+``val``
+    Valiant's algorithm: DOR to an intermediate node drawn uniformly from all N nodes, then
+    DOR to the destination (Towles, Dally & Boyd 2003, Table 1; Singh et al. 2003, Claim 2).
+``romm``
+    Two-phase ROMM as defined in Towles' worst-case report (§5): the intermediate is uniform
+    over the minimal quadrant (the box of nodes on minimal paths), each phase is DOR in a
+    uniformly random dimension order, drawn independently for the two phases. With a tie
+    (offset ``k/2``) the direction of that dimension is first chosen with probability 1/2.
+``rlb`` / ``rlbth``
+    Randomized local balance (Singh, Dally, Towles & Gupta 2002, as summarised in Singh et al.
+    2003 §4 and Table 1, and Towles, Dally & Boyd 2003 Table 1): in each dimension go the short
+    way with probability ``(k - Delta)/k`` and the long way with ``Delta/k``; inside the chosen
+    quadrant route ROMM-like to a uniform intermediate node of the quadrant and on to the
+    destination, each phase in a random dimension order. RLBth always goes the short way in
+    a dimension whose distance is below ``k/4``.
+``ival``
+    Improved Valiant (Towles, Dally & Boyd 2003, §5.2): VAL whose second phase corrects the
+    dimensions in the reverse order of the first (x then y, then y then x), with the loops of
+    the joined walk removed.
+
+Examples
+--------
+>>> from universal.oblivious.torus import Torus
+>>> t = Torus(8, 2)
+>>> fam = ROUTINGS["dor"].family(t, t.node((4, 1)))     # tie in x: two paths, weight 1 each
+>>> fam.weights.tolist(), fam.steps.tolist()
+([1, 1], [[4, 1], [-4, 1]])
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from universal.errors import UserError
+from universal.registry import check_known_params, parse_spec
+
+from .torus import Torus
+
+__all__ = [
+    "Choices",
+    "PathFamily",
+    "Routing",
+    "ROUTINGS",
+    "get_routing",
+    "legs",
+    "sample_paths",
+    "legs_to_nodes",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# data shapes
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Choices:
+    """Random choices of a two-phase route for P routes (one row each).
+
+    Attributes
+    ----------
+    a, b : ndarray, shape (P, n)
+        Signed moves of phase 1 and phase 2 per dimension (``a + b`` = offset mod k).
+    order1, order2 : ndarray, shape (P, n)
+        Dimension order of each phase (a permutation of ``0..n-1``).
+    weights : ndarray, shape (P,)
+        Integer weights (probability = weight / total); all ones for sampled choices.
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    order1: np.ndarray
+    order2: np.ndarray
+    weights: np.ndarray
+
+
+@dataclass(frozen=True)
+class PathFamily:
+    """All routes from node 0 to one offset, as legs with exact integer weights.
+
+    Attributes
+    ----------
+    dims : ndarray, shape (P, L)
+        Dimension moved by each leg.
+    steps : ndarray, shape (P, L)
+        Signed length of each leg (0 for an empty leg).
+    weights : ndarray, shape (P,)
+        Positive integer weights; the probability of route p is ``weights[p] / den``.
+    """
+
+    dims: np.ndarray
+    steps: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def den(self) -> int:
+        """Common denominator of the route probabilities (sum of the weights)."""
+        return int(self.weights.sum())
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Hop count of every route."""
+        return np.abs(self.steps).sum(axis=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# shared helpers
+# ---------------------------------------------------------------------------------------------
+def _minimal_options(k: int, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both minimal signed moves for coordinate offsets ``c`` (0..k-1).
+
+    Returns ``(lo, hi)``; they differ only on a tie (``2c == k``), where they are ``-k/2`` and
+    ``+k/2``. Otherwise both equal the unique minimal move.
+    """
+    c = np.asarray(c, dtype=np.int64)
+    minimal = np.where(2 * c <= k, c, c - k)
+    lo = np.where(2 * c == k, -c, minimal)
+    return lo, minimal
+
+
+def _identity_orders(P: int, n: int, reverse: bool = False) -> np.ndarray:
+    order = np.arange(n, dtype=np.int64)
+    if reverse:
+        order = order[::-1].copy()
+    return np.broadcast_to(order, (P, n)).copy()
+
+
+@lru_cache(maxsize=None)
+def _all_orders(n: int) -> np.ndarray:
+    return np.array(list(itertools.permutations(range(n))), dtype=np.int64).reshape(-1, n)
+
+
+def _random_orders(rng: np.random.Generator, P: int, n: int) -> np.ndarray:
+    return rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int64), (P, n)), axis=1)
+
+
+def _tie_product(k: int, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All minimal signed move vectors for one offset ``c`` (shape (n,)) and their weights.
+
+    Each tie dimension doubles the count; weights are ``2**(n - ties)`` so that they sum to
+    ``2**n`` whatever the number of ties (a fixed denominator keeps VAL's sums simple).
+    """
+    lo, hi = _minimal_options(k, c)
+    per_dim = [sorted({int(x), int(y)}) for x, y in zip(lo, hi)]
+    moves = np.array(list(itertools.product(*per_dim)), dtype=np.int64).reshape(-1, len(c))
+    n = len(c)
+    return moves, np.full(len(moves), 2 ** n // len(moves), dtype=np.int64)
+
+
+def legs(choices: Choices, k: int, erase_loops: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Legs ``(dims, steps)`` of routes given by their choices, shape (P, 2n) each.
+
+    Phase 1's legs come first (in ``order1``), then phase 2's (in ``order2``). With
+    ``erase_loops`` (IVAL) the second order must be the reverse of the first; the walk is then
+    *palindromic* (x1 y1 | y2 x2) and chronological loop erasure has a closed form: the two legs
+    of the innermost dimension in which the offset is non-zero merge into one leg of their
+    summed length, the legs of the dimensions inside it cancel, and the outer legs stay (they
+    lie on disjoint lines, because the walk has already moved off zero in that inner dimension).
+    A merged leg of length ``k`` is a full turn around the ring, erased too.
+
+    Parameters
+    ----------
+    choices : Choices
+    k : int
+        Radix, to recognise a full turn and zero offsets.
+    erase_loops : bool
+
+    Returns
+    -------
+    dims, steps : ndarray of int64, shape (P, 2n)
+    """
+    a, b, o1, o2 = choices.a, choices.b, choices.order1, choices.order2
+    s1 = np.take_along_axis(a, o1, axis=1)
+    s2 = np.take_along_axis(b, o2, axis=1)
+    if not erase_loops:
+        return np.concatenate([o1, o2], axis=1), np.concatenate([s1, s2], axis=1)
+    if not np.array_equal(o2, o1[:, ::-1]):
+        raise ValueError("loop erasure here needs the second order to reverse the first")
+    s2r = s2[:, ::-1]                               # phase-2 legs listed in order1
+    offset = np.take_along_axis((a + b) % k, o1, axis=1)
+    zero_tail = np.flip(np.logical_and.accumulate(np.flip(offset == 0, axis=1), axis=1), axis=1)
+    inner_empty = np.concatenate([zero_tail[:, 1:], np.ones((len(a), 1), bool)], axis=1)
+    merge = ~zero_tail & inner_empty                # innermost dimension with a non-zero offset
+    merged = s1 + s2r
+    merged = np.where(np.abs(merged) >= k, 0, merged)
+    new1 = np.where(zero_tail, 0, np.where(merge, merged, s1))
+    new2 = np.where(zero_tail | merge, 0, s2r)
+    return np.concatenate([o1, o1[:, ::-1]], axis=1), np.concatenate([new1, new2[:, ::-1]], axis=1)
+
+
+def legs_to_nodes(torus: Torus, source: int, dims: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """Node ids visited by one route given by its legs, from ``source`` (included) on.
+
+    Examples
+    --------
+    >>> legs_to_nodes(Torus(5, 2), 0, np.array([0, 1]), np.array([2, -1])).tolist()
+    [0, 1, 2, 22]
+    """
+    dims = np.asarray(dims, dtype=np.int64)
+    steps = np.asarray(steps, dtype=np.int64)
+    counts = np.abs(steps)
+    unit_dims = np.repeat(dims, counts)
+    unit_sign = np.repeat(np.sign(steps), counts)
+    moves = np.zeros((len(unit_dims) + 1, torus.n), dtype=np.int64)
+    moves[np.arange(1, len(unit_dims) + 1), unit_dims] = unit_sign
+    coords = (torus.coords[source][None, :] + np.cumsum(moves, axis=0)) % torus.k
+    return coords @ torus.powers
+
+
+# ---------------------------------------------------------------------------------------------
+# algorithms
+# ---------------------------------------------------------------------------------------------
+class Routing:
+    """Base class of an oblivious routing algorithm on the torus.
+
+    Subclasses implement :meth:`choices` (exact enumeration for one offset) and :meth:`sample`
+    (random choices for many offsets). Class attributes:
+
+    ``name``, ``summary``
+        Registry name and one line of description.
+    ``erase_loops``
+        Whether the joined two-phase walk has its loops removed (IVAL).
+    ``dimension_symmetric``
+        Whether permuting the dimensions maps the algorithm to itself (true when dimension
+        orders are drawn uniformly at random). Every algorithm here is also invariant under
+        reflecting any dimension (ties are split evenly), which the worst-case search uses; both
+        properties are checked by the test-suite on small tori.
+    ``minimal``
+        Whether every route is a shortest path.
+    """
+
+    name: str = ""
+    summary: str = ""
+    erase_loops: bool = False
+    dimension_symmetric: bool = False
+    reflection_symmetric: bool = True
+    minimal: bool = False
+
+    def choices(self, torus: Torus, offset: int) -> Choices:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def sample(self, torus: Torus, offsets: np.ndarray,
+               rng: np.random.Generator) -> Choices:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def family(self, torus: Torus, offset: int) -> PathFamily:
+        """All routes from node 0 to ``offset`` with exact integer weights (reduced by their gcd)."""
+        ch = self.choices(torus, int(offset))
+        dims, steps = legs(ch, torus.k, self.erase_loops)
+        w = ch.weights.astype(np.int64)
+        g = int(np.gcd.reduce(w)) if len(w) else 1
+        return PathFamily(dims, steps, w // max(g, 1))
+
+    def __repr__(self) -> str:
+        return f"<routing {self.name}>"
+
+
+class DOR(Routing):
+    name = "dor"
+    summary = "dimension order (x first), minimal, ties split evenly between both directions"
+    minimal = True
+
+    def choices(self, torus: Torus, offset: int) -> Choices:
+        moves, w = _tie_product(torus.k, torus.coords[offset])
+        P, n = moves.shape
+        zeros = np.zeros_like(moves)
+        return Choices(moves, zeros, _identity_orders(P, n), _identity_orders(P, n), w)
+
+    def sample(self, torus, offsets, rng) -> Choices:
+        c = torus.coords[np.asarray(offsets, dtype=np.int64)]
+        lo, hi = _minimal_options(torus.k, c)
+        a = np.where(rng.random(c.shape) < 0.5, lo, hi)
+        P, n = c.shape
+        return Choices(a, np.zeros_like(a), _identity_orders(P, n), _identity_orders(P, n),
+                       np.ones(P, dtype=np.int64))
+
+
+class VAL(Routing):
+    name = "val"
+    summary = "Valiant: DOR to a uniformly random intermediate node, then DOR to the destination"
+    reverse_second = False
+
+    def choices(self, torus: Torus, offset: int) -> Choices:
+        k, n = torus.k, torus.n
+        q = torus.coords                                  # every intermediate node
+        a_lo, a_hi = _minimal_options(k, q)
+        b_lo, b_hi = _minimal_options(k, (torus.coords[offset] - q) % k)
+        a_ties = (a_lo != a_hi).sum(axis=1)
+        b_ties = (b_lo != b_hi).sum(axis=1)
+        # weight 2**(n - ties) per tie variant makes every intermediate weigh 4**n in total
+        w = (2 ** (n - a_ties)) * (2 ** (n - b_ties))
+        a_parts, b_parts, w_parts = [], [], []
+        for pa in itertools.product((False, True), repeat=n):
+            use_a = np.array(pa)
+            ok_a = np.all(~use_a | (a_lo != a_hi), axis=1)   # take "lo" only where it differs
+            a = np.where(use_a, a_lo, a_hi)
+            for pb in itertools.product((False, True), repeat=n):
+                use_b = np.array(pb)
+                ok = ok_a & np.all(~use_b | (b_lo != b_hi), axis=1)
+                a_parts.append(a[ok])
+                b_parts.append(np.where(use_b, b_lo, b_hi)[ok])
+                w_parts.append(w[ok])
+        a = np.concatenate(a_parts)
+        P = len(a)
+        return Choices(a, np.concatenate(b_parts), _identity_orders(P, n),
+                       _identity_orders(P, n, self.reverse_second), np.concatenate(w_parts))
+
+    def sample(self, torus, offsets, rng) -> Choices:
+        k = torus.k
+        t = torus.coords[np.asarray(offsets, dtype=np.int64)]
+        P, n = t.shape
+        q = rng.integers(0, k, size=(P, n))
+        lo, hi = _minimal_options(k, q)
+        a = np.where(rng.random((P, n)) < 0.5, lo, hi)
+        lo, hi = _minimal_options(k, (t - q) % k)
+        b = np.where(rng.random((P, n)) < 0.5, lo, hi)
+        return Choices(a, b, _identity_orders(P, n), _identity_orders(P, n, self.reverse_second),
+                       np.ones(P, dtype=np.int64))
+
+
+class IVAL(VAL):
+    name = "ival"
+    summary = "improved Valiant: VAL with the second phase in reverse dimension order, loops removed"
+    reverse_second = True
+    erase_loops = True
+
+
+class QuadrantRouting(Routing):
+    """Two phases inside a quadrant: first pick a direction per dimension, then a uniform
+    intermediate node of the quadrant's box, each phase in a random dimension order.
+
+    Subclasses give the direction options per dimension by :meth:`_options`: arrays
+    ``sign, dist, weight`` of shape (P, n, 2) (second option may have weight 0).
+    """
+
+    def _options(self, k: int, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError  # pragma: no cover
+
+    def choices(self, torus: Torus, offset: int) -> Choices:
+        k, n = torus.k, torus.n
+        sign, dist, weight = (x[0] for x in self._options(k, torus.coords[offset][None, :]))
+        per_dim = [[j for j in range(2) if weight[i, j] > 0] for i in range(n)]
+        quadrants = list(itertools.product(*per_dim))
+        boxes = [math.prod(int(dist[i, j]) + 1 for i, j in enumerate(qd)) for qd in quadrants]
+        common = math.lcm(*boxes)
+        orders = _all_orders(n)
+        i1, i2 = np.meshgrid(np.arange(len(orders)), np.arange(len(orders)), indexing="ij")
+        o1, o2 = orders[i1.ravel()], orders[i2.ravel()]
+        a_parts, b_parts, w_parts, n1, n2 = [], [], [], [], []
+        for qd, box in zip(quadrants, boxes):
+            s = np.array([sign[i, j] for i, j in enumerate(qd)], dtype=np.int64)
+            D = np.array([dist[i, j] for i, j in enumerate(qd)], dtype=np.int64)
+            wq = math.prod(int(weight[i, j]) for i, j in enumerate(qd)) * (common // box)
+            q = np.indices(tuple(D + 1)).reshape(n, -1).T        # every node of the box
+            rep = len(o1)
+            a_parts.append(np.repeat(s * q, rep, axis=0))
+            b_parts.append(np.repeat(s * (D - q), rep, axis=0))
+            n1.append(np.tile(o1, (len(q), 1)))
+            n2.append(np.tile(o2, (len(q), 1)))
+            w_parts.append(np.full(len(q) * rep, wq, dtype=np.int64))
+        return Choices(np.concatenate(a_parts), np.concatenate(b_parts),
+                       np.concatenate(n1), np.concatenate(n2), np.concatenate(w_parts))
+
+    def sample(self, torus, offsets, rng) -> Choices:
+        k = torus.k
+        c = torus.coords[np.asarray(offsets, dtype=np.int64)]
+        P, n = c.shape
+        sign, dist, weight = self._options(k, c)
+        total = weight.sum(axis=2)
+        pick = (rng.random((P, n)) * total >= weight[:, :, 0]).astype(np.int64)
+        s = np.take_along_axis(sign, pick[:, :, None], axis=2)[:, :, 0]
+        D = np.take_along_axis(dist, pick[:, :, None], axis=2)[:, :, 0]
+        q = rng.integers(0, D + 1)
+        return Choices(s * q, s * (D - q), _random_orders(rng, P, n), _random_orders(rng, P, n),
+                       np.ones(P, dtype=np.int64))
+
+
+class ROMM(QuadrantRouting):
+    name = "romm"
+    summary = "two-phase ROMM: uniform intermediate in the minimal quadrant, random dimension orders"
+    dimension_symmetric = True
+    minimal = True
+
+    def _options(self, k, c):
+        c = np.asarray(c, dtype=np.int64)
+        lo, hi = _minimal_options(k, c)
+        tie = lo != hi
+        sign = np.stack([np.where(hi < 0, -1, 1), -np.ones_like(c)], axis=-1)
+        dist = np.stack([np.abs(hi), np.abs(lo)], axis=-1)
+        weight = np.stack([np.ones_like(c), tie.astype(np.int64)], axis=-1)
+        return sign, dist, weight
+
+
+class RLB(QuadrantRouting):
+    name = "rlb"
+    summary = "randomized local balance: short way with prob (k-D)/k per dimension, ROMM in the quadrant"
+    dimension_symmetric = True
+    threshold = False
+
+    def _options(self, k, c):
+        c = np.asarray(c, dtype=np.int64)
+        delta = np.minimum(c, k - c)
+        short = np.where(2 * c <= k, 1, -1)
+        w_short = k - delta
+        w_long = delta.copy()
+        if self.threshold:
+            local = 4 * delta < k
+            w_short = np.where(local, k, w_short)
+            w_long = np.where(local, 0, w_long)
+        sign = np.stack([short, -short], axis=-1)
+        dist = np.stack([delta, k - delta], axis=-1)
+        weight = np.stack([w_short, w_long], axis=-1)
+        return sign, dist, weight
+
+
+class RLBth(RLB):
+    name = "rlbth"
+    summary = "RLB threshold: like RLB, but always the short way where the distance is below k/4"
+    threshold = True
+
+
+#: The registry of load-analysis routings: public name -> algorithm object.
+ROUTINGS: dict[str, Routing] = {r.name: r for r in (DOR(), VAL(), ROMM(), RLB(), RLBth(), IVAL())}
+
+
+def get_routing(name: str | Routing) -> Routing:
+    """The routing algorithm registered as ``name`` (``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival``).
+
+    Raises
+    ------
+    UserError
+        For an unknown name or any parameter (these algorithms take none).
+    """
+    if isinstance(name, Routing):
+        return name
+    spec = parse_spec(name)
+    if spec.name not in ROUTINGS:
+        raise UserError(f"unknown oblivious routing {name!r} for the torus load analysis "
+                        f"(known: {', '.join(ROUTINGS)})")
+    if spec.arg is not None:
+        raise UserError(f"routing {spec.name!r} takes no argument (got {spec.arg!r})")
+    check_known_params(spec, set())
+    return ROUTINGS[spec.name]
+
+
+def sample_paths(name: str | Routing, k: int, n: int, sources, dests,
+                 rng: np.random.Generator) -> list[np.ndarray]:
+    """Draw one route per (source, destination) pair from routing ``name`` on ``torus:k=K,n=N``.
+
+    The route is a node-id sequence whose first entry is the source and last the destination
+    (a single node when they coincide). This is the path system the packet engine uses.
+
+    Parameters
+    ----------
+    name : str or Routing
+    k, n : int
+    sources, dests : array-like of int
+        Node ids, same length.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of ndarray
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> [p.tolist() for p in sample_paths("dor", 5, 2, [0], [7], rng)]
+    [[0, 1, 2, 7]]
+    """
+    routing = get_routing(name)
+    torus = Torus(k, n)
+    sources = np.asarray(sources, dtype=np.int64).ravel()
+    dests = np.asarray(dests, dtype=np.int64).ravel()
+    if sources.shape != dests.shape:
+        raise UserError("sources and destinations differ in length")
+    if len(sources) and (min(sources.min(), dests.min()) < 0 or max(sources.max(), dests.max()) >= torus.N):
+        raise UserError(f"node id out of range for {torus.name}")
+    offsets = torus.sub(dests, sources)
+    ch = routing.sample(torus, offsets, rng)
+    dims, steps = legs(ch, k, routing.erase_loops)
+    return [legs_to_nodes(torus, int(s), dims[i], steps[i]) for i, s in enumerate(sources)]

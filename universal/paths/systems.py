@@ -1,0 +1,422 @@
+"""Path systems: how a path is chosen for every (source, destination) pair.
+
+* ``shortest`` / ``random-shortest``: shortest paths on any graph; at every hop the next node
+  is the lowest-numbered (resp. a uniformly random) neighbour one step closer to the destination.
+* ``dimension-order``: bit-fixing on hypercubes, dimension order (x_0 first, the shorter way
+  round, ``+`` on a tie) on meshes and tori, the unique level path on butterflies.
+* ``valiant``: Valiant's trick over a base system: first to a uniformly random intermediate
+  node (a random row on leveled networks), then to the destination.
+* ``explicit:file=PATH``: the user's own paths, one per line as node names, validated.
+
+Reference: Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §2.3, §3.2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from universal.errors import UserError
+from universal.networks import Network, butterfly, resolve_path
+from universal.paths.collection import PathCollection
+from universal.registry import Registry, Spec, check_known_params, parse_spec
+from universal.workloads import Problem
+
+
+@dataclass
+class PathSystem:
+    """A named rule that turns a problem into a :class:`PathCollection`.
+
+    ``route(problem, network, rng)`` does the work; ``caption`` explains the layout in tables.
+    """
+
+    name: str
+    route: Callable[[Problem, Network, np.random.Generator], PathCollection]
+    caption: str = ""
+
+
+PATH_SYSTEMS: Registry[PathSystem] = Registry("path system")
+
+
+# --- leveled networks: the level path (bit-fixing on butterflies) -------------------------------
+
+
+def _check_leveled_problem(problem: Problem, network: Network) -> None:
+    levels = network.levels
+    bad = (levels[problem.sources] != 0) | (levels[problem.dests] != levels[network.outputs[0]])
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise UserError(
+            f"on {network.name} packets go from inputs (level 0) to outputs; pair "
+            f"{network.label_of(int(problem.sources[i]))} -> {network.label_of(int(problem.dests[i]))} does not"
+        )
+
+
+def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Links of the level paths over levels ``start_level .. start_level + d`` fixing bits 0..d-1.
+
+    Uses the link numbering of :func:`universal.networks.generators.butterfly`: the forward link
+    from ``(i, r)`` of kind ``c`` is ``4 * (i * 2**d + r) + 2 * c``. Returns ``(links, final rows)``
+    with ``links`` of shape (len(rows), d).
+    """
+    rows = rows.astype(np.int64).copy()
+    out = np.empty((len(rows), d), dtype=np.int64)
+    width = np.int64(1) << d
+    for step in range(d):
+        bit = np.int64(1) << step
+        cross = (rows ^ target_rows) & bit
+        out[:, step] = 4 * ((start_level + step) * width + rows) + 2 * (cross != 0)
+        rows ^= cross
+    return out, rows
+
+
+def _collection_from_matrix(network: Network, link_matrix: np.ndarray, sources: np.ndarray,
+                            dests: np.ndarray, system: str, note: str = "") -> PathCollection:
+    n, length = link_matrix.shape
+    offsets = np.arange(n + 1, dtype=np.int64) * length
+    return PathCollection(network, offsets, link_matrix.reshape(-1), sources, dests, system, note)
+
+
+def level_paths(problem: Problem, network: Network) -> PathCollection:
+    """The unique level-by-level paths on BF(d), and the d-hop level paths on W-BF(d)."""
+    _check_leveled_problem(problem, network)
+    d = network.params["d"]
+    width = 1 << d
+    links, _ = _level_links(d, 0, problem.sources % width, problem.dests % width)
+    return _collection_from_matrix(network, links, problem.sources, problem.dests, "dimension-order")
+
+
+# --- meshes, tori and hypercubes: dimension order ------------------------------------------------
+
+
+def _grid_dimension_order_hops(network: Network, sources: np.ndarray, dests: np.ndarray) -> list[np.ndarray]:
+    """The hops (tails, heads, owner) of dimension-order paths on meshes and tori."""
+    k, n = network.params["k"], network.params["n"]
+    wrap = network.kind in ("torus", "hypercube") and k > 2
+    current = sources.astype(np.int64).copy()
+    steps: list[tuple[np.ndarray, np.ndarray]] = []  # (moving mask, next node) per hop
+    for dim in range(n):
+        stride = k**dim
+        x = (current // stride) % k
+        y = (dests // stride) % k
+        forward = (y - x) % k if wrap else np.abs(y - x)
+        if wrap:
+            backward = (x - y) % k
+            go_plus = forward <= backward  # ties (k even, offset k/2) go in the + direction
+            hops = np.where(go_plus, forward, backward)
+            delta = np.where(go_plus, 1, -1)
+        else:
+            hops = forward
+            delta = np.where(y >= x, 1, -1)
+        for h in range(int(hops.max()) if len(hops) else 0):
+            moving = hops > h
+            xs = (current // stride) % k
+            nxt = current + (((xs + delta) % k) - xs) * stride
+            current = np.where(moving, nxt, current)
+            steps.append((moving, current.copy()))
+    return _compact_hops(sources, steps)
+
+
+def _compact_hops(sources: np.ndarray, steps: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """Turn per-hop (moving mask, node) records into a (tails, heads, owner) triple of flat arrays."""
+    if not steps:
+        empty = np.empty(0, dtype=np.int64)
+        return [empty, empty, empty]
+    moving = np.stack([m for m, _ in steps], axis=1)
+    nodes = np.stack([v for _, v in steps], axis=1)
+    previous = np.concatenate([sources[:, None], nodes[:, :-1]], axis=1)
+    # A path's moves are not contiguous across dimensions in the matrix; keep them in hop order.
+    owner = np.repeat(np.arange(len(sources)), moving.sum(axis=1))
+    return [previous[moving], nodes[moving], owner]
+
+
+def _collection_from_hops(network: Network, sources: np.ndarray, dests: np.ndarray,
+                          hops: list[np.ndarray], system: str, note: str = "") -> PathCollection:
+    tails, heads, owner = hops
+    counts = np.bincount(owner, minlength=len(sources))
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    links = network.links_between(tails, heads)
+    return PathCollection(network, offsets, links, sources, dests, system, note)
+
+
+def dimension_order_paths(problem: Problem, network: Network) -> PathCollection:
+    """Dimension-order (e-cube, bit-fixing) paths; the level path on butterflies."""
+    if network.kind in ("butterfly", "wrapped-butterfly"):
+        return level_paths(problem, network)
+    if network.kind not in ("mesh", "torus", "hypercube"):
+        raise UserError(f"dimension-order routing needs a mesh, torus, hypercube or butterfly, not {network.name}")
+    hops = _grid_dimension_order_hops(network, problem.sources, problem.dests)
+    return _collection_from_hops(network, problem.sources, problem.dests, hops, "dimension-order")
+
+
+# --- any graph: shortest paths -------------------------------------------------------------------
+
+
+def _distance_to(network: Network, dests: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``f(nodes, packet_index) -> hop distance from nodes to dests[packet_index]``."""
+    if network.kind in ("mesh", "torus", "hypercube"):
+        return lambda nodes, who: network.distances(nodes, dests[who])
+    from scipy.sparse.csgraph import shortest_path
+
+    unique, row_of = np.unique(dests, return_inverse=True)
+    if len(unique) * network.num_nodes > 50_000_000:
+        raise UserError(f"shortest paths on {network.name} to {len(unique)} destinations need too much memory")
+    table = shortest_path(network.adjacency, unweighted=True, indices=unique)
+    return lambda nodes, who: table[row_of[who], nodes]
+
+
+def shortest_paths(problem: Problem, network: Network, rng: np.random.Generator | None = None) -> PathCollection:
+    """Shortest paths, hop by hop: among neighbours one step closer, the lowest id (or a random one).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, optional
+        If given, each hop picks uniformly among the neighbours one step closer to the destination
+        (``random-shortest``); if None the lowest-numbered one (``shortest``).
+    """
+    if network.kind == "butterfly":
+        # Between an input and an output of BF(d) the level path is the unique shortest path.
+        coll = level_paths(problem, network)
+        coll.system = "random-shortest" if rng is not None else "shortest"
+        return coll
+    sources, dests = problem.sources, problem.dests
+    distance = _distance_to(network, dests)
+    remaining = distance(sources, np.arange(len(sources)))
+    if np.any(~np.isfinite(remaining)):
+        i = int(np.flatnonzero(~np.isfinite(remaining))[0])
+        raise UserError(f"no path from {network.label_of(int(sources[i]))} to {network.label_of(int(dests[i]))} in {network.name}")
+    remaining = remaining.astype(np.int64)
+    indptr, indices = network.adjacency.indptr, network.adjacency.indices
+    current = sources.astype(np.int64).copy()
+    steps = []
+    for _ in range(int(remaining.max()) if len(remaining) else 0):
+        who = np.flatnonzero(remaining > 0)
+        here = current[who]
+        degree = indptr[here + 1] - indptr[here]
+        owner = np.repeat(np.arange(len(who)), degree)
+        first = np.repeat(indptr[here] - np.cumsum(degree) + degree, degree)
+        candidates = indices[first + np.arange(len(owner))].astype(np.int64)
+        closer = distance(candidates, who[owner]) == remaining[who][owner] - 1
+        owner, candidates = owner[closer], candidates[closer]
+        if rng is None:
+            key = candidates.astype(np.float64)
+        else:
+            key = rng.random(len(candidates))
+        order = np.lexsort((key, owner))
+        owner, candidates = owner[order], candidates[order]
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        nxt = current.copy()
+        nxt[who[owner[starts]]] = candidates[starts]
+        moving = remaining > 0
+        current = nxt
+        remaining = remaining - moving
+        steps.append((moving, current.copy()))
+    hops = _compact_hops(sources, steps)
+    name = "random-shortest" if rng is not None else "shortest"
+    return _collection_from_hops(network, sources, dests, hops, name)
+
+
+# --- Valiant's trick -----------------------------------------------------------------------------
+
+
+def _concatenate(first: PathCollection, second: PathCollection, system: str, note: str) -> PathCollection:
+    lengths = first.lengths + second.lengths
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    owner = np.concatenate([np.repeat(np.arange(first.size), first.lengths),
+                            np.repeat(np.arange(second.size), second.lengths)])
+    phase = np.concatenate([np.zeros(len(first.links), np.int64), np.ones(len(second.links), np.int64)])
+    order = np.lexsort((phase, owner))
+    links = np.concatenate([first.links, second.links])[order]
+    return PathCollection(first.network, offsets, links, first.sources, second.dests, system, note)
+
+
+VALIANT_BUTTERFLY_NOTE = "valiant on BF(d): two butterflies back to back (depth 2d); C counts the links of both"
+VALIANT_WRAPPED_NOTE = "valiant on W-BF(d): both passes (d hops each) share the wrapped butterfly's links"
+
+
+def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.Generator) -> PathCollection:
+    """Valiant's trick on BF(d): the first pass ends in a random row of a second butterfly.
+
+    The paths live on :func:`~universal.networks.butterfly` ``(d, passes=2)``: levels
+    ``0..d`` are the first butterfly, ``d..2d`` the second, so the collection stays leveled with
+    depth 2d and C counts the links of both.
+    """
+    _check_leveled_problem(problem, network)
+    d = network.params["d"]
+    width = 1 << d
+    host = butterfly(d, passes=2)
+    src_rows, dst_rows = problem.sources % width, problem.dests % width
+    middle = rng.integers(0, width, size=problem.size)
+    first, rows = _level_links(d, 0, src_rows, middle)
+    second, _ = _level_links(d, d, rows, dst_rows)
+    links = np.concatenate([first, second], axis=1)
+    dests = 2 * d * width + dst_rows
+    return _collection_from_matrix(host, links, problem.sources.copy(), dests, "valiant", VALIANT_BUTTERFLY_NOTE)
+
+
+def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
+                  base: PathSystem | None = None) -> PathCollection:
+    """Valiant's trick: route to a random intermediate, then to the destination, on the base system.
+
+    On BF(d) with the default base see :func:`valiant_butterfly_paths`. On W-BF(d) the
+    intermediate is a random row and both passes use the level paths of the same links.
+    Elsewhere the intermediate is a uniformly random node.
+
+    References
+    ----------
+    L. G. Valiant, "A Scheme for Fast Parallel Communication", SIAM J. Comput. 11(2), 1982;
+    Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §3.2 and Theorem 12.
+    """
+    if base is None:
+        base = PATH_SYSTEMS.entry(default_base(network)).factory(Spec(default_base(network)), network, None)
+    if network.kind == "butterfly" and base.name in ("dimension-order", "shortest", "random-shortest"):
+        return valiant_butterfly_paths(problem, network, rng)
+    if network.inputs is not None:
+        middle = network.inputs[rng.integers(0, len(network.inputs), size=problem.size)]
+    else:
+        middle = rng.integers(0, network.num_nodes, size=problem.size)
+    first = base.route(Problem(problem.name, problem.sources, middle), network, rng)
+    second = base.route(Problem(problem.name, middle, problem.dests), network, rng)
+    note = VALIANT_WRAPPED_NOTE if network.kind == "wrapped-butterfly" else f"valiant over {base.name}"
+    return _concatenate(first, second, "valiant", note)
+
+
+def default_base(network: Network) -> str:
+    """The base path system Valiant's trick uses when none is named."""
+    if network.kind in ("butterfly", "wrapped-butterfly", "mesh", "torus", "hypercube"):
+        return "dimension-order"
+    return "shortest"
+
+
+# --- explicit paths ------------------------------------------------------------------------------
+
+
+def read_explicit_paths(network: Network, path: Path) -> list[list[int]]:
+    """Read one path per line as node names; ``#`` starts a comment."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read paths file {str(path)!r}: {exc.strerror}") from None
+    result = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        fields = line.split("#", 1)[0].split()
+        if fields:
+            try:
+                result.append([network.node(f) for f in fields])
+            except UserError as exc:
+                raise UserError(f"{path}:{lineno}: {exc}") from None
+    if not result:
+        raise UserError(f"{path}: no paths")
+    return result
+
+
+def explicit_paths(problem: Problem, network: Network, file: Path) -> PathCollection:
+    """The user's paths; path ``i`` must run from the problem's ``i``-th source to its destination."""
+    node_paths = read_explicit_paths(network, file)
+    coll = PathCollection.from_node_paths(network, node_paths, "explicit")
+    if coll.size != problem.size:
+        raise UserError(f"{file} has {coll.size} paths but the problem has {problem.size} packets")
+    wrong = (coll.sources != problem.sources) | (coll.dests != problem.dests)
+    if np.any(wrong):
+        i = int(np.flatnonzero(wrong)[0])
+        raise UserError(
+            f"{file}: path {i + 1} runs {network.label_of(int(coll.sources[i]))} -> "
+            f"{network.label_of(int(coll.dests[i]))}, but packet {i + 1} goes "
+            f"{network.label_of(int(problem.sources[i]))} -> {network.label_of(int(problem.dests[i]))}"
+        )
+    return coll
+
+
+# --- the registry --------------------------------------------------------------------------------
+
+
+@PATH_SYSTEMS.register("shortest", "shortest paths, lowest-numbered next hop")
+def _shortest(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+    check_known_params(spec, set())
+    return PathSystem("shortest", lambda prob, net, rng: shortest_paths(prob, net))
+
+
+@PATH_SYSTEMS.register("random-shortest", "shortest paths, uniformly random next hop among closer neighbours")
+def _random_shortest(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+    check_known_params(spec, set())
+    return PathSystem("random-shortest", lambda prob, net, rng: shortest_paths(prob, net, rng))
+
+
+@PATH_SYSTEMS.register("dimension-order", "bit-fixing / dimension order; the level path on butterflies")
+def _dimension_order(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+    check_known_params(spec, set())
+    return PathSystem("dimension-order", lambda prob, net, rng: dimension_order_paths(prob, net))
+
+
+@PATH_SYSTEMS.register("valiant", "Valiant's trick: via a random intermediate (valiant:base=NAME)")
+def _valiant(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+    check_known_params(spec, {"base"})
+    base_name = spec.params.get("base", default_base(network))
+    if parse_spec(base_name).name == "valiant":
+        raise UserError("valiant:base= cannot itself be valiant")
+    base = build_path_system(base_name, network, base_dir)
+    caption = ""
+    if network.kind == "butterfly" and base.name in ("dimension-order", "shortest", "random-shortest"):
+        caption = VALIANT_BUTTERFLY_NOTE
+    elif network.kind == "wrapped-butterfly":
+        caption = VALIANT_WRAPPED_NOTE
+    name = "valiant" if "base" not in spec.params else spec.text
+    return PathSystem(name, lambda prob, net, rng: valiant_paths(prob, net, rng, base), caption)
+
+
+@PATH_SYSTEMS.register("explicit", "the user's paths from file=PATH, one per line as node names")
+def _explicit(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+    check_known_params(spec, {"file"})
+    file = spec.params.get("file") or spec.arg
+    if not file:
+        raise UserError(f"{spec.text!r}: give the file as explicit:file=PATH")
+    path = resolve_path(file, base_dir)
+    return PathSystem("explicit", lambda prob, net, rng: explicit_paths(prob, net, path))
+
+
+def build_path_system(system: str | PathSystem, network: Network, base_dir: Path | None = None) -> PathSystem:
+    """A path system by name (SPEC §8).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> build_path_system("valiant", build_network("butterfly:d=4")).name
+    'valiant'
+    """
+    if isinstance(system, PathSystem):
+        return system
+    spec = parse_spec(system)
+    return PATH_SYSTEMS.entry(spec.name).factory(spec, network, base_dir)
+
+
+def route_paths(system: str | PathSystem, problem: Problem, network: Network,
+                rng: np.random.Generator, base_dir: Path | None = None) -> PathCollection:
+    """Choose the paths of ``problem`` on ``network`` with the named path system.
+
+    Parameters
+    ----------
+    system : str or PathSystem
+    problem : Problem
+    network : Network
+    rng : numpy.random.Generator
+        Source of the random choices (intermediates, random next hops).
+
+    Returns
+    -------
+    PathCollection
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from universal.networks import hypercube
+    >>> from universal.workloads import build_problem
+    >>> net = hypercube(4)
+    >>> prob = build_problem("permutation:transpose", net, np.random.default_rng(0))
+    >>> route_paths("dimension-order", prob, net, np.random.default_rng(0)).dilation
+    4
+    """
+    ps = build_path_system(system, network, base_dir)
+    return ps.route(problem, network, rng)

@@ -1,0 +1,164 @@
+"""Name-to-factory tables (BookSim style): every network, problem, path system and
+protocol is registered under its public name, so adding one is a single new entry.
+
+Names are the public contract of SPEC §8: lower case with hyphens, parameters after a
+colon as ``key=value`` pairs separated by commas (``torus:k=8,n=2``). A few kinds take one
+bare argument instead (``edgelist:PATH``); their factories receive it as ``arg``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Generic, Iterator, TypeVar
+
+from universal.errors import UserError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed name such as ``butterfly:d=8`` or ``edgelist:net.txt``.
+
+    Attributes
+    ----------
+    name : str
+        The registered name with underscores normalised to hyphens.
+    params : dict[str, str]
+        ``key=value`` parameters, values still as strings.
+    arg : str or None
+        A bare argument after the colon (``edgelist:PATH``), if any.
+    text : str
+        The original text, for messages.
+    """
+
+    name: str
+    params: dict[str, str] = field(default_factory=dict)
+    arg: str | None = None
+    text: str = ""
+
+
+def parse_spec(text: str) -> Spec:
+    """Parse ``name[:key=value,...]`` or ``name:ARG``.
+
+    Parameters
+    ----------
+    text : str
+        The user's text.
+
+    Returns
+    -------
+    Spec
+
+    Examples
+    --------
+    >>> parse_spec("torus:k=8,n=2").params
+    {'k': '8', 'n': '2'}
+    >>> parse_spec("edgelist:nets/a.txt").arg
+    'nets/a.txt'
+    """
+    text = text.strip()
+    if not text:
+        raise UserError("empty name")
+    name, _, rest = text.partition(":")
+    name = name.strip().lower().replace("_", "-")
+    params: dict[str, str] = {}
+    arg = None
+    rest = rest.strip()
+    if rest:
+        items = [item.strip() for item in rest.split(",")]
+        if all("=" in item for item in items):
+            for item in items:
+                key, _, value = item.partition("=")
+                key = key.strip().lower().replace("_", "-")
+                if not key or not value.strip():
+                    raise UserError(f"malformed parameter {item!r} in {text!r} (expected key=value)")
+                params[key] = value.strip()
+        elif "=" not in rest:
+            arg = rest
+        else:
+            raise UserError(f"malformed parameters in {text!r} (expected key=value pairs separated by commas)")
+    return Spec(name=name, params=params, arg=arg, text=text)
+
+
+@dataclass
+class Entry(Generic[T]):
+    """One registered name: its factory and a one-line description."""
+
+    name: str
+    factory: Callable[..., T]
+    summary: str
+
+
+class Registry(Generic[T]):
+    """A table of named factories of one kind (networks, problems, ...).
+
+    Examples
+    --------
+    >>> shapes = Registry("shape")
+    >>> @shapes.register("square", "a square")
+    ... def square(side: int = 1):
+    ...     return side * side
+    >>> shapes.entry("square").factory(side=3)
+    9
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, Entry[T]] = {}
+
+    def register(self, name: str, summary: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+        """Decorator that files ``factory`` under ``name``."""
+
+        def decorate(factory: Callable[..., T]) -> Callable[..., T]:
+            if name in self._entries:
+                raise ValueError(f"{self.kind} {name!r} registered twice")
+            self._entries[name] = Entry(name, factory, summary)
+            return factory
+
+        return decorate
+
+    def entry(self, name: str) -> Entry[T]:
+        """The entry for ``name`` (underscores accepted), or a :class:`UserError` listing the known names."""
+        key = name.lower().replace("_", "-")
+        if key not in self._entries:
+            known = ", ".join(sorted(self._entries))
+            raise UserError(f"unknown {self.kind} {name!r} (known: {known})")
+        return self._entries[key]
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower().replace("_", "-") in self._entries
+
+    def __iter__(self) -> Iterator[Entry[T]]:
+        return iter(self._entries.values())
+
+
+def take_int(spec: Spec, key: str, *, default: int | None = None, low: int | None = None,
+             high: int | None = None) -> int:
+    """Pop integer parameter ``key`` from ``spec.params`` with range checks (UserError on bad values)."""
+    raw = spec.params.get(key)
+    if raw is None:
+        if default is None:
+            raise UserError(f"{spec.text!r} needs parameter {key}=...")
+        value = default
+    else:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise UserError(f"parameter {key}={raw!r} in {spec.text!r} is not an integer") from None
+    if low is not None and value < low:
+        raise UserError(f"parameter {key}={value} in {spec.text!r} is out of range (must be >= {low})")
+    if high is not None and value > high:
+        raise UserError(f"parameter {key}={value} in {spec.text!r} is out of range (must be <= {high})")
+    return value
+
+
+def check_known_params(spec: Spec, allowed: set[str]) -> None:
+    """Reject parameters that the named thing does not take."""
+    unknown = sorted(set(spec.params) - allowed)
+    if unknown:
+        want = ", ".join(sorted(allowed)) or "none"
+        raise UserError(f"unknown parameter {unknown[0]!r} in {spec.text!r} (takes: {want})")
