@@ -107,7 +107,7 @@ def _local_links(collection: PathCollection) -> tuple[np.ndarray, int]:
 
 
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
-             bandwidth: int = 1, step_limit: int | None = None) -> RoutingResult:
+             bandwidth: int = 1, step_limit: int | None = None, record_hops: bool = False) -> RoutingResult:
     """Route every packet of ``collection`` along its path with a buffered protocol.
 
     Parameters
@@ -123,6 +123,9 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     step_limit : int, optional
         Stop after this many steps (default: the total number of hops, which a run with
         unbounded buffers never needs, since the highest-priority packet always moves).
+    record_hops : bool
+        Also return the step in which every hop was made (``RoutingResult.hop_steps``,
+        aligned with ``collection.links``), for checking invariants and tracing.
 
     Returns
     -------
@@ -168,6 +171,7 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     arange = np.arange(n, dtype=np.int32)
     one = np.int32(1)  # a matching scalar keeps ufunc.at on its fast path
 
+    hop_steps = np.full(len(links), -1, dtype=np.int64) if record_hops else None
     step = 0
     max_buffer = 0
     hops_done = 0
@@ -188,6 +192,8 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         crossed = waiting.want[at]
         left_from = waiting.prev[at]
         cursor = waiting.cursor[at] + 1
+        if hop_steps is not None:
+            hop_steps[cursor - 1] = step
         done = cursor == waiting.end[at]
         delivery[movers[done]] = step
         hops_done += len(at)
@@ -214,4 +220,5 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             keep = np.ones(len(waiting), dtype=bool)
             keep[at[done]] = False
             waiting.take(keep)
-    return RoutingResult(delivery=delivery, status=status, steps=step, max_buffer=max_buffer, hops=hops_done)
+    return RoutingResult(delivery=delivery, status=status, steps=step, max_buffer=max_buffer, hops=hops_done,
+                         hop_steps=hop_steps)

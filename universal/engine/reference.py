@@ -16,7 +16,8 @@ from universal.protocols import Protocol, build_protocol
 
 
 def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
-                       bandwidth: int = 1, step_limit: int | None = None) -> RoutingResult:
+                       bandwidth: int = 1, step_limit: int | None = None,
+                       record_hops: bool = False) -> RoutingResult:
     """Same contract as :func:`universal.engine.fast.simulate`, in pure Python.
 
     Examples
@@ -40,6 +41,7 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
     limit = int(lengths.sum()) if step_limit is None else int(step_limit)
 
     hops = [0] * n
+    hop_steps = [[-1] * len(p) for p in paths]
     arrival = [0] * n
     delivery = [0 if len(p) == 0 else -1 for p in paths]
     step = 0
@@ -65,6 +67,7 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
             contenders.setdefault(paths[i][hops[i]], []).append((key[i], i))
         for link in contenders:
             for _, i in sorted(contenders[link])[:bandwidth]:
+                hop_steps[i][hops[i]] = step
                 hops[i] += 1
                 arrival[i] = step
                 total += 1
@@ -77,5 +80,6 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
                 last = paths[i][hops[i] - 1]
                 buffers[last] = buffers.get(last, 0) + 1
         max_buffer = max([max_buffer, *buffers.values()])
+    flat_steps = np.array([s for per_path in hop_steps for s in per_path], dtype=np.int64)
     return RoutingResult(delivery=np.array(delivery, dtype=np.int64), status=status, steps=step,
-                         max_buffer=max_buffer, hops=total)
+                         max_buffer=max_buffer, hops=total, hop_steps=flat_steps if record_hops else None)

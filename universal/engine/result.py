@@ -23,6 +23,9 @@ class RoutingResult:
         Largest number of packets seen in one link buffer at the end of a step.
     hops : int
         Link crossings made (packet-hops).
+    hop_steps : ndarray of int64 or None
+        With ``record_hops=True``: the step in which each hop was made, aligned with the
+        collection's flat ``links`` array (-1 for hops not made).
 
     Examples
     --------
@@ -36,6 +39,7 @@ class RoutingResult:
     steps: int
     max_buffer: int
     hops: int
+    hop_steps: np.ndarray | None = None
 
     @property
     def delivered(self) -> int:

@@ -1,0 +1,7 @@
+"""``python -m universal``: see :mod:`universal.cli`."""
+
+import sys
+
+from universal.cli import main
+
+sys.exit(main())

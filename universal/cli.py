@@ -1,0 +1,175 @@
+"""Command line: a thin layer over the Python API (SPEC §8).
+
+    python -m universal scenario NAME_OR_FILE [--seeds N] [--json]
+    python -m universal scenarios
+    python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N] [--json]
+
+User errors print one line, ``error: ...``, on stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from universal.errors import UserError
+from universal.experiment import Experiment, ExperimentResult, run_experiment
+from universal.reporting import make_console, print_experiment
+from universal.scenario import list_scenarios, load_scenario, seeds_from
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{message} (see: python -m universal {self.prog.split()[-1]} --help)")
+
+
+def _names(text: str) -> list[str]:
+    """Split ``A,B`` on commas that are not inside a ``name:key=value,...`` parameter list."""
+    out: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if out and "=" in part and ":" not in part and ":" in out[-1]:
+            out[-1] += "," + part  # a parameter of the previous name, e.g. torus:k=8,n=2
+        elif part:
+            out.append(part)
+    if not out:
+        raise UserError(f"empty list {text!r}")
+    return out
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _nonnegative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="universal", description="Packet-level emulator for universal routing.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sc = sub.add_parser("scenario", help="run a built-in scenario or a scenario file")
+    sc.add_argument("name", help="built-in scenario name or path to a .toml file")
+    sc.add_argument("--seeds", type=_positive, help="number of seeds (overrides the file)")
+    sc.add_argument("--seed", type=_nonnegative, help="first seed (overrides the file)")
+    sc.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+    sub.add_parser("scenarios", help="list the built-in scenarios")
+
+    rt = sub.add_parser("route", help="route a problem on a network")
+    rt.add_argument("--network", required=True, help="e.g. butterfly:d=8, torus:k=8,n=2, edgelist:FILE")
+    rt.add_argument("--problem", required=True, help="e.g. permutation:random, h-relation:h=4")
+    rt.add_argument("--paths", default="dimension-order", help="comma-separated path systems")
+    rt.add_argument("--protocols", default="random-rank", help="comma-separated protocols")
+    rt.add_argument("--seeds", type=_positive, default=1, help="number of seeds (default 1)")
+    rt.add_argument("--seed", type=_nonnegative, default=0, help="first seed (default 0)")
+    rt.add_argument("--bandwidth", type=_positive, default=1, help="B, packets per link per step")
+    rt.add_argument("--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS)
+    rt.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    return parser
+
+
+@contextmanager
+def _progress(total: int, enabled: bool) -> Iterator:
+    """A transient progress bar on stderr (only on a terminal)."""
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield lambda label: None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("routing", total=total)
+        started = [False]
+
+        def advance(label: str) -> None:
+            if started[0]:
+                bar.advance(task)
+            started[0] = True
+            bar.update(task, description=label)
+
+        yield advance
+
+
+def _run(exp: Experiment, as_json: bool) -> ExperimentResult:
+    total = len(exp.seeds) * len(exp.paths) * len(exp.protocols)
+    with _progress(total, not as_json) as advance:
+        return run_experiment(exp, progress=advance)
+
+
+def _emit(result: ExperimentResult, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        print_experiment(result, make_console())
+
+
+def cmd_scenario(args: argparse.Namespace) -> None:
+    scenario = load_scenario(args.name)
+    exp = scenario.experiment
+    if args.seeds is not None or args.seed is not None:
+        first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
+        count = args.seeds if args.seeds is not None else len(exp.seeds)
+        exp.seeds = seeds_from(count, first, "command line")
+    _emit(_run(exp, args.json), args.json)
+
+
+def cmd_scenarios(args: argparse.Namespace) -> None:
+    table = Table(title="Built-in scenarios (python -m universal scenario NAME)", header_style="bold")
+    table.add_column("name")
+    table.add_column("what it shows")
+    for sc in list_scenarios():
+        table.add_row(sc.name, sc.description)
+    make_console().print(table)
+
+
+def cmd_route(args: argparse.Namespace) -> None:
+    exp = Experiment(
+        network=args.network,
+        problem=args.problem,
+        paths=_names(args.paths),
+        protocols=_names(args.protocols),
+        seeds=list(range(args.seed, args.seed + args.seeds)),
+        bandwidth=args.bandwidth,
+        engine=args.engine,
+        name="route",
+    )
+    _emit(_run(exp, args.json), args.json)
+
+
+COMMANDS = {"scenario": cmd_scenario, "scenarios": cmd_scenarios, "route": cmd_route}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 ok, 2 user error)."""
+    try:
+        args = build_parser().parse_args(argv)
+        COMMANDS[args.command](args)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0

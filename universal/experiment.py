@@ -1,0 +1,242 @@
+"""Run a routing experiment: one network and problem, several path systems and protocols,
+several seeds; one :class:`Row` per (path system, protocol, seed).
+
+This is the Python API behind ``python -m universal route`` and ``scenario``.
+
+Randomness: seed ``s`` gives a :class:`numpy.random.SeedSequence` split into three streams,
+for the problem, the paths and the protocol. Every path system starts from the same paths
+stream and every protocol from the same protocol stream, so a row depends only on its own
+(path system, protocol, seed), not on what else is in the run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from universal.engine import ENGINES
+from universal.errors import UserError
+from universal.networks import Network, build_network
+from universal.paths import PathCollection, PathSystem, build_path_system
+from universal.protocols import Protocol, build_protocol
+from universal.workloads import Problem, build_problem
+
+#: Runs whose paths would hold more link crossings than this are refused before allocating.
+MAX_HOPS = 300_000_000
+
+
+@dataclass
+class Row:
+    """One routing run, with the path collection's parameters and the protocol's bound.
+
+    The field names are the keys of the CLI's JSON rows (documented in the README).
+    """
+
+    paths: str
+    protocol: str
+    seed: int
+    n: int
+    C: int
+    D: int
+    C_plus_D: int
+    lower_bound: int
+    T: int
+    bound: float | None
+    bound_expr: str | None
+    T_over_CD: float
+    T_over_maxCD: float
+    T_over_bound: float | None
+    delivered: int
+    status: str
+    max_buffer: int
+    mean_latency: float
+    max_latency: int
+    hops: int
+    bandwidth: int
+    seconds: float
+
+
+@dataclass
+class Experiment:
+    """What to run. Strings are the registered names of SPEC §8.
+
+    Examples
+    --------
+    >>> exp = Experiment("butterfly:d=4", "h-relation:h=2", ["dimension-order", "valiant"],
+    ...                  ["random-rank", "fifo"], seeds=[0, 1])
+    >>> result = run_experiment(exp)
+    >>> len(result.rows)
+    8
+    >>> all(r.T >= r.lower_bound for r in result.rows)
+    True
+    """
+
+    network: str | Network
+    problem: str | Problem
+    paths: Sequence[str | PathSystem]
+    protocols: Sequence[str | Protocol]
+    seeds: Sequence[int] = (0,)
+    bandwidth: int = 1
+    engine: str = "fast"
+    name: str = ""
+    base_dir: Path | None = None
+
+
+@dataclass
+class ExperimentResult:
+    """The rows of an experiment and what they ran on."""
+
+    name: str
+    network: Network
+    problem: str
+    bandwidth: int
+    rows: list[Row]
+    captions: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth``, ``rows``."""
+        return {
+            "scenario": self.name,
+            "network": self.network.summary(),
+            "problem": self.problem,
+            "bandwidth": self.bandwidth,
+            "rows": [asdict(r) for r in self.rows],
+        }
+
+
+def lower_bound(C: int, D: int, bandwidth: int) -> int:
+    """max(ceil(C/B), D): no schedule of a collection with congestion C and dilation D is faster."""
+    return max(-(-C // bandwidth), D)
+
+
+def _estimate_hops(network: Network, packets: int, system: str) -> int:
+    if network.kind in ("butterfly", "wrapped-butterfly"):
+        longest = network.depth
+    elif network.kind in ("mesh", "torus", "hypercube"):
+        longest = network.params["n"] * (network.params["k"] - 1)
+    else:
+        longest = network.num_nodes - 1
+    factor = 2 if system.startswith("valiant") else 1
+    return packets * longest * factor
+
+
+def make_row(paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int, seconds: float) -> Row:
+    """Combine a path collection, a protocol and an engine result into a :class:`Row`."""
+    C, D, n = paths.congestion, paths.dilation, paths.size
+    T = result.T
+    bound = protocol.bound(C, D, n, bandwidth)
+    return Row(
+        paths=paths.system,
+        protocol=protocol.name,
+        seed=seed,
+        n=n,
+        C=C,
+        D=D,
+        C_plus_D=C + D,
+        lower_bound=lower_bound(C, D, bandwidth),
+        T=T,
+        bound=None if bound is None else round(bound, 3),
+        bound_expr=protocol.bound_expr,
+        T_over_CD=round(T / max(C + D, 1), 4),
+        T_over_maxCD=round(T / max(C, D, 1), 4),
+        T_over_bound=None if bound is None else round(T / bound, 4),
+        delivered=result.delivered,
+        status=result.status,
+        max_buffer=result.max_buffer,
+        mean_latency=round(result.mean_latency, 3),
+        max_latency=result.max_latency,
+        hops=result.hops,
+        bandwidth=bandwidth,
+        seconds=round(seconds, 4),
+    )
+
+
+def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = None) -> ExperimentResult:
+    """Route ``exp.problem`` on ``exp.network`` with every path system, protocol and seed.
+
+    Parameters
+    ----------
+    exp : Experiment
+    progress : callable, optional
+        Called with a short description before every run (for progress bars).
+
+    Returns
+    -------
+    ExperimentResult
+    """
+    if exp.bandwidth < 1:
+        raise UserError(f"bandwidth must be at least 1, got {exp.bandwidth}")
+    if exp.engine not in ENGINES:
+        raise UserError(f"unknown engine {exp.engine!r} (known: {', '.join(ENGINES)})")
+    if not exp.paths or not exp.protocols or not exp.seeds:
+        raise UserError("an experiment needs at least one path system, one protocol and one seed")
+    network = build_network(exp.network, exp.base_dir)
+    systems = [build_path_system(p, network, exp.base_dir) for p in exp.paths]
+    protocols = [build_protocol(p) for p in exp.protocols]
+    simulate = ENGINES[exp.engine]
+    rows: list[Row] = []
+    problem_name = exp.problem if isinstance(exp.problem, str) else exp.problem.name
+    captions = [s.caption for s in systems if s.caption]
+    for seed in exp.seeds:
+        problem_ss, paths_ss, protocol_ss = np.random.SeedSequence(seed).spawn(3)
+        problem = build_problem(exp.problem, network, np.random.default_rng(problem_ss), exp.base_dir)
+        if problem.note and problem.note not in captions:
+            captions.append(problem.note)
+        for system in systems:
+            estimate = _estimate_hops(network, problem.size, system.name)
+            if estimate > MAX_HOPS:
+                raise UserError(
+                    f"{problem.size:,} packets on {network.name} with {system.name} paths could need "
+                    f"{estimate:,} link crossings, more than this tool handles ({MAX_HOPS:,})"
+                )
+            paths = system.route(problem, network, np.random.default_rng(paths_ss))
+            for protocol in protocols:
+                if progress:
+                    progress(f"{system.name} / {protocol.name} / seed {seed}")
+                start = time.perf_counter()
+                result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=exp.bandwidth)
+                seconds = time.perf_counter() - start
+                rows.append(make_row(paths, protocol, seed, result, exp.bandwidth, seconds))
+    return ExperimentResult(exp.name, network, problem_name, exp.bandwidth, rows, captions)
+
+
+def summarize(rows: Sequence[Row]) -> list[dict]:
+    """Group rows by (paths, protocol) in first-seen order; means and spreads over seeds."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.paths, r.protocol), []).append(r)
+    out = []
+    for (paths, protocol), rs in groups.items():
+        T = np.array([r.T for r in rs], dtype=float)
+        bound = [r.bound for r in rs if r.bound is not None]
+        out.append({
+            "paths": paths,
+            "protocol": protocol,
+            "seeds": len(rs),
+            "C": float(np.mean([r.C for r in rs])),
+            "D": float(np.mean([r.D for r in rs])),
+            "C_plus_D": float(np.mean([r.C_plus_D for r in rs])),
+            "lower_bound": float(np.mean([r.lower_bound for r in rs])),
+            "T": float(T.mean()),
+            "T_min": int(T.min()),
+            "T_max": int(T.max()),
+            "T_std": float(T.std()),
+            "T_over_CD": float(np.mean([r.T_over_CD for r in rs])),
+            "bound": float(np.mean(bound)) if bound else None,
+            "bound_expr": rs[0].bound_expr,
+            "T_over_bound": float(np.mean([r.T_over_bound for r in rs])) if bound else None,
+            "max_buffer": max(r.max_buffer for r in rs),
+            "mean_latency": float(np.mean([r.mean_latency for r in rs])),
+            "all_delivered": all(r.status == "delivered" for r in rs),
+        })
+    return out
+
+
+def fastest(summary: Sequence[dict]) -> dict | None:
+    """The (paths, protocol) group with the smallest mean T among those that delivered everything."""
+    done = [s for s in summary if s["all_delivered"]]
+    return min(done, key=lambda s: (s["T"], s["T_max"])) if done else None

@@ -1,0 +1,129 @@
+"""Scenario files: a TOML file that names an experiment (SPEC §8).
+
+Keys (all but ``network``, ``problem``, ``paths`` and ``protocols`` optional)::
+
+    description = "one line shown by `python -m universal scenarios`"
+    network   = "butterfly:d=10"
+    problem   = "h-relation:h=4"
+    paths     = ["dimension-order", "valiant"]
+    protocols = ["random-rank", "growing-rank", "fifo"]
+    seeds     = 5          # seeds 0..4 (from `seed`), or a list of seeds
+    seed      = 0          # first seed when `seeds` is a count
+    bandwidth = 1          # B
+
+Relative file names inside the scenario (``edgelist:net.edges``) resolve against the
+scenario file's folder. Built-in scenarios live in ``scenarios/`` and run by name.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from universal.errors import UserError
+from universal.experiment import Experiment
+
+KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "engine"}
+
+
+@dataclass
+class Scenario:
+    """A loaded scenario file."""
+
+    name: str
+    description: str
+    experiment: Experiment
+    path: Path
+
+
+def builtin_dir() -> Path:
+    """Folder of the built-in scenarios: installed package data, or ``scenarios/`` in a checkout."""
+    try:
+        folder = Path(str(resources.files("universal.scenarios")))
+        if any(folder.glob("*.toml")):
+            return folder
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def list_scenarios() -> list[Scenario]:
+    """All built-in scenarios, sorted by name."""
+    return [load_scenario(p) for p in sorted(builtin_dir().glob("*.toml"))]
+
+
+def find_scenario(name_or_file: str) -> Path:
+    """Path of a built-in scenario by name, or of a scenario file."""
+    candidate = Path(name_or_file).expanduser()
+    if candidate.suffix == ".toml" or candidate.exists():
+        if not candidate.is_file():
+            raise UserError(f"scenario file {name_or_file!r} does not exist")
+        return candidate
+    builtin = builtin_dir() / f"{name_or_file.replace('-', '_')}.toml"
+    if builtin.is_file():
+        return builtin
+    known = ", ".join(p.stem for p in sorted(builtin_dir().glob("*.toml")))
+    raise UserError(f"unknown scenario {name_or_file!r} (built-in: {known})")
+
+
+def _string_list(data: dict, key: str, where: Path) -> list[str]:
+    value = data.get(key)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise UserError(f"{where}: '{key}' must be a name or a non-empty list of names")
+    return value
+
+
+def seeds_from(value: object, first: object, where: str) -> list[int]:
+    """Seeds from a count (``first .. first+count-1``) or an explicit list."""
+    if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+        raise UserError(f"{where}: 'seed' must be a non-negative integer")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise UserError(f"{where}: 'seeds' must be at least 1")
+        return list(range(first, first + value))
+    if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
+        return list(value)
+    raise UserError(f"{where}: 'seeds' must be a positive count or a list of non-negative integers")
+
+
+def load_scenario(name_or_file: str | Path) -> Scenario:
+    """Load and validate a scenario by built-in name or file path.
+
+    Examples
+    --------
+    >>> sc = load_scenario("butterfly_hrelation")
+    >>> sc.experiment.network
+    'butterfly:d=12'
+    """
+    path = find_scenario(str(name_or_file))
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: malformed scenario file ({exc})") from None
+    except OSError as exc:
+        raise UserError(f"cannot read scenario {str(path)!r}: {exc.strerror}") from None
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    for key in ("network", "problem"):
+        if not isinstance(data.get(key), str):
+            raise UserError(f"{path}: '{key}' must be given as a string")
+    bandwidth = data.get("bandwidth", 1)
+    if not isinstance(bandwidth, int) or isinstance(bandwidth, bool) or bandwidth < 1:
+        raise UserError(f"{path}: 'bandwidth' must be an integer >= 1")
+    experiment = Experiment(
+        network=data["network"],
+        problem=data["problem"],
+        paths=_string_list(data, "paths", path),
+        protocols=_string_list(data, "protocols", path),
+        seeds=seeds_from(data.get("seeds", 1), data.get("seed", 0), str(path)),
+        bandwidth=bandwidth,
+        engine=str(data.get("engine", "fast")),
+        name=path.stem,
+        base_dir=path.parent,
+    )
+    return Scenario(path.stem, str(data.get("description", "")), experiment, path)
