@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rt = sub.add_parser("route", help="route a problem on a network")
     rt.add_argument("--network", required=True, help="e.g. butterfly:d=8, torus:k=8,n=2, edgelist:FILE")
-    rt.add_argument("--problem", required=True, help="e.g. permutation:random, h-relation:h=4")
+    rt.add_argument("--problem", required=True, help="e.g. permutation:random, h-relation:h=4 (comma-separated for several)")
     rt.add_argument("--paths", default="dimension-order", help="comma-separated path systems")
     rt.add_argument("--protocols", default="random-rank", help="comma-separated protocols")
     rt.add_argument("--seeds", type=_positive, default=1, help="number of seeds (default 1)")
@@ -147,7 +147,7 @@ def cmd_scenarios(args: argparse.Namespace) -> None:
 def cmd_route(args: argparse.Namespace) -> None:
     exp = Experiment(
         network=args.network,
-        problem=args.problem,
+        problem=_names(args.problem),
         paths=_names(args.paths),
         protocols=_names(args.protocols),
         seeds=list(range(args.seed, args.seed + args.seeds)),

@@ -1,5 +1,5 @@
-"""Run a routing experiment: one network and problem, several path systems and protocols,
-several seeds; one :class:`Row` per (path system, protocol, seed).
+"""Run a routing experiment: one network, one or more problems, several path systems and
+protocols, several seeds; one :class:`Row` per (problem, path system, protocol, seed).
 
 This is the Python API behind ``python -m universal route`` and ``scenario``.
 
@@ -11,6 +11,7 @@ stream and every protocol from the same protocol stream, so a row depends only o
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ class Row:
     The field names are the keys of the CLI's JSON rows (documented in the README).
     """
 
+    problem: str
     paths: str
     protocol: str
     seed: int
@@ -76,7 +78,7 @@ class Experiment:
     """
 
     network: str | Network
-    problem: str | Problem
+    problem: str | Problem | Sequence[str | Problem]
     paths: Sequence[str | PathSystem]
     protocols: Sequence[str | Protocol]
     seeds: Sequence[int] = (0,)
@@ -124,12 +126,14 @@ def _estimate_hops(network: Network, packets: int, system: str) -> int:
     return packets * longest * factor
 
 
-def make_row(paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int, seconds: float) -> Row:
+def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int,
+             seconds: float) -> Row:
     """Combine a path collection, a protocol and an engine result into a :class:`Row`."""
     C, D, n = paths.congestion, paths.dilation, paths.size
     T = result.T
     bound = protocol.bound(C, D, n, bandwidth)
     return Row(
+        problem=problem,
         paths=paths.system,
         protocol=protocol.name,
         seed=seed,
@@ -179,11 +183,12 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     protocols = [build_protocol(p) for p in exp.protocols]
     simulate = ENGINES[exp.engine]
     rows: list[Row] = []
-    problem_name = exp.problem if isinstance(exp.problem, str) else exp.problem.name
+    problems = list(exp.problem) if isinstance(exp.problem, (list, tuple)) else [exp.problem]
+    names = [p if isinstance(p, str) else p.name for p in problems]
     captions = [s.caption for s in systems if s.caption]
-    for seed in exp.seeds:
+    for (spec, problem_name), seed in itertools.product(zip(problems, names), exp.seeds):
         problem_ss, paths_ss, protocol_ss = np.random.SeedSequence(seed).spawn(3)
-        problem = build_problem(exp.problem, network, np.random.default_rng(problem_ss), exp.base_dir)
+        problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
         if problem.note and problem.note not in captions:
             captions.append(problem.note)
         for system in systems:
@@ -196,24 +201,25 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
             for protocol in protocols:
                 if progress:
-                    progress(f"{system.name} / {protocol.name} / seed {seed}")
+                    progress(f"{problem_name} / {system.name} / {protocol.name} / seed {seed}")
                 start = time.perf_counter()
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=exp.bandwidth)
                 seconds = time.perf_counter() - start
-                rows.append(make_row(paths, protocol, seed, result, exp.bandwidth, seconds))
-    return ExperimentResult(exp.name, network, problem_name, exp.bandwidth, rows, captions)
+                rows.append(make_row(problem_name, paths, protocol, seed, result, exp.bandwidth, seconds))
+    return ExperimentResult(exp.name, network, ", ".join(names), exp.bandwidth, rows, captions)
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:
-    """Group rows by (paths, protocol) in first-seen order; means and spreads over seeds."""
-    groups: dict[tuple[str, str], list[Row]] = {}
+    """Group rows by (problem, paths, protocol) in first-seen order; means and spreads over seeds."""
+    groups: dict[tuple[str, str, str], list[Row]] = {}
     for r in rows:
-        groups.setdefault((r.paths, r.protocol), []).append(r)
+        groups.setdefault((r.problem, r.paths, r.protocol), []).append(r)
     out = []
-    for (paths, protocol), rs in groups.items():
+    for (problem, paths, protocol), rs in groups.items():
         T = np.array([r.T for r in rs], dtype=float)
         bound = [r.bound for r in rs if r.bound is not None]
         out.append({
+            "problem": problem,
             "paths": paths,
             "protocol": protocol,
             "seeds": len(rs),
@@ -236,7 +242,7 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
     return out
 
 
-def fastest(summary: Sequence[dict]) -> dict | None:
-    """The (paths, protocol) group with the smallest mean T among those that delivered everything."""
-    done = [s for s in summary if s["all_delivered"]]
+def fastest(summary: Sequence[dict], problem: str | None = None) -> dict | None:
+    """The group with the smallest mean T among those that delivered everything (for one problem)."""
+    done = [s for s in summary if s["all_delivered"] and (problem is None or s["problem"] == problem)]
     return min(done, key=lambda s: (s["T"], s["T_max"])) if done else None

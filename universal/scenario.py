@@ -4,7 +4,7 @@ Keys (all but ``network``, ``problem``, ``paths`` and ``protocols`` optional)::
 
     description = "one line shown by `python -m universal scenarios`"
     network   = "butterfly:d=10"
-    problem   = "h-relation:h=4"
+    problem   = "h-relation:h=4"   # or a list of problems, each with its own rows
     paths     = ["dimension-order", "valiant"]
     protocols = ["random-rank", "growing-rank", "fifo"]
     seeds     = 5          # seeds 0..4 (from `seed`), or a list of seeds
@@ -109,15 +109,14 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
         raise UserError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
-    for key in ("network", "problem"):
-        if not isinstance(data.get(key), str):
-            raise UserError(f"{path}: '{key}' must be given as a string")
+    if not isinstance(data.get("network"), str):
+        raise UserError(f"{path}: 'network' must be given as a string")
     bandwidth = data.get("bandwidth", 1)
     if not isinstance(bandwidth, int) or isinstance(bandwidth, bool) or bandwidth < 1:
         raise UserError(f"{path}: 'bandwidth' must be an integer >= 1")
     experiment = Experiment(
         network=data["network"],
-        problem=data["problem"],
+        problem=_string_list(data, "problem", path),
         paths=_string_list(data, "paths", path),
         protocols=_string_list(data, "protocols", path),
         seeds=seeds_from(data.get("seeds", 1), data.get("seed", 0), str(path)),

@@ -42,16 +42,20 @@ def experiment_table(result: ExperimentResult) -> Table:
     ]
     caption_lines += result.captions
     table = Table(title=title, caption="\n".join(caption_lines), header_style="bold")
+    summary = summarize(result.rows)
+    problems = list(dict.fromkeys(s["problem"] for s in summary))
+    if len(problems) > 1:
+        table.add_column("problem")
     for name, justify in [("paths", "left"), ("protocol", "left"), ("C", "right"), ("D", "right"),
                           ("C+D", "right"), ("LB", "right"), ("T", "right"), ("T/(C+D)", "right"),
                           ("bound", "right"), ("T/bound", "right"), ("buf", "right"), ("lat", "right")]:
         table.add_column(name, justify=justify)
-    summary = summarize(result.rows)
-    best = fastest(summary)
+    best = [fastest(summary, p) for p in problems]
     for s in summary:
-        style = "bold green" if s is best else ("red" if not s["all_delivered"] else None)
+        style = "bold green" if any(s is b for b in best) else ("red" if not s["all_delivered"] else None)
+        cells = [s["problem"]] if len(problems) > 1 else []
         table.add_row(
-            s["paths"], s["protocol"], _num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]),
+            *cells, s["paths"], s["protocol"], _num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]),
             _num(s["lower_bound"]), _spread(s), f"{s['T_over_CD']:.2f}",
             _num(s["bound"]), "—" if s["T_over_bound"] is None else f"{s['T_over_bound']:.2f}",
             str(s["max_buffer"]), f"{s['mean_latency']:.1f}", style=style,
@@ -59,29 +63,38 @@ def experiment_table(result: ExperimentResult) -> Table:
     return table
 
 
-def conclusion(result: ExperimentResult) -> str:
-    """One line naming the fastest (paths, protocol) combination and how close it came to C + D."""
-    summary = summarize(result.rows)
-    best = fastest(summary)
+def _conclusion_for(summary: list[dict], problem: str, named: bool) -> str:
+    best = fastest(summary, problem)
+    prefix = f"{problem}: " if named else ""
     if best is None:
-        return "No combination delivered every packet."
-    line = (f"Fastest: {best['paths']} paths with {best['protocol']}, T = {_num(best['T'])} steps "
+        return f"{prefix}no combination delivered every packet."
+    line = (f"{prefix}fastest: {best['paths']} paths with {best['protocol']}, T = {_num(best['T'])} steps "
             f"= {best['T_over_CD']:.2f} x (C + D)")
-    others = [s for s in summary if s is not best and s["all_delivered"]]
+    others = [s for s in summary if s is not best and s["all_delivered"] and s["problem"] == problem]
     if others:
         slowest = max(others, key=lambda s: s["T"])
         line += f"; slowest: {slowest['paths']} with {slowest['protocol']}, T = {_num(slowest['T'])}"
+    return line + "."
+
+
+def conclusion(result: ExperimentResult) -> str:
+    """One line per problem naming the fastest (paths, protocol) combination and how close it came to C + D."""
+    summary = summarize(result.rows)
+    problems = list(dict.fromkeys(s["problem"] for s in summary))
+    lines = [_conclusion_for(summary, p, len(problems) > 1) for p in problems]
+    line = "\n".join(x if len(problems) > 1 else x[0].upper() + x[1:] for x in lines)
     bounds = sorted({(s["protocol"], s["bound_expr"]) for s in summary if s["bound_expr"]})
     if bounds:
-        line += ".\nBounds (survey, log base 2): " + "; ".join(f"{p}: {e}" for p, e in bounds)
-    return line + "."
+        line += "\nBounds (survey, log base 2): " + "; ".join(f"{p}: {e}" for p, e in bounds) + "."
+    return line
 
 
 def make_console() -> Console:
     """A console for stdout; wide enough for the tables when output is not a terminal."""
-    console = Console()
+    # Names such as permutation:tornado must not turn into emoji or markup.
+    console = Console(emoji=False, markup=False, highlight=False)
     if not console.is_terminal:
-        console = Console(width=150)
+        console = Console(width=150, emoji=False, markup=False, highlight=False)
     return console
 
 
