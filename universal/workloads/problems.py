@@ -52,6 +52,15 @@ def endpoints(network: Network) -> tuple[np.ndarray, np.ndarray]:
 
 PROBLEMS: Registry["Problem"] = Registry("problem")
 
+#: Problems with more packets than this are refused before anything is allocated.
+MAX_PACKETS = 50_000_000
+
+
+def _check_packets(count: int, spec: Spec, network: Network) -> None:
+    if count > MAX_PACKETS:
+        raise UserError(f"{spec.text} on {network.name} would make {count:,} packets, more than this tool "
+                        f"handles ({MAX_PACKETS:,})")
+
 
 # --- named permutations -------------------------------------------------------------------------
 
@@ -204,6 +213,7 @@ def _h_function(spec: Spec, network: Network, rng: np.random.Generator, base_dir
     h = take_int(spec, "h", low=1, high=1024)
     srcs, dsts = endpoints(network)
     m = len(srcs)
+    _check_packets(h * m, spec, network)
     return Problem(spec.text, np.tile(srcs, h), dsts[rng.integers(0, len(dsts), size=h * m)])
 
 
@@ -239,6 +249,7 @@ def _h_relation(spec: Spec, network: Network, rng: np.random.Generator, base_dir
     h = take_int(spec, "h", low=1, high=1024)
     srcs, dsts = endpoints(network)
     m = len(srcs)
+    _check_packets(h * m, spec, network)
     perms = np.concatenate([rng.permutation(m) for _ in range(h)])
     return Problem(spec.text, np.tile(srcs, h), dsts[perms])
 
@@ -259,8 +270,7 @@ def _broadcast(spec: Spec, network: Network, rng: np.random.Generator, base_dir:
 def _gossip(spec: Spec, network: Network, rng: np.random.Generator, base_dir: Path | None) -> Problem:
     check_known_params(spec, set())
     srcs, dsts = endpoints(network)
-    if len(srcs) * len(dsts) > 20_000_000:
-        raise UserError(f"gossip on {network.name} would make {len(srcs) * len(dsts):,} packets; too large")
+    _check_packets(len(srcs) * len(dsts), spec, network)
     s = np.repeat(srcs, len(dsts))
     d = np.tile(dsts, len(srcs))
     keep = s != d
