@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.result import RoutingResult
+from universal.errors import UserError
 from universal.paths import PathCollection
 from universal.protocols import Protocol, build_protocol
 
@@ -151,6 +152,8 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     lengths = collection.lengths
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
     limit = int(lengths.sum()) if step_limit is None else int(step_limit)
+    if (protocol.max_key(state) + 1) * max(n, 1) >= 2**63:
+        raise UserError(f"{protocol.name}: keys for {n:,} packets would overflow 64-bit sort keys; use a smaller K")
 
     delivery = np.full(n, -1, dtype=np.int64)
     delivery[lengths == 0] = 0

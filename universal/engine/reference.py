@@ -33,6 +33,8 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
     'delivered'
     """
     protocol = build_protocol(protocol)
+    if bandwidth < 1:
+        raise ValueError("bandwidth must be >= 1")
     paths = [collection.links[collection.offsets[i]:collection.offsets[i + 1]].tolist()
              for i in range(collection.size)]
     n = len(paths)

@@ -91,6 +91,10 @@ class Protocol:
         ranks = rng.integers(0, max(K, 1), size=n, dtype=np.int64)
         return RankState(K=K, D=max(D, 1), ranks=ranks, lengths=np.asarray(lengths, dtype=np.int64))
 
+    def max_key(self, state: RankState) -> int:
+        """An upper bound on every key this protocol can produce (to rule out int64 overflow)."""
+        return int(state.lengths.sum()) + state.K * state.D * 2 + RANDOM_KEY_RANGE
+
     def keys(self, state: RankState, packets: np.ndarray, hops: np.ndarray, arrival: np.ndarray) -> np.ndarray:
         """Non-negative int64 keys of ``packets`` given their hops made and arrival steps."""
         raise NotImplementedError
@@ -198,13 +202,17 @@ class RandomEachStep(Protocol):
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
 
+#: Largest rank range K a user may ask for.
+MAX_RANK_RANGE = 1 << 24
+
 
 def _register(name: str, cls: type[Protocol], summary: str, bound_expr: str | None, dynamic: str,
               takes_k: bool = False) -> None:
     @PROTOCOLS.register(name, summary)
     def factory(spec: Spec) -> Protocol:
         check_known_params(spec, {"k"} if takes_k else set())
-        K = take_int(spec, "k", low=1) if "k" in spec.params else None
+        # K is capped so that engine sort keys (key * n + id, in int64) cannot overflow.
+        K = take_int(spec, "k", low=1, high=MAX_RANK_RANGE) if "k" in spec.params else None
         return cls(name=name, summary=summary, bound_expr=bound_expr, dynamic=dynamic, K=K)
 
 
