@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from contextlib import contextmanager
 from typing import Iterator, Sequence
@@ -29,7 +30,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UserError(f"{message} (see: python -m universal {self.prog.split()[-1]} --help)")
+        command = self.prog.split()[1:]  # "universal route" -> ["route"]; top level -> []
+        raise UserError(f"{message} (see: python -m universal {' '.join([*command, '--help'])})")
 
 
 def _names(text: str) -> list[str]:
@@ -37,8 +39,10 @@ def _names(text: str) -> list[str]:
     out: list[str] = []
     for part in text.split(","):
         part = part.strip()
-        if out and "=" in part and ":" not in part and ":" in out[-1]:
-            out[-1] += "," + part  # a parameter of the previous name, e.g. torus:k=8,n=2
+        continues = "=" in part and ":" not in part or part[:1].isdigit()
+        if out and continues and ":" in out[-1] and "=" in out[-1]:
+            # A parameter of the previous name (torus:k=8,n=2) or a label (broadcast:source=3,4).
+            out[-1] += "," + part
         elif part:
             out.append(part)
     if not out:
@@ -172,4 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0

@@ -21,10 +21,11 @@ import numpy as np
 
 from universal.engine import ENGINES
 from universal.errors import UserError
-from universal.networks import Network, build_network
+from universal.networks import Network, build_network, resolve_path
 from universal.paths import PathCollection, PathSystem, build_path_system
 from universal.protocols import Protocol, build_protocol
-from universal.workloads import Problem, build_problem
+from universal.registry import parse_spec
+from universal.workloads import Problem, build_problem, estimate_packets
 
 #: Runs whose paths would hold more link crossings than this are refused before allocating.
 MAX_HOPS = 300_000_000
@@ -126,6 +127,23 @@ def _estimate_hops(network: Network, packets: int, system: str) -> int:
     return packets * longest * factor
 
 
+def _check_size(network: Network, packets: int, system: str) -> None:
+    estimate = _estimate_hops(network, packets, system)
+    if estimate > MAX_HOPS:
+        raise UserError(
+            f"{packets:,} packets on {network.name} with {system} paths could need "
+            f"{estimate:,} link crossings, more than this tool handles ({MAX_HOPS:,})"
+        )
+
+
+def _resolve(spec: str, base_dir: Path | None) -> str:
+    """The problem name with a relative ``file=`` resolved against ``base_dir`` (for size estimates)."""
+    parsed = parse_spec(spec)
+    if "file" in parsed.params and base_dir is not None:
+        return spec.replace(parsed.params["file"], str(resolve_path(parsed.params["file"], base_dir)))
+    return spec
+
+
 def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int,
              seconds: float) -> Row:
     """Combine a path collection, a protocol and an engine result into a :class:`Row`."""
@@ -186,18 +204,17 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     problems = list(exp.problem) if isinstance(exp.problem, (list, tuple)) else [exp.problem]
     names = [p if isinstance(p, str) else p.name for p in problems]
     captions = [s.caption for s in systems if s.caption]
+    for spec in problems:
+        packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
+        for system in systems:
+            _check_size(network, packets, system.name)
     for (spec, problem_name), seed in itertools.product(zip(problems, names), exp.seeds):
         problem_ss, paths_ss, protocol_ss = np.random.SeedSequence(seed).spawn(3)
         problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
         if problem.note and problem.note not in captions:
             captions.append(problem.note)
         for system in systems:
-            estimate = _estimate_hops(network, problem.size, system.name)
-            if estimate > MAX_HOPS:
-                raise UserError(
-                    f"{problem.size:,} packets on {network.name} with {system.name} paths could need "
-                    f"{estimate:,} link crossings, more than this tool handles ({MAX_HOPS:,})"
-                )
+            _check_size(network, problem.size, system.name)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
             for protocol in protocols:
                 if progress:

@@ -67,15 +67,22 @@ def parse_spec(text: str) -> Spec:
     rest = rest.strip()
     if rest:
         items = [item.strip() for item in rest.split(",")]
-        if all("=" in item for item in items):
+        if "=" not in rest:
+            arg = rest
+        elif "=" in items[0]:
+            key = ""
             for item in items:
+                if "=" not in item and item[:1].isdigit():
+                    # A comma inside a value, as in a torus label: broadcast:source=3,4
+                    params[key] += "," + item
+                    continue
+                if "=" not in item:
+                    raise UserError(f"malformed parameter {item!r} in {text!r} (expected key=value)")
                 key, _, value = item.partition("=")
                 key = key.strip().lower().replace("_", "-")
                 if not key or not value.strip():
                     raise UserError(f"malformed parameter {item!r} in {text!r} (expected key=value)")
                 params[key] = value.strip()
-        elif "=" not in rest:
-            arg = rest
         else:
             raise UserError(f"malformed parameters in {text!r} (expected key=value pairs separated by commas)")
     return Spec(name=name, params=params, arg=arg, text=text)

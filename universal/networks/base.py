@@ -9,6 +9,7 @@ built only when an algorithm needs it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
@@ -17,6 +18,11 @@ import networkx as nx
 import numpy as np
 
 from universal.errors import UserError
+
+
+def _normalize_label(text: str) -> str:
+    """``" (3, 4) "`` -> ``"3,4"``: outer parentheses and spaces around commas do not matter."""
+    return re.sub(r"\s*,\s*", ",", text.strip().removeprefix("(").removesuffix(")").strip())
 
 
 @dataclass(eq=False)
@@ -130,14 +136,14 @@ class Network:
 
     @cached_property
     def _label_index(self) -> dict[str, int]:
-        return {self.label_of(v).replace(" ", ""): v for v in range(self.num_nodes)}
+        return {_normalize_label(self.label_of(v)): v for v in range(self.num_nodes)}
 
     def node(self, text: str | int) -> int:
         """Node id for a label as printed (e.g. ``"3,4"``) or an internal id.
 
         Labels win over ids when both could match (edge-list graphs with integer names).
         """
-        key = str(text).strip().replace(" ", "").strip("()")
+        key = _normalize_label(str(text))
         if key in self._label_index:
             return self._label_index[key]
         try:
@@ -167,9 +173,10 @@ class Network:
                 t //= k
             return total
         if self.kind == "butterfly" and self.levels is not None:
-            # Between levels i <= j of a butterfly the distance is at least j - i, and the
-            # level path attains it between an input and an output.
-            return np.abs(self.levels[dests] - self.levels[sources])
+            # From an input to an output the level path is a shortest path (d hops); other pairs
+            # may need detours, so they fall through to breadth-first search.
+            if np.all(self.levels[sources] == 0) and np.all(self.levels[dests] == self.depth):
+                return np.full(len(sources), self.depth, dtype=np.int64)
         unique = np.unique(sources)
         if len(unique) * self.num_nodes > 20_000_000:
             return None

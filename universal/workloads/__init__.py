@@ -8,6 +8,6 @@
 [0, 4, 2, 6, 1, 5, 3, 7]
 """
 
-from universal.workloads.problems import PROBLEMS, Problem, build_problem, endpoints
+from universal.workloads.problems import PROBLEMS, Problem, build_problem, endpoints, estimate_packets
 
-__all__ = ["PROBLEMS", "Problem", "build_problem", "endpoints"]
+__all__ = ["PROBLEMS", "Problem", "build_problem", "endpoints", "estimate_packets"]

@@ -301,6 +301,35 @@ def _pairs(spec: Spec, network: Network, rng: np.random.Generator, base_dir: Pat
     return Problem(spec.text, pairs.sources, pairs.dests)
 
 
+def estimate_packets(problem: str | Problem, network: Network) -> int:
+    """Number of packets a problem will have, computed without building it (for size checks).
+
+    File-based problems are counted by their non-comment lines.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> estimate_packets("h-relation:h=4", build_network("butterfly:d=10"))
+    4096
+    """
+    if isinstance(problem, Problem):
+        return problem.size
+    spec = parse_spec(problem)
+    srcs, dsts = endpoints(network)
+    file = spec.params.get("file") or (spec.arg if spec.name in ("pairs",) else None)
+    if spec.name in ("h-relation", "h-function") and "file" not in spec.params:
+        return take_int(spec, "h", low=1, high=1024) * len(srcs)
+    if spec.name == "gossip":
+        return len(srcs) * len(dsts)
+    if file:
+        try:
+            with open(file, "rb") as handle:
+                return sum(1 for line in handle if line.split(b"#", 1)[0].strip())
+        except OSError:
+            return 0  # the builder reports the missing file
+    return len(srcs)
+
+
 def build_problem(problem: str | Problem, network: Network, rng: np.random.Generator,
                   base_dir: Path | None = None) -> Problem:
     """Build a problem by name (SPEC §8), drawing any randomness from ``rng``.
