@@ -96,31 +96,15 @@ class _Waiting:
         self.take(index)
 
 
-def _layout(collection: PathCollection, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """The paths of ``order`` one after another, in that order, in local link numbers.
+def _local_links(collection: PathCollection) -> tuple[np.ndarray, int]:
+    """The flat path array in local link numbers, which count only the links in use.
 
-    Laying the paths out in the initial priority order makes each step's lookups of next
-    links walk memory almost in sequence. Local numbers count only the links in use, which keeps
-    the per-link arrays small. Returns (links, start of every laid-out path, links in use).
+    Keeping the per-link arrays as small as the links actually used keeps them in cache.
     """
     used = np.flatnonzero(collection.link_loads)
     local = np.empty(collection.network.num_links, dtype=np.int32)
     local[used] = np.arange(len(used), dtype=np.int32)
-    lengths = collection.lengths[order]
-    first = np.zeros(len(order) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=first[1:])
-    total = int(first[-1])
-    # Source index of every laid-out hop: runs of consecutive positions, one run per path,
-    # built with one cumulative sum (jumps at the starts of runs) instead of a repeat.
-    step = np.ones(total, dtype=np.int64)
-    nonempty = lengths > 0
-    run_starts = first[:-1][nonempty]
-    sources = collection.offsets[:-1][order][nonempty]
-    if len(run_starts):
-        step[run_starts[1:]] = sources[1:] - (sources[:-1] + lengths[nonempty][:-1]) + 1
-        step[0] = sources[0]
-    source = np.cumsum(step)
-    return local[collection.links[source]], first[:-1], len(used)
+    return local[collection.links], len(used)
 
 
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
@@ -180,12 +164,11 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         keys = protocol.keys(state, order, np.zeros(len(order), np.int64), arrival[order]) * n + order
         sort = np.argsort(-keys, kind="stable")
         order, keys = order[sort], keys[sort]
-    links, first, num_used = _layout(collection, order)
+    links, num_used = _local_links(collection)
+    start = collection.offsets[:-1]
     # int32 aligned arrays halve the memory traffic; sizes are checked upstream (< 2**31 hops).
-    waiting = _Waiting(order.astype(np.int32), keys, first.astype(np.int32),
-                       (first + lengths[order]).astype(np.int32), links)
-    start = np.zeros(n, dtype=np.int64)  # where each packet's path starts in the layout
-    start[order] = first
+    waiting = _Waiting(order.astype(np.int32), keys, start[order].astype(np.int32),
+                       (start[order] + lengths[order]).astype(np.int32), links)
 
     occupancy = np.zeros(num_used, dtype=np.int32)
     scratch = np.empty(num_used, dtype=np.int32)
@@ -214,7 +197,7 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         left_from = waiting.prev[at]
         cursor = waiting.cursor[at] + 1
         if hop_steps is not None:
-            hop_steps[cursor - 1] = step  # in layout positions; mapped back at the end
+            hop_steps[cursor - 1] = step
         done = cursor == waiting.end[at]
         going = ~done
         delivery[movers[done]] = step
@@ -242,14 +225,5 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             keep = np.ones(len(waiting), dtype=bool)
             keep[at[done]] = False
             waiting.take(keep)
-    if hop_steps is not None:
-        hop_steps = _unlayout(hop_steps, collection, order, start)
     return RoutingResult(delivery=delivery, status=status, steps=step, max_buffer=max_buffer, hops=hops_done,
                          hop_steps=hop_steps)
-
-
-def _unlayout(values: np.ndarray, collection: PathCollection, order: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Per-hop values from layout positions back to the collection's own flat order."""
-    owner = np.repeat(np.arange(collection.size), collection.lengths)
-    within = np.arange(len(collection.links)) - collection.offsets[:-1][owner]
-    return values[start[owner] + within]
