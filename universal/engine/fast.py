@@ -10,8 +10,8 @@ each packet whether it won. A step costs time proportional to the waiting packet
 per-link scratch array is never cleared (a step reads only entries it just wrote), and the
 aligned arrays are updated for the movers alone. Keys that change when a packet moves
 (growing rank, FIFO, ...) are re-sorted for the movers and merged back, since the packets that
-did not move keep their relative order. Links are renumbered to the ones the collection uses,
-which keeps the per-link arrays small and cache-friendly.
+did not move keep their relative order. Index arrays stay int64 (numpy's native index type:
+fancy assignment and ``np.take`` are markedly faster with it); per-link values are int32.
 """
 
 from __future__ import annotations
@@ -24,20 +24,37 @@ from universal.paths import PathCollection
 from universal.protocols import Protocol, build_protocol
 
 
+def _assignment_keeps_last() -> bool:
+    """Whether ``a[idx] = vals`` with repeated indices leaves the last value, as numpy does.
+
+    NumPy does not promise this in general, so it is checked once per process on a large
+    random case; if it ever failed, the engine would use ``np.maximum.at`` instead.
+    """
+    rng = np.random.default_rng(12345)
+    idx = rng.integers(0, 1000, size=200_000).astype(np.int32)
+    positions = np.arange(len(idx), dtype=np.int32)
+    last = np.full(1000, -1, dtype=np.int32)
+    last[idx] = positions
+    expected = np.full(1000, -1, dtype=np.int32)
+    np.maximum.at(expected, idx, positions)
+    return bool(np.array_equal(last, expected))
+
+
+_KEEPS_LAST = _assignment_keeps_last()
+
+
 def _last_per_link(want: np.ndarray, positions: np.ndarray, scratch: np.ndarray) -> np.ndarray:
     """Mask of the entries that are the last (highest position) for their link.
 
-    ``positions`` is increasing; numpy applies repeated fancy assignments in order, so the
-    last position of each link remains in ``scratch``. The result is checked, and
-    ``np.maximum.at`` takes over should that ever not hold.
+    ``positions`` is increasing, so after ``scratch[want] = positions`` the last position of
+    each link remains in ``scratch`` (see :func:`_assignment_keeps_last`).
     """
-    scratch[want] = positions
-    got = scratch[want]
-    if np.any(got < positions):  # pragma: no cover - defensive, never seen with numpy 1.x/2.x
+    if _KEEPS_LAST:
+        scratch[want] = positions
+    else:  # pragma: no cover - not seen with numpy 1.x or 2.x
         scratch[want] = -1
         np.maximum.at(scratch, want, positions)
-        got = scratch[want]
-    return got == positions
+    return np.take(scratch, want) == positions
 
 
 def _winners(want: np.ndarray, bandwidth: int, scratch: np.ndarray, arange: np.ndarray) -> np.ndarray:
@@ -59,13 +76,13 @@ class _Waiting:
     """The waiting packets, lowest priority first, with aligned per-packet arrays."""
 
     def __init__(self, order: np.ndarray, keys: np.ndarray, cursor: np.ndarray, end: np.ndarray,
-                 links: np.ndarray) -> None:
+                 links: np.ndarray, injection: int) -> None:
         self.order = order
         self.keys = keys
         self.cursor = cursor
         self.end = end
         self.want = links[cursor]
-        self.prev = np.full(len(order), -1, dtype=links.dtype)
+        self.prev = np.full(len(order), injection, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.order)
@@ -94,17 +111,6 @@ class _Waiting:
         index[is_rest] = rest
         self.keys[moved] = moved_keys  # written before the gather so the moved entries carry them
         self.take(index)
-
-
-def _local_links(collection: PathCollection) -> tuple[np.ndarray, int]:
-    """The flat path array in local link numbers, which count only the links in use.
-
-    Keeping the per-link arrays as small as the links actually used keeps them in cache.
-    """
-    used = np.flatnonzero(collection.link_loads)
-    local = np.empty(collection.network.num_links, dtype=np.int32)
-    local[used] = np.arange(len(used), dtype=np.int32)
-    return local[collection.links], len(used)
 
 
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
@@ -164,14 +170,13 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         keys = protocol.keys(state, order, np.zeros(len(order), np.int64), arrival[order]) * n + order
         sort = np.argsort(-keys, kind="stable")
         order, keys = order[sort], keys[sort]
-    links, num_used = _local_links(collection)
+    links, num_links = collection.links, collection.network.num_links
     start = collection.offsets[:-1]
-    # int32 aligned arrays halve the memory traffic; sizes are checked upstream (< 2**31 hops).
-    waiting = _Waiting(order.astype(np.int32), keys, start[order].astype(np.int32),
-                       (start[order] + lengths[order]).astype(np.int32), links)
+    # Buffer slot ``num_links`` stands for the injection buffers, so leaving them needs no special case.
+    waiting = _Waiting(order, keys, start[order], start[order] + lengths[order], links, injection=num_links)
 
-    occupancy = np.zeros(num_used, dtype=np.int32)
-    scratch = np.empty(num_used, dtype=np.int32)
+    occupancy = np.zeros(num_links + 1, dtype=np.int32)
+    scratch = np.empty(num_links, dtype=np.int32)
     arange = np.arange(n, dtype=np.int32)
     one = np.int32(1)  # a matching scalar keeps ufunc.at on its fast path
 
@@ -192,30 +197,30 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             waiting.take(np.argsort(-waiting.keys, kind="stable"))
         win = _winners(waiting.want, bandwidth, scratch, arange)
         at = np.flatnonzero(win)
-        movers = waiting.order[at]
-        crossed = waiting.want[at]
-        left_from = waiting.prev[at]
-        cursor = waiting.cursor[at] + 1
+        movers = np.take(waiting.order, at)
+        crossed = np.take(waiting.want, at)
+        left_from = np.take(waiting.prev, at)
+        cursor = np.take(waiting.cursor, at) + 1
         if hop_steps is not None:
             hop_steps[cursor - 1] = step
-        done = cursor == waiting.end[at]
+        done = cursor == np.take(waiting.end, at)
         going = ~done
         delivery[movers[done]] = step
         hops_done += len(at)
 
         # Link-buffer occupancy: movers leave the buffer they sat in and, unless delivered,
         # enter the buffer of the link they crossed.
-        np.subtract.at(occupancy, left_from[left_from >= 0], one)
+        np.subtract.at(occupancy, left_from, one)
         entered = crossed[going]
         np.add.at(occupancy, entered, one)
         if len(entered):
-            max_buffer = max(max_buffer, int(occupancy[entered].max()))
+            max_buffer = max(max_buffer, int(np.take(occupancy, entered).max()))
 
         on = at[going]
         next_cursor = cursor[going]
         waiting.cursor[on] = next_cursor
         waiting.prev[on] = entered
-        waiting.want[on] = links[next_cursor]
+        waiting.want[on] = np.take(links, next_cursor)
         if protocol.dynamic == "on-move":
             arrival[movers] = step
             stay = movers[going]
