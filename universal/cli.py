@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     rt.add_argument("--seed", type=_nonnegative, default=0, help="first seed (default 0)")
     rt.add_argument("--bandwidth", type=_positive, default=1, help="B, packets per link per step")
     rt.add_argument("--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS)
+    rt.add_argument("--analyze", action="store_true",
+                    help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     rt.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return parser
 
@@ -158,6 +160,7 @@ def cmd_route(args: argparse.Namespace) -> None:
         bandwidth=args.bandwidth,
         engine=args.engine,
         name="route",
+        analyze=args.analyze,
     )
     _emit(_run(exp, args.json), args.json)
 

@@ -87,6 +87,7 @@ class Experiment:
     engine: str = "fast"
     name: str = ""
     base_dir: Path | None = None
+    analyze: bool = False
 
 
 @dataclass
@@ -99,16 +100,21 @@ class ExperimentResult:
     bandwidth: int
     rows: list[Row]
     captions: list[str] = field(default_factory=list)
+    collections: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth``, ``rows``."""
-        return {
+        """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth``, ``rows``
+        (and ``collections`` when the run analysed its path collections)."""
+        out = {
             "scenario": self.name,
             "network": self.network.summary(),
             "problem": self.problem,
             "bandwidth": self.bandwidth,
             "rows": [asdict(r) for r in self.rows],
         }
+        if self.collections:
+            out["collections"] = self.collections
+        return out
 
 
 def lower_bound(C: int, D: int, bandwidth: int) -> int:
@@ -204,6 +210,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     problems = list(exp.problem) if isinstance(exp.problem, (list, tuple)) else [exp.problem]
     names = [p if isinstance(p, str) else p.name for p in problems]
     captions = [s.caption for s in systems if s.caption]
+    collections: list[dict] = []
     for spec in problems:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
@@ -216,6 +223,9 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
         for system in systems:
             _check_size(network, problem.size, system.name)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
+            if exp.analyze:
+                collections.append({"problem": problem_name, "seed": seed, **paths.summary(),
+                                    "host": paths.network.name, "load_histogram": paths.load_histogram()})
             for protocol in protocols:
                 if progress:
                     progress(f"{problem_name} / {system.name} / {protocol.name} / seed {seed}")
@@ -223,7 +233,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=exp.bandwidth)
                 seconds = time.perf_counter() - start
                 rows.append(make_row(problem_name, paths, protocol, seed, result, exp.bandwidth, seconds))
-    return ExperimentResult(exp.name, network, ", ".join(names), exp.bandwidth, rows, captions)
+    return ExperimentResult(exp.name, network, ", ".join(names), exp.bandwidth, rows, captions, collections)
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:

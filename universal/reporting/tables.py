@@ -98,8 +98,27 @@ def make_console() -> Console:
     return console
 
 
+def collections_table(result: ExperimentResult) -> Table:
+    """Path-collection analysis: n, C, D, the simple / shortest / leveled flags and link loads."""
+    table = Table(title="Path collections", header_style="bold",
+                  caption="loads: number of links carrying each load (load:links), idle links left out")
+    for name in ["problem", "seed", "paths", "host network", "n", "C", "D", "simple", "shortest", "leveled", "loads"]:
+        table.add_column(name, justify="right" if name in ("seed", "n", "C", "D") else "left")
+
+    def flag(value: bool | None) -> str:
+        return "?" if value is None else ("yes" if value else "no")
+
+    for c in result.collections:
+        loads = " ".join(f"{load}:{count}" for load, count in sorted(c["load_histogram"].items()) if load)
+        table.add_row(c["problem"], str(c["seed"]), c["paths"], c["host"], str(c["n"]), str(c["C"]), str(c["D"]),
+                      flag(c["simple"]), flag(c["shortest"]), flag(c["leveled"]), loads)
+    return table
+
+
 def print_experiment(result: ExperimentResult, console: Console | None = None) -> None:
-    """Print the table and the conclusion."""
+    """Print the table and the conclusion (and the path-collection analysis if it was asked for)."""
     console = console or make_console()
+    if result.collections:
+        console.print(collections_table(result))
     console.print(experiment_table(result))
     console.print(conclusion(result))
