@@ -32,8 +32,10 @@ The algorithms (names are the public contract, SPEC §8):
 ``romm``
     Two-phase ROMM as defined in Towles' worst-case report (§5): the intermediate is uniform
     over the minimal quadrant (the box of nodes on minimal paths), each phase is DOR in a
-    uniformly random dimension order, drawn independently for the two phases. With a tie
-    (offset ``k/2``) the direction of that dimension is first chosen with probability 1/2.
+    uniformly random dimension order, drawn independently for the two phases (loads are linear,
+    so drawing one order for both phases would give the same pair loads; only sampled routes
+    differ). With a tie (offset ``k/2``) the direction of that dimension is first chosen with
+    probability 1/2, and both phases then move in the chosen directions only.
 ``rlb`` / ``rlbth``
     Randomized local balance (Singh, Dally, Towles & Gupta 2002, as summarised in Singh et al.
     2003 §4 and Table 1, and Towles, Dally & Boyd 2003 Table 1): in each dimension go the short
@@ -51,8 +53,8 @@ Examples
 >>> from universal.oblivious.torus import Torus
 >>> t = Torus(8, 2)
 >>> fam = ROUTINGS["dor"].family(t, t.node((4, 1)))     # tie in x: two paths, weight 1 each
->>> fam.weights.tolist(), fam.steps.tolist()
-([1, 1], [[4, 1], [-4, 1]])
+>>> fam.weights.tolist(), fam.steps.tolist()         # legs: x then y, then the empty phase 2
+([1, 1], [[-4, 1, 0, 0], [4, 1, 0, 0]])
 """
 
 from __future__ import annotations
@@ -168,8 +170,7 @@ def _random_orders(rng: np.random.Generator, P: int, n: int) -> np.ndarray:
 def _tie_product(k: int, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All minimal signed move vectors for one offset ``c`` (shape (n,)) and their weights.
 
-    Each tie dimension doubles the count; weights are ``2**(n - ties)`` so that they sum to
-    ``2**n`` whatever the number of ties (a fixed denominator keeps VAL's sums simple).
+    Each tie dimension doubles the count; weights are ``2**(n - ties)``, summing to ``2**n``.
     """
     lo, hi = _minimal_options(k, c)
     per_dim = [sorted({int(x), int(y)}) for x, y in zip(lo, hi)]
@@ -183,17 +184,18 @@ def legs(choices: Choices, k: int, erase_loops: bool = False) -> tuple[np.ndarra
 
     Phase 1's legs come first (in ``order1``), then phase 2's (in ``order2``). With
     ``erase_loops`` (IVAL) the second order must be the reverse of the first; the walk is then
-    *palindromic* (x1 y1 | y2 x2) and chronological loop erasure has a closed form: the two legs
-    of the innermost dimension in which the offset is non-zero merge into one leg of their
-    summed length, the legs of the dimensions inside it cancel, and the outer legs stay (they
-    lie on disjoint lines, because the walk has already moved off zero in that inner dimension).
-    A merged leg of length ``k`` is a full turn around the ring, erased too.
+    *palindromic* (x1 y1 | y2 x2) and chronological loop erasure has a closed form: the legs of
+    the innermost dimensions in which the offset is zero cancel (each pair is a walk out and
+    back, or a full turn of the ring), the two legs of the next dimension out merge into one leg
+    of their summed signed length, and the outer legs stay (they lie on disjoint lines, because
+    the walk has already moved off zero in that inner dimension). The test-suite checks this
+    against literal loop erasure of the node walks.
 
     Parameters
     ----------
     choices : Choices
     k : int
-        Radix, to recognise a full turn and zero offsets.
+        Radix (offsets are compared modulo k).
     erase_loops : bool
 
     Returns
@@ -212,8 +214,8 @@ def legs(choices: Choices, k: int, erase_loops: bool = False) -> tuple[np.ndarra
     zero_tail = np.flip(np.logical_and.accumulate(np.flip(offset == 0, axis=1), axis=1), axis=1)
     inner_empty = np.concatenate([zero_tail[:, 1:], np.ones((len(a), 1), bool)], axis=1)
     merge = ~zero_tail & inner_empty                # innermost dimension with a non-zero offset
+    # the merged dimension has a non-zero offset, so the two legs never add up to a full turn
     merged = s1 + s2r
-    merged = np.where(np.abs(merged) >= k, 0, merged)
     new1 = np.where(zero_tail, 0, np.where(merge, merged, s1))
     new2 = np.where(zero_tail | merge, 0, s2r)
     return np.concatenate([o1, o1[:, ::-1]], axis=1), np.concatenate([new1, new2[:, ::-1]], axis=1)

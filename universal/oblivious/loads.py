@@ -28,10 +28,7 @@ from universal.errors import UserError
 from .algorithms import PathFamily, Routing, get_routing
 from .torus import Torus
 
-__all__ = ["PairLoads", "pair_loads", "all_classes", "Progress"]
-
-Progress = Callable[[int], object] | None
-"""A progress hook: called with the number of finished work units (or a tqdm-like ``update``)."""
+__all__ = ["PairLoads", "pair_loads", "all_classes", "advance_progress"]
 
 _EXACT_FLOAT = 2 ** 52   # bincount sums in float64; integers below this are exact
 
@@ -41,7 +38,8 @@ def all_classes(n: int) -> list[tuple[int, int]]:
     return [(d, s) for d in range(n) for s in (1, -1)]
 
 
-def _tick(progress, amount: int = 1) -> None:
+def advance_progress(progress: Callable[[int], object] | None, amount: int = 1) -> None:
+    """Report ``amount`` finished work units to a callable or to a tqdm-like object (``update``)."""
     if progress is None:
         return
     if hasattr(progress, "update"):
@@ -139,7 +137,7 @@ def _accumulate(torus: Torus, rows: np.ndarray, dims: np.ndarray, steps: np.ndar
 
 def pair_loads(routing: str | Routing, torus: Torus,
                classes: Iterable[tuple[int, int]] | None = None,
-               progress: Progress = None, chunk_paths: int = 1_500_000) -> PairLoads:
+               progress=None, chunk_paths: int = 1_500_000) -> PairLoads:
     """Exact pair loads from node 0 to every offset, for the given channel classes.
 
     Parameters
@@ -191,7 +189,7 @@ def pair_loads(routing: str | Routing, torus: Torus,
         weights = np.concatenate([f.weights for _, f in batch])
         for cls in classes:
             tables[cls][offsets] = _accumulate(torus, rows, dims, steps, weights, len(batch), cls)
-        _tick(progress, len(batch))
+        advance_progress(progress, len(batch))
         batch, batch_size = [], 0
 
     for t in range(N):

@@ -30,7 +30,7 @@ from universal.errors import UserError
 __all__ = ["Torus", "MAX_NODES"]
 
 #: Largest torus the analysis accepts: its per-class pair-load tables are N x N int64.
-MAX_NODES = 8192
+MAX_NODES = 4096
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,79 @@
+"""Traffic names, parameters and user errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from universal.errors import UserError
+from universal.oblivious import Torus, load_table, make_traffic, worst_case
+
+
+def test_named_permutations():
+    t = Torus(4, 2)
+    assert make_traffic(t, "bitcomp").perm[t.node((1, 2))] == t.node((2, 1))
+    assert make_traffic(t, "transpose").perm[t.node((1, 3))] == t.node((3, 1))
+    assert make_traffic(t, "tornado").perm[t.node((3, 1))] == t.node((0, 1))   # ceil(4/2)-1 = 1 hop
+    assert make_traffic(Torus(9, 2), "tornado").perm[0] == 4
+    assert make_traffic(t, "bitrev").perm[1] == 8                             # 0001 -> 1000
+    assert make_traffic(t, "shuffle").perm[9] == 3                            # 1001 -> 0011
+    for name in ["bitcomp", "transpose", "tornado", "bitrev", "shuffle"]:
+        assert sorted(make_traffic(t, name).perm.tolist()) == list(range(t.N))
+
+
+@pytest.mark.parametrize("name", ["uniform", "neighbor", "hotspot:count=1,factor=1"])
+def test_doubly_stochastic_matrices(name):
+    L = make_traffic(Torus(5, 2), name).matrix
+    assert np.allclose(L.sum(axis=0), 1) and np.allclose(L.sum(axis=1), 1)
+
+
+def test_hotspot_makes_hot_columns_heavier():
+    t = Torus(5, 2)
+    L = make_traffic(t, "hotspot:count=3,factor=4").matrix
+    assert np.allclose(L.sum(axis=1), 1)
+    hot = [t.node((i, 0)) for i in range(3)]
+    assert L[7, hot[0]] == pytest.approx(4 * L[7, 20])
+    bc = make_traffic(t, "hotspot:background=bitcomp").matrix
+    assert np.allclose(bc.sum(axis=1), 1)
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("transpose", "2-D"),
+    ("bitrev", "power of two"),
+    ("nosuch", "unknown traffic"),
+    ("hotspot:count=0", "out of range"),
+    ("hotspot:color=red", "unknown parameter"),
+    ("random-perms:abc", "count"),
+    ("random-perms:0", "at least one"),
+    ("matrix", "file=PATH"),
+    ("matrix:file=/nonexistent/x.txt", "cannot read"),
+])
+def test_user_errors(text, fragment):
+    with pytest.raises(UserError, match=fragment):
+        make_traffic(Torus(3, 3), text)
+
+
+def test_matrix_file(tmp_path):
+    t = Torus(3, 1)
+    good = tmp_path / "good.txt"
+    good.write_text("# a 3x3 doubly stochastic matrix\n0.5 0.5 0\n0 0.5 0.5  # comment\n0.5 0 0.5\n")
+    assert np.allclose(make_traffic(t, f"matrix:file={good}").matrix.sum(axis=0), 1)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 0 0\n1 0 0\n0 0 1\n")
+    with pytest.raises(UserError, match="doubly stochastic"):
+        make_traffic(t, f"matrix:file={bad}")
+    short = tmp_path / "short.txt"
+    short.write_text("1 0\n0 1\n")
+    with pytest.raises(UserError, match="3 x 3"):
+        make_traffic(t, f"matrix:file={short}")
+
+
+def test_bad_torus_and_routing_names():
+    with pytest.raises(UserError, match="k >= 3"):
+        Torus(2, 3)
+    with pytest.raises(UserError, match="unknown oblivious routing"):
+        worst_case(5, 2, "nosuch")
+    with pytest.raises(UserError, match="unknown traffic"):
+        load_table(5, 2, ["dor"], ["nosuch"], np.random.default_rng(0))
+    with pytest.raises(UserError, match="not a node"):
+        Torus(5, 2).parse_node("5,1")

@@ -1,0 +1,281 @@
+"""Channel loads, throughput and locality of oblivious routing on the torus.
+
+For a traffic matrix ``L`` the load of channel ``c`` is ``sum_{s,d} L[s,d] gamma_c(s,d)`` and the
+throughput is ``1 / max_c load`` (Towles, Dally & Boyd 2003, eqs. 2-4). It is reported as a
+fraction of capacity, ``capacity_load / max_load``, with ``capacity_load`` the uniform load under
+minimal balanced routing (:attr:`Torus.capacity_load`). Locality is the average path length over
+all pairs divided by the minimal average (eq. 5 there).
+
+All sums use relative routing: ``gamma_c(s, d) = gamma_{c - s}(0, d - s)``, so a permutation's
+loads are a sum of N rows of the tables from node 0, translated by their sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+
+from .algorithms import get_routing
+from .loads import PairLoads, advance_progress, pair_loads
+from .torus import Torus
+from .traffic import Traffic, make_traffic
+
+__all__ = ["LoadResult", "channel_loads", "max_load", "permutation_max_loads",
+           "load_table", "locality", "evaluate_traffic"]
+
+_GATHER_TENSOR_LIMIT = 1 << 25   # float entries of all (s, t, v) tensors (256 MB) for many perms
+
+
+@dataclass
+class LoadResult:
+    """Throughput of one routing algorithm under one traffic pattern.
+
+    Attributes
+    ----------
+    routing, traffic : str
+        Names as given.
+    throughput : float
+        Fraction of capacity (``capacity_load / max_load``); for ``random-perms`` the worst.
+    max_load : float
+        Largest channel load (packets per cycle per unit injection); for ``random-perms`` the
+        largest over the permutations.
+    locality : float
+        Average path length / minimal average path length of the routing algorithm.
+    mean, best : float or None
+        ``random-perms`` only: mean and best throughput over the permutations.
+    histogram : tuple(counts, edges) or None
+        ``random-perms`` only: histogram of the throughputs (numpy.histogram output, 20 bins).
+    max_load_exact : Fraction or None
+        The exact largest load when the pattern is a single permutation and it could be formed
+        in integer arithmetic.
+    """
+
+    routing: str
+    traffic: str
+    throughput: float
+    max_load: float
+    locality: float
+    mean: float | None = None
+    best: float | None = None
+    histogram: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    max_load_exact: Fraction | None = None
+
+    def as_dict(self) -> dict:
+        """JSON-ready dictionary (histogram as lists)."""
+        out = {"routing": self.routing, "traffic": self.traffic, "throughput": self.throughput,
+               "max_load": self.max_load, "locality": self.locality}
+        if self.mean is not None:
+            out.update(mean=self.mean, best=self.best,
+                       histogram={"counts": self.histogram[0].tolist(),
+                                  "edges": self.histogram[1].tolist()})
+        if self.max_load_exact is not None:
+            out["max_load_exact"] = str(self.max_load_exact)
+        return out
+
+
+def _float_table(pl: PairLoads, cls) -> np.ndarray:
+    return pl.tables[cls] / pl.den[:, None].astype(np.float64)
+
+
+def channel_loads(pl: PairLoads, L: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """Loads (float) of every channel of every tabulated class under traffic matrix ``L``.
+
+    Parameters
+    ----------
+    pl : PairLoads
+    L : ndarray, shape (N, N)
+
+    Returns
+    -------
+    dict (dim, sign) -> ndarray of shape (N,), indexed by channel tail.
+    """
+    t = pl.torus
+    off = t.offset_table
+    # M[s, t] = L[s, s + t]: the traffic of each source re-expressed by offset
+    M = np.empty_like(L, dtype=np.float64)
+    np.put_along_axis(M, off, L, axis=1)
+    circulant = np.allclose(M, M[0][None, :], rtol=0, atol=1e-15)
+    nnz = np.count_nonzero(M)
+    out = {}
+    for cls in pl.tables:
+        F = _float_table(pl, cls)
+        if circulant:
+            # every source sends the same offsets: by translation all channels of a class are equal
+            out[cls] = np.full(t.N, float(M[0] @ F.sum(axis=1)))
+        elif nnz <= 16 * t.N:
+            s_idx, t_idx = np.nonzero(M)
+            out[cls] = (M[s_idx, t_idx][:, None] * F[t_idx[:, None], off[s_idx]]).sum(axis=0)
+        else:
+            X = M @ F                                       # X[s, u] = sum_t M[s,t] F[t,u]
+            out[cls] = np.take_along_axis(X, off, axis=1).sum(axis=0)
+    return out
+
+
+class _SparseRows:
+    """Non-zero entries of a per-class load table, row by row (CSR), for fast permutation sums."""
+
+    def __init__(self, F: np.ndarray) -> None:
+        rows, cols = np.nonzero(F)
+        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=F.shape[0]))])
+        self.cols = cols
+        self.vals = F[rows, cols]
+
+    def loads(self, torus: Torus, chunk: np.ndarray) -> np.ndarray:
+        """Loads ``(B, N)`` of permutations given as offsets ``chunk[b, s] = d_s - s``."""
+        N = torus.N
+        B = len(chunk)
+        start = self.indptr[chunk].ravel()
+        count = self.indptr[chunk + 1].ravel() - start
+        total = int(count.sum())
+        owner = np.repeat(np.arange(B * N), count)                 # (b, s) of each entry
+        pos = np.arange(total) - np.repeat(np.cumsum(count) - count, count) + np.repeat(start, count)
+        s = owner % N
+        # channel tail u seen from s is u + s in absolute terms: offset_table[-s, u] = u + s
+        tail = torus.offset_table[torus.offset_table[s, 0], self.cols[pos]]
+        flat = (owner // N) * N + tail
+        return np.bincount(flat, weights=self.vals[pos], minlength=B * N).reshape(B, N)
+
+
+def permutation_max_loads(pl: PairLoads, perms: np.ndarray, progress=None,
+                          batch: int = 64) -> np.ndarray:
+    """Largest channel load of each permutation in ``perms`` (shape (M, N), ``perms[m, s]`` = dest).
+
+    A permutation's load on the channel with tail ``v`` of a class is ``sum_s F[d_s - s, v - s]``
+    (relative routing). For small tori the translated rows are stored once as a tensor
+    ``G[s, t, :] = F[t, . - s]`` so that each permutation costs N contiguous row reads per class;
+    on larger ones only the non-zero pair loads are scattered (minimal routings touch few
+    channels per pair).
+
+    Parameters
+    ----------
+    pl : PairLoads
+    perms : ndarray of int, shape (M, N)
+    progress : callable or tqdm-like, optional
+        Advanced by one per permutation.
+    batch : int
+        Permutations evaluated together.
+
+    Returns
+    -------
+    ndarray of float, shape (M,)
+    """
+    t = pl.torus
+    perms = np.atleast_2d(np.asarray(perms, dtype=np.int64))
+    src = np.arange(t.N)
+    offs = t.offset_table[src[None, :], perms]                 # (M, N): d_s - s
+    off = t.offset_table
+    tables = [_float_table(pl, cls) for cls in pl.tables]
+    use_tensor = len(tables) * t.N ** 3 <= _GATHER_TENSOR_LIMIT
+    if use_tensor:   # G[s, t, v] = F[t, v - s]
+        tables = [F[:, off].transpose(1, 0, 2).copy() for F in tables]
+    else:
+        tables = [_SparseRows(F) for F in tables]
+        batch = max(1, min(batch, (1 << 24) // max(1, max(len(T.vals) for T in tables) // t.N * t.N)))
+    worst = np.zeros(len(perms))
+    for lo in range(0, len(perms), batch):
+        chunk = offs[lo:lo + batch]
+        for T in tables:
+            if use_tensor:
+                loads = T[src[None, :], chunk].sum(axis=1)           # (B, N)
+            else:
+                loads = T.loads(t, chunk)
+            worst[lo:lo + batch] = np.maximum(worst[lo:lo + batch], loads.max(axis=1))
+        advance_progress(progress, len(chunk))
+    return worst
+
+
+def _exact_perm_max(pl: PairLoads, perm: np.ndarray) -> Fraction | None:
+    """Exact largest load of one permutation, or None if the common denominator is too large."""
+    t = pl.torus
+    D = pl.common_denominator()
+    scale = [D // int(d) for d in pl.den]
+    if D * 2 * t.N * t.k >= 2 ** 62:
+        return None
+    scale = np.array(scale, dtype=np.int64)
+    offs = t.offset_table[np.arange(t.N), perm]
+    best = 0
+    for cls, table in pl.tables.items():
+        loads = (table[offs[:, None], t.offset_table] * scale[offs][:, None]).sum(axis=0)
+        best = max(best, int(loads.max()))
+    return Fraction(best, D)
+
+
+def max_load(pl: PairLoads, traffic: Traffic) -> float:
+    """Largest channel load (float) of a single traffic pattern."""
+    if traffic.perm is not None:
+        return float(permutation_max_loads(pl, traffic.perm[None, :])[0])
+    return max(float(v.max()) for v in channel_loads(pl, traffic.matrix).values())
+
+
+def locality(pl: PairLoads) -> float:
+    """Average path length of the routing divided by the minimal average path length."""
+    return float(pl.mean_length() / pl.torus.average_min_distance)
+
+
+def evaluate_traffic(pl: PairLoads, traffic: Traffic, rng: np.random.Generator,
+                     progress=None) -> LoadResult:
+    """Throughput of the tabulated routing under one traffic pattern (see :func:`load_table`)."""
+    cap = float(pl.torus.capacity_load)
+    loc = locality(pl)
+    if traffic.is_random:
+        perms = np.stack([rng.permutation(pl.torus.N) for _ in range(traffic.count)])
+        loads = permutation_max_loads(pl, perms, progress)
+        thr = cap / loads
+        return LoadResult(pl.routing, traffic.name, float(thr.min()), float(loads.max()), loc,
+                          mean=float(thr.mean()), best=float(thr.max()),
+                          histogram=np.histogram(thr, bins=20))
+    m = max_load(pl, traffic)
+    exact = _exact_perm_max(pl, traffic.perm) if traffic.perm is not None else None
+    if exact is not None:
+        m = float(exact)
+    return LoadResult(pl.routing, traffic.name, cap / m if m > 0 else float("inf"), m, loc,
+                      max_load_exact=exact)
+
+
+def load_table(k: int, n: int, routings: Sequence[str], traffics: Sequence[str],
+               rng: np.random.Generator, progress=None) -> list[LoadResult]:
+    """Throughput (fraction of capacity) of each routing under each traffic on ``torus:k=K,n=N``.
+
+    Parameters
+    ----------
+    k, n : int
+        Torus radix and dimension (k >= 3).
+    routings : sequence of str
+        Names from ``ROUTINGS`` (``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival``).
+    traffics : sequence of str
+        Traffic names (see :mod:`universal.oblivious.traffic`), e.g. ``"tornado"``,
+        ``"random-perms:1000"``.
+    rng : numpy.random.Generator
+        Source of the random permutations.
+    progress : callable or tqdm-like, optional
+        Advanced by N per routing while the pair loads are tabulated and by one per random
+        permutation evaluated (total ``len(routings) * (N + sum of random-perms counts)``).
+
+    Returns
+    -------
+    list of LoadResult, routing-major.
+
+    Examples
+    --------
+    >>> rows = load_table(8, 2, ["dor"], ["tornado"], np.random.default_rng(0))
+    >>> round(rows[0].throughput, 4)
+    0.3333
+
+    References
+    ----------
+    Towles, Dally & Boyd (2003), §2.3 and §3.1; Towles, "Finding worst-case permutations", Table 1.
+    """
+    torus = Torus(k, n)
+    for r in routings:
+        get_routing(r)
+    patterns = [make_traffic(torus, name) for name in traffics]   # validate names before work
+    results = []
+    for r in routings:
+        pl = pair_loads(r, torus, progress=progress)
+        for pattern in patterns:
+            results.append(evaluate_traffic(pl, pattern, rng, progress))
+    return results

@@ -1,0 +1,239 @@
+"""Traffic patterns for the channel-load analysis of the torus.
+
+A traffic pattern is either a permutation (``dest[src]``) or an N x N matrix ``L`` whose entry
+``L[s, d]`` is the fraction of ``s``'s injection bandwidth sent to ``d`` (Towles, Dally & Boyd
+2003, §2.3). Admissible patterns are doubly stochastic; the hot-spot pattern deliberately is not
+(its hot columns sum to more than one, as in Singh et al. 2003, §5.6).
+
+Names (SPEC §8, traffic for the load analysis):
+
+==================  =====================================================================
+``uniform``         every destination equally likely (1/N, including the source itself)
+``neighbor``        each of the 2n neighbours with probability 1/(2n)
+``bitcomp``         ``x_i -> k-1-x_i`` in every dimension (a permutation)
+``transpose``       ``(x, y) -> (y, x)``; 2-D tori only
+``tornado``         ``ceil(k/2) - 1`` hops in +x
+``bitrev``          reverse the bits of the node id (N a power of two)
+``shuffle``         rotate the bits of the node id left by one (N a power of two)
+``hotspot``         uniform background, but ``count`` hot nodes (the first ``count`` nodes along x
+                    from the origin) are ``factor`` times as likely as destinations
+                    (``hotspot:count=5,factor=5``; ``background=bitcomp`` mixes the hot nodes into
+                    bit-complement instead: row ``s`` is bitcomp plus ``(factor-1)/N`` on each hot
+                    node, renormalised)
+``matrix:file=P``   whitespace-separated N x N matrix, ``#`` comments, must be doubly stochastic
+``random-perms:M``  M random permutations (default 1000), summarised by worst / mean / best
+==================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from universal.errors import UserError
+from universal.registry import Spec, check_known_params, parse_spec, take_int
+
+from .torus import Torus
+
+__all__ = ["Traffic", "TRAFFICS", "make_traffic", "traffic_names"]
+
+_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """One traffic pattern on a torus.
+
+    Exactly one of ``perm`` / ``matrix`` is set, except for ``random-perms`` where ``count``
+    permutations are drawn later from the caller's Generator.
+
+    Attributes
+    ----------
+    name : str
+        The name as given (e.g. ``"tornado"``, ``"random-perms:1000"``).
+    perm : ndarray or None
+        ``perm[s]`` is the destination of source ``s``.
+    matrix : ndarray or None
+        Dense N x N traffic matrix.
+    count : int
+        Number of random permutations (``random-perms`` only), else 0.
+    """
+
+    name: str
+    perm: np.ndarray | None = None
+    matrix: np.ndarray | None = None
+    count: int = 0
+
+    @property
+    def is_random(self) -> bool:
+        return self.count > 0
+
+
+def _perm(name: str, dest: np.ndarray) -> Traffic:
+    return Traffic(name, perm=np.asarray(dest, dtype=np.int64))
+
+
+def _uniform(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, set())
+    return Traffic(spec.text, matrix=np.full((t.N, t.N), 1.0 / t.N))
+
+
+def _neighbor(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, set())
+    L = np.zeros((t.N, t.N))
+    src = np.arange(t.N)
+    for dim in range(t.n):
+        for sign in (1, -1):
+            step = np.zeros(t.n, dtype=np.int64)
+            step[dim] = sign
+            L[src, t.node(t.coords + step)] += 1.0 / (2 * t.n)
+    return Traffic(spec.text, matrix=L)
+
+
+def _bitcomp(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, set())
+    return _perm(spec.text, t.node(t.k - 1 - t.coords))
+
+
+def _transpose(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, set())
+    if t.n != 2:
+        raise UserError(f"transpose traffic needs a 2-D torus ((x, y) -> (y, x)); {t.name} has n={t.n}")
+    return _perm(spec.text, t.node(t.coords[:, ::-1]))
+
+
+def _tornado(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, set())
+    step = np.zeros(t.n, dtype=np.int64)
+    step[0] = math.ceil(t.k / 2) - 1
+    return _perm(spec.text, t.node(t.coords + step))
+
+
+def _bits(t: Torus, what: str) -> int:
+    bits = t.N.bit_length() - 1
+    if t.N != 1 << bits:
+        raise UserError(f"{what} traffic needs N a power of two; {t.name} has N={t.N}")
+    return bits
+
+
+def _bitrev(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, set())
+    bits = _bits(t, "bit-reversal")
+    ids = np.arange(t.N)
+    out = np.zeros(t.N, dtype=np.int64)
+    for b in range(bits):
+        out |= ((ids >> b) & 1) << (bits - 1 - b)
+    return _perm(spec.text, out)
+
+
+def _shuffle(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, set())
+    bits = _bits(t, "perfect-shuffle")
+    ids = np.arange(t.N)
+    return _perm(spec.text, ((ids << 1) | (ids >> (bits - 1))) & (t.N - 1))
+
+
+def _hotspot(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, {"count", "factor", "background"})
+    count = take_int(spec, "count", default=min(5, t.N), low=1, high=t.N)
+    factor = take_int(spec, "factor", default=5, low=1)
+    background = spec.params.get("background", "uniform")
+    if background == "uniform":
+        base = np.full((t.N, t.N), 1.0 / t.N)
+    elif background == "bitcomp":
+        base = np.zeros((t.N, t.N))
+        base[np.arange(t.N), _bitcomp(t, parse_spec("bitcomp")).perm] = 1.0
+    else:
+        raise UserError(f"hotspot background must be uniform or bitcomp (got {background!r})")
+    hot = t.node(np.outer(np.arange(count), np.eye(t.n, dtype=np.int64)[0]))
+    hot = np.unique(np.atleast_1d(hot))
+    if len(hot) < count:   # more hot nodes than a row holds: continue in node-id order
+        rest = np.setdiff1d(np.arange(t.N), hot)[: count - len(hot)]
+        hot = np.concatenate([hot, rest])
+    L = base.copy()
+    L[:, hot] += (factor - 1) / t.N
+    L /= L.sum(axis=1, keepdims=True)
+    return Traffic(spec.text, matrix=L)
+
+
+def _matrix(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, {"file"})
+    if "file" not in spec.params:
+        raise UserError("matrix traffic needs matrix:file=PATH")
+    path = Path(spec.params["file"])
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read traffic matrix {str(path)!r}: {exc.strerror}") from None
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        try:
+            rows.append([float(x) for x in line.split()])
+        except ValueError:
+            raise UserError(f"{path}:{lineno}: not a row of numbers") from None
+    if len(rows) != t.N or any(len(r) != t.N for r in rows):
+        raise UserError(f"{path}: expected a {t.N} x {t.N} matrix for {t.name}")
+    L = np.array(rows)
+    if (L < -_TOL).any():
+        raise UserError(f"{path}: traffic matrix has negative entries")
+    if not (np.allclose(L.sum(axis=1), 1, atol=_TOL) and np.allclose(L.sum(axis=0), 1, atol=_TOL)):
+        raise UserError(f"{path}: traffic matrix is not doubly stochastic (row and column sums must be 1)")
+    return Traffic(spec.text, matrix=L)
+
+
+def _random_perms(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, {"m"})
+    if spec.arg is not None:
+        try:
+            count = int(spec.arg)
+        except ValueError:
+            raise UserError(f"random-perms takes a count, e.g. random-perms:1000 (got {spec.arg!r})") from None
+    else:
+        count = take_int(spec, "m", default=1000)
+    if count < 1:
+        raise UserError(f"random-perms needs at least one permutation (got {count})")
+    return Traffic(spec.text, count=count)
+
+
+#: Traffic registry: public name -> factory(torus, spec).
+TRAFFICS = {
+    "uniform": _uniform,
+    "neighbor": _neighbor,
+    "bitcomp": _bitcomp,
+    "transpose": _transpose,
+    "tornado": _tornado,
+    "bitrev": _bitrev,
+    "shuffle": _shuffle,
+    "hotspot": _hotspot,
+    "matrix": _matrix,
+    "random-perms": _random_perms,
+}
+
+
+def traffic_names() -> list[str]:
+    """Registered traffic names."""
+    return list(TRAFFICS)
+
+
+def make_traffic(torus: Torus, text: str) -> Traffic:
+    """Build the traffic pattern named ``text`` (``name`` or ``name:key=value,...``) on ``torus``.
+
+    Examples
+    --------
+    >>> make_traffic(Torus(5, 1), "tornado").perm.tolist()
+    [2, 3, 4, 0, 1]
+    >>> make_traffic(Torus(5, 1), "random-perms:10").count
+    10
+    """
+    spec = parse_spec(text)
+    if spec.name not in TRAFFICS:
+        raise UserError(f"unknown traffic {spec.name!r} (known: {', '.join(TRAFFICS)})")
+    if spec.arg is not None and spec.name != "random-perms":
+        raise UserError(f"traffic {spec.name!r} takes key=value parameters, not {spec.arg!r}")
+    return TRAFFICS[spec.name](torus, spec)
