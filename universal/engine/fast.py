@@ -212,36 +212,37 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             waiting.take(np.argsort(-waiting.keys, kind="stable"))
         win = _winners(waiting.want, bandwidth, scratch, arange)
         at = np.flatnonzero(win)
-        movers = np.take(waiting.order, at)
         crossed = np.take(waiting.want, at)
         left_from = np.take(waiting.prev, at)
         cursor = np.take(waiting.cursor, at) + 1
         if hop_steps is not None:
             hop_steps[cursor - 1] = step
         done = cursor == np.take(waiting.end, at)
-        going = ~done
-        delivery[movers[done]] = step
         hops_done += len(at)
+        any_done = bool(done.any())
+        if any_done:
+            going = ~done
+            delivery[np.take(waiting.order, at[done])] = step
+            on, next_cursor, entered = at[going], cursor[going], crossed[going]
+        else:  # before the first arrivals (most steps), skip the compressions
+            on, next_cursor, entered = at, cursor, crossed
 
         # Link-buffer occupancy: movers leave the buffer they sat in and, unless delivered,
         # enter the buffer of the link they crossed.
         np.subtract.at(occupancy, left_from, one)
-        entered = crossed[going]
         np.add.at(occupancy, entered, one)
         if len(entered):
             max_buffer = max(max_buffer, int(np.take(occupancy, entered).max()))
 
-        on = at[going]
-        next_cursor = cursor[going]
         waiting.cursor[on] = next_cursor
         waiting.prev[on] = entered
         waiting.want[on] = np.take(links, next_cursor)
         if protocol.dynamic == "on-move":
-            arrival[movers] = step
-            stay = movers[going]
+            arrival[np.take(waiting.order, at)] = step
+            stay = np.take(waiting.order, on)
             new_keys = protocol.keys(state, stay, next_cursor - start[stay], arrival[stay]) * n + stay
             waiting.merge(np.flatnonzero(~win), on, new_keys)
-        elif np.any(done):
+        elif any_done:
             keep = np.ones(len(waiting), dtype=bool)
             keep[at[done]] = False
             waiting.take(keep)
