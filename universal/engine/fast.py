@@ -76,12 +76,12 @@ class _Waiting:
     """The waiting packets, lowest priority first, with aligned per-packet arrays."""
 
     def __init__(self, order: np.ndarray, keys: np.ndarray, cursor: np.ndarray, end: np.ndarray,
-                 links: np.ndarray, injection: int) -> None:
+                 links: np.ndarray, shift: int, injection: int) -> None:
         self.order = order
         self.keys = keys
         self.cursor = cursor
         self.end = end
-        self.want = links[cursor]
+        self.want = links[cursor] >> shift
         self.prev = np.full(len(order), injection, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -113,17 +113,25 @@ class _Waiting:
         self.take(index)
 
 
-def _link_slots(collection: PathCollection) -> tuple[np.ndarray, int]:
-    """The flat path array as indices of per-link state, and the number of slots.
+def _slot_shift(collection: PathCollection) -> int:
+    """1 if per-link state can be indexed by edge (link >> 1), else 0.
 
     When no edge is used in both directions (leveled collections such as the butterfly's),
     a link and its edge are interchangeable, and indexing by edge halves the per-link arrays,
     which then stay in cache better.
     """
     loads = collection.link_loads
-    if not np.any((loads[0::2] > 0) & (loads[1::2] > 0)):
-        return collection.links >> 1, collection.network.num_links // 2
-    return collection.links, collection.network.num_links
+    return 0 if np.any((loads[0::2] > 0) & (loads[1::2] > 0)) else 1
+
+
+def _priority_order(primary: np.ndarray, order: np.ndarray, n: int) -> np.ndarray:
+    """Permutation putting ``order`` (increasing ids < n) in decreasing (primary key, id) order.
+
+    Small keys sort as int16, for which numpy's stable sort is a radix sort.
+    """
+    if len(primary) and 0 <= primary.min() and primary.max() < np.iinfo(np.int16).max:
+        return np.argsort(primary.astype(np.int16), kind="stable")[::-1]
+    return np.argsort(-(primary * n + order), kind="stable")
 
 
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
@@ -180,13 +188,15 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     order = np.flatnonzero(lengths > 0)
     keys = np.zeros(len(order), dtype=np.int64)
     if protocol.dynamic != "per-step":
-        keys = protocol.keys(state, order, np.zeros(len(order), np.int64), arrival[order]) * n + order
-        sort = np.argsort(-keys, kind="stable")
-        order, keys = order[sort], keys[sort]
-    links, num_links = _link_slots(collection)
+        primary = protocol.keys(state, order, np.zeros(len(order), np.int64), arrival[order])
+        sort = _priority_order(primary, order, n)
+        order = order[sort]
+        keys = primary[sort] * n + order
+    shift = _slot_shift(collection)
+    links, num_links = collection.links, collection.network.num_links >> shift
     start = collection.offsets[:-1]
     # Buffer slot ``num_links`` stands for the injection buffers, so leaving them needs no special case.
-    waiting = _Waiting(order, keys, start[order], start[order] + lengths[order], links, injection=num_links)
+    waiting = _Waiting(order, keys, start[order], start[order] + lengths[order], links, shift, injection=num_links)
 
     # A buffer never holds more packets than cross its link (<= C): int16 usually suffices.
     count_type = np.int16 if collection.congestion < np.iinfo(np.int16).max else np.int32
@@ -236,7 +246,10 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
 
         waiting.cursor[on] = next_cursor
         waiting.prev[on] = entered
-        waiting.want[on] = np.take(links, next_cursor)
+        upcoming = np.take(links, next_cursor)
+        if shift:
+            upcoming >>= shift
+        waiting.want[on] = upcoming
         if protocol.dynamic == "on-move":
             arrival[np.take(waiting.order, at)] = step
             stay = np.take(waiting.order, on)
