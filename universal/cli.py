@@ -3,6 +3,9 @@
     python -m universal scenario NAME_OR_FILE [--seeds N] [--json]
     python -m universal scenarios
     python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N] [--json]
+    python -m universal load --network torus:k=K,n=N --routing A,B --traffic X,Y [--seed S] [--json]
+    python -m universal worstcase --network torus:k=K,n=N --routing A,B [--show-permutation]
+        [--permutation-file PATH] [--json]
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2.
 """
@@ -22,7 +25,10 @@ from rich.table import Table
 
 from universal.errors import UserError
 from universal.experiment import Experiment, ExperimentResult, run_experiment
+from universal.load_analysis import (LoadAnalysis, LoadReport, permutation_paths, progress_total,
+                                     run_load_analysis, torus_from_network, write_permutation_file)
 from universal.reporting import make_console, print_experiment
+from universal.reporting.oblivious import print_load_report
 from universal.scenario import list_scenarios, load_scenario, seeds_from
 
 
@@ -94,6 +100,24 @@ def build_parser() -> argparse.ArgumentParser:
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     rt.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+    ld = sub.add_parser("load", help="throughput and locality of oblivious routings under traffic patterns")
+    ld.add_argument("--network", required=True, help="torus:k=K,n=N (only tori so far)")
+    ld.add_argument("--routing", default="dor", help="comma-separated: dor, val, romm, rlb, rlbth, ival")
+    ld.add_argument("--traffic", default="uniform",
+                    help="comma-separated, e.g. uniform,bitcomp,transpose,tornado,random-perms:10000")
+    ld.add_argument("--seed", type=_nonnegative, default=0, help="seed of the random permutations (default 0)")
+    ld.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+    wc = sub.add_parser("worstcase", help="exact worst-case permutation and throughput of oblivious routings")
+    wc.add_argument("--network", required=True, help="torus:k=K,n=N (only tori so far)")
+    wc.add_argument("--routing", default="dor", help="comma-separated: dor, val, romm, rlb, rlbth, ival")
+    wc.add_argument("--show-permutation", action="store_true",
+                    help="print each worst permutation (a k x k grid of destinations on 2-D tori)")
+    wc.add_argument("--permutation-file", metavar="PATH",
+                    help="write the worst permutation for --problem permutation:file=PATH "
+                         "(several routings: PATH with .ROUTING before the suffix)")
+    wc.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return parser
 
 
@@ -118,6 +142,29 @@ def _progress(total: int, enabled: bool) -> Iterator:
         yield advance
 
 
+@contextmanager
+def _work_progress(total: int, description: str, enabled: bool) -> Iterator:
+    """A transient progress bar on stderr counting work units (only on a terminal).
+
+    Yields a callable ``advance(amount)`` (a no-op when there is no bar).
+    """
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda amount: bar.advance(task, amount)
+
+
+def _analyse(analysis: LoadAnalysis, as_json: bool) -> LoadReport:
+    torus = torus_from_network(analysis.network)
+    what = "worst case" if not analysis.traffics else "channel loads"
+    with _work_progress(progress_total(analysis, torus), f"{what} on {torus.name}", not as_json) as advance:
+        return run_load_analysis(analysis, progress=advance)
+
+
 def _run(exp: Experiment, as_json: bool) -> ExperimentResult:
     total = len(exp.seeds) * len(exp.paths) * len(exp.protocols)
     with _progress(total, not as_json) as advance:
@@ -129,6 +176,13 @@ def _emit(result: ExperimentResult, as_json: bool) -> None:
         print(json.dumps(result.to_json(), indent=1))
     else:
         print_experiment(result, make_console())
+
+
+def _emit_report(report: LoadReport, as_json: bool, **options) -> None:
+    if as_json:
+        print(json.dumps(report.to_json(), indent=1))
+    else:
+        print_load_report(report, make_console(), **options)
 
 
 def cmd_scenario(args: argparse.Namespace) -> None:
@@ -165,7 +219,32 @@ def cmd_route(args: argparse.Namespace) -> None:
     _emit(_run(exp, args.json), args.json)
 
 
-COMMANDS = {"scenario": cmd_scenario, "scenarios": cmd_scenarios, "route": cmd_route}
+def cmd_load(args: argparse.Namespace) -> None:
+    """``universal load``: throughput (fraction of capacity) and locality of routings under traffics."""
+    analysis = LoadAnalysis(args.network, _names(args.routing), _names(args.traffic), seed=args.seed)
+    _emit_report(_analyse(analysis, args.json), args.json)
+
+
+def cmd_worstcase(args: argparse.Namespace) -> None:
+    """``universal worstcase``: the exact worst-case permutation of each routing, optionally written out."""
+    analysis = LoadAnalysis(args.network, _names(args.routing), worstcase=True)
+    torus_from_network(analysis.network)          # a bad network is reported before the file check
+    files = permutation_paths(args.permutation_file, analysis.routings) if args.permutation_file else {}
+    report = _analyse(analysis, args.json)
+    written = {w.routing: write_permutation_file(files[r], w) for r, w in zip(analysis.routings, report.worst)
+               if r in files}
+    if args.json:
+        data = report.to_json()
+        for row in data["rows"]:
+            if row["routing"] in written:
+                row["permutation_file"] = str(written[row["routing"]])
+        print(json.dumps(data, indent=1))
+    else:
+        print_load_report(report, make_console(), show_permutation=args.show_permutation, files=written)
+
+
+COMMANDS = {"scenario": cmd_scenario, "scenarios": cmd_scenarios, "route": cmd_route,
+            "load": cmd_load, "worstcase": cmd_worstcase}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

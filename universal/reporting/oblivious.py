@@ -1,0 +1,256 @@
+"""Rich tables for the load analysis: ``universal load``, ``universal worstcase`` and
+``kind = "load"`` scenarios.
+
+Throughput is printed as a fraction of capacity with three digits, as in Towles' Table 1
+("Finding worst-case permutations for oblivious routing algorithms").
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from universal.load_analysis import LoadReport
+from universal.oblivious import LoadResult, Torus, WorstCaseResult
+
+__all__ = ["sparkline", "load_results_table", "worstcase_table", "permutation_view",
+           "comparison_table", "print_load_report"]
+
+_BARS = " ▁▂▃▄▅▆▇█"
+
+
+def _thr(x: float | None) -> str:
+    """A throughput with three digits (``∞`` for a pattern that loads no channel)."""
+    if x is None:
+        return "—"
+    return "∞" if math.isinf(x) else f"{x:.3f}"
+
+
+def _fraction(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def sparkline(counts: Sequence[int]) -> str:
+    """One character per histogram bin, its height proportional to the count (blank for 0).
+
+    Parameters
+    ----------
+    counts : sequence of int
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> sparkline([0, 1, 4, 8, 2])
+    ' ▁▄█▂'
+    """
+    top = max(counts, default=0)
+    if top <= 0:
+        return ""
+    return "".join(_BARS[math.ceil(8 * c / top)] if c > 0 else " " for c in counts)
+
+
+def _capacity_caption(report: LoadReport) -> str:
+    t = report.torus
+    rule = "k/8 (k even)" if t.k % 2 == 0 else "(k²-1)/(8k) (k odd)"
+    return (f"{t.N:,} nodes, {t.num_channels:,} channels; throughput = fraction of capacity = "
+            f"capacity load / max channel load, capacity load = {_fraction(report.capacity_load)} = {rule}, "
+            "the uniform load under minimal balanced routing")
+
+
+def load_results_table(report: LoadReport) -> Table:
+    """Throughput, max load and locality of every (routing, traffic) row.
+
+    ``random-perms:M`` rows show the worst throughput, the mean and the best beside it and a
+    histogram of all M throughputs (20 bins from worst to best).
+
+    Parameters
+    ----------
+    report : LoadReport
+
+    Returns
+    -------
+    rich.table.Table
+
+    Examples
+    --------
+    >>> from universal.load_analysis import LoadAnalysis, run_load_analysis
+    >>> rep = run_load_analysis(LoadAnalysis("torus:k=5,n=2", ["dor"], ["uniform", "random-perms:20"]))
+    >>> load_results_table(rep).row_count
+    2
+    """
+    random = any(r.mean is not None for r in report.loads)
+    caption = [_capacity_caption(report),
+               "locality: average path length over all pairs / minimal average path length"]
+    if random:
+        caption.append(f"random-perms:M: throughput of the worst of M random permutations (seed "
+                       f"{report.seed}), mean and best beside it; histogram from worst to best, 20 bins")
+    table = Table(title=f"load: {report.torus.name}", caption="\n".join(caption), header_style="bold")
+    columns = ["routing", "traffic", "throughput", "max load", "locality"]
+    if random:
+        columns += ["mean", "best", "histogram"]
+    for name in columns:
+        table.add_column(name, justify="left" if name in ("routing", "traffic", "histogram") else "right")
+    for r in report.loads:
+        cells = [r.routing, r.traffic, _thr(r.throughput), _max_load(r), f"{r.locality:.3f}"]
+        if random:
+            hist = sparkline(r.histogram[0].tolist()) if r.histogram is not None else ""
+            cells += [_thr(r.mean), _thr(r.best), hist]
+        table.add_row(*cells)
+    return table
+
+
+def _max_load(r: LoadResult) -> str:
+    """The largest channel load: the exact fraction when it is known, else three digits."""
+    x = r.max_load_exact
+    if x is None:
+        return f"{r.max_load:.3f}"
+    return _fraction(x) if x.denominator == 1 else f"{float(x):.3f} = {_fraction(x)}"
+
+
+def _exactness(w: WorstCaseResult) -> str:
+    if w.exact:
+        return "yes"
+    return f"no: worst within +{float(w.error_bound):.2g} of this load"
+
+
+def worstcase_table(report: LoadReport) -> Table:
+    """The exact worst case of every routing: throughput, max load, the channel and exactness.
+
+    Parameters
+    ----------
+    report : LoadReport
+    Returns
+    -------
+    rich.table.Table
+
+    Examples
+    --------
+    >>> from universal.load_analysis import LoadAnalysis, run_load_analysis
+    >>> rep = run_load_analysis(LoadAnalysis("torus:k=5,n=2", ["dor", "romm"], worstcase=True))
+    >>> worstcase_table(rep).row_count
+    2
+    """
+    caption = [_capacity_caption(report),
+               "worst case over all traffic: a max-weight perfect matching per focus channel "
+               "(Towles, \"Finding worst-case permutations for oblivious routing algorithms\")"]
+    table = Table(title=f"worst case: {report.torus.name}", caption="\n".join(caption), header_style="bold")
+    for name in ["routing", "throughput", "max load", "exact max load", "channel", "exact"]:
+        table.add_column(name, justify="left" if name in ("routing", "channel", "exact") else "right")
+    for w in report.worst:
+        throughput = _thr(w.throughput)
+        if w.exact and w.throughput_exact.denominator != 1:
+            throughput += f" = {_fraction(w.throughput_exact)}"
+        table.add_row(w.routing, throughput, f"{w.max_load:.3f}", _fraction(w.max_load_exact),
+                      f"{w.channel[0]}->{w.channel[1]}", _exactness(w))
+    return table
+
+
+def permutation_view(torus: Torus, result: WorstCaseResult) -> Table:
+    """The worst permutation as a grid of destination labels.
+
+    On a 2-D torus row ``x``, column ``y`` holds the destination of source ``(x, y)`` (the layout
+    of Towles' Figure 9); on a ring one row; on higher dimensions one row per source.
+
+    Parameters
+    ----------
+    torus : Torus
+    result : WorstCaseResult
+
+    Returns
+    -------
+    rich.table.Table
+
+    Examples
+    --------
+    >>> from universal.oblivious import worst_case
+    >>> permutation_view(Torus(5, 2), worst_case(5, 2, "dor")).row_count
+    5
+    """
+    perm = np.asarray(result.permutation)
+    title = (f"worst-case permutation of {result.routing} on {torus.name} "
+             f"(loads {result.channel[0]}->{result.channel[1]} to {_fraction(result.max_load_exact)})")
+    table = Table(title=title, header_style="bold", show_lines=False)
+    if torus.n == 2:
+        table.caption = "row x, column y: destination of source x,y"
+        table.add_column("x \\ y", justify="right", style="bold")
+        for y in range(torus.k):
+            table.add_column(str(y), justify="center")
+        for x in range(torus.k):
+            table.add_row(str(x), *(torus.label(perm[torus.node((x, y))]) for y in range(torus.k)))
+    elif torus.n == 1:
+        table.add_column("source", style="bold")
+        for s in range(torus.k):
+            table.add_column(str(s), justify="center")
+        table.add_row("destination", *(torus.label(d) for d in perm))
+    else:
+        table.add_column("source", justify="right")
+        table.add_column("destination", justify="right")
+        for s, d in enumerate(perm):
+            table.add_row(torus.label(s), torus.label(d))
+    return table
+
+
+def comparison_table(report: LoadReport) -> Table:
+    """Throughput side by side: one row per traffic (and the worst case), one column per routing.
+
+    This is the layout of Towles' Table 1.
+
+    Examples
+    --------
+    >>> from universal.load_analysis import LoadAnalysis, run_load_analysis
+    >>> rep = run_load_analysis(LoadAnalysis("torus:k=5,n=2", ["dor", "romm"], ["tornado"], worstcase=True))
+    >>> comparison_table(rep).row_count
+    2
+    """
+    routings = list(dict.fromkeys([r.routing for r in report.loads] + [w.routing for w in report.worst]))
+    title = f"{report.name or 'load'}: throughput on {report.torus.name} (fraction of capacity)"
+    table = Table(title=title, header_style="bold")
+    table.add_column("pattern")
+    for routing in routings:
+        table.add_column(routing, justify="right")
+    for traffic in dict.fromkeys(r.traffic for r in report.loads):
+        cells = {r.routing: r.throughput for r in report.loads if r.traffic == traffic}
+        label = f"worst of {traffic}" if traffic.startswith("random-perms") else traffic
+        table.add_row(label, *(_thr(cells.get(routing)) for routing in routings))
+    if report.worst:
+        cells = {w.routing: w.throughput for w in report.worst}
+        table.add_row("worst case (exact)", *(_thr(cells.get(routing)) for routing in routings))
+    return table
+
+
+def print_load_report(report: LoadReport, console: Console, show_permutation: bool = False,
+                      files: dict[str, Path] | None = None, compare: bool = False) -> None:
+    """Print the load table, the worst-case table and (optionally) the permutations.
+
+    Parameters
+    ----------
+    report : LoadReport
+    console : rich.console.Console
+    show_permutation : bool
+        Also print each routing's worst permutation (see :func:`permutation_view`).
+    files : dict routing -> Path, optional
+        Files the worst permutations were written to.
+    compare : bool
+        Also print the side-by-side :func:`comparison_table` (scenarios).
+    """
+    if report.loads:
+        console.print(load_results_table(report))
+    if report.worst:
+        console.print(worstcase_table(report))
+        for routing, path in (files or {}).items():
+            console.print(f"{routing}: worst permutation written to {path} "
+                          f"(route it with --problem permutation:file={path})")
+        if show_permutation:
+            for w in report.worst:
+                console.print(permutation_view(report.torus, w))
+    if compare:
+        console.print(comparison_table(report))
