@@ -7,6 +7,9 @@
 * ``valiant``: Valiant's trick over a base system: first to a uniformly random intermediate
   node (a random row on leveled networks), then to the destination.
 * ``explicit:file=PATH``: the user's own paths, one per line as node names, validated.
+* ``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival`` (tori only): the oblivious routings of
+  the load analysis (:mod:`universal.oblivious`), each path drawn from the same distribution
+  whose exact channel loads ``universal load`` reports.
 
 Reference: Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §2.3, §3.2.
 """
@@ -21,6 +24,8 @@ import numpy as np
 
 from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
+from universal.oblivious import ROUTINGS, sample_paths
+from universal.oblivious.torus import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.paths.collection import PathCollection
 from universal.registry import Registry, Spec, check_known_params, parse_spec
 from universal.workloads import Problem
@@ -375,6 +380,68 @@ def _explicit(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem
         raise UserError(f"{spec.text!r}: give the file as explicit:file=PATH")
     path = resolve_path(file, base_dir)
     return PathSystem("explicit", lambda prob, net, rng: explicit_paths(prob, net, path))
+
+
+def oblivious_paths(routing: str, problem: Problem, network: Network, rng: np.random.Generator) -> PathCollection:
+    """Paths drawn from the oblivious routing ``routing`` of the load analysis (tori only).
+
+    Each packet's path is sampled independently with
+    :func:`universal.oblivious.sample_paths`, so the expected number of paths on a link is the
+    channel load that ``universal load`` computes exactly for the same traffic.
+
+    Parameters
+    ----------
+    routing : str
+        ``dor``, ``val``, ``romm``, ``rlb``, ``rlbth`` or ``ival``.
+    problem : Problem
+    network : Network
+        A ``torus:k=,n=`` network with k >= 3.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    PathCollection
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.workloads import build_problem
+    >>> net = build_network("torus:k=8,n=2")
+    >>> prob = build_problem("permutation:tornado", net, np.random.default_rng(0))
+    >>> coll = oblivious_paths("romm", prob, net, np.random.default_rng(0))
+    >>> coll.congestion, coll.dilation, coll.is_shortest
+    (3, 3, True)
+
+    References
+    ----------
+    B. Towles, "Finding worst-case permutations for oblivious routing algorithms", §5 (ROMM);
+    B. Towles, W. J. Dally and S. Boyd, "Throughput-centric routing algorithm design", Table 1.
+    """
+    if network.kind != "torus":
+        raise UserError(f"path system {routing!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
+    k, n = network.params["k"], network.params["n"]
+    if network.num_nodes > OBLIVIOUS_MAX_NODES:
+        raise UserError(f"path system {routing!r} handles tori of at most {OBLIVIOUS_MAX_NODES} nodes; "
+                        f"{network.name} has {network.num_nodes:,}")
+    node_paths = sample_paths(routing, k, n, problem.sources, problem.dests, rng)
+    return PathCollection.from_node_paths(network, node_paths, routing)
+
+
+def _register_oblivious(name: str, summary: str) -> None:
+    """File the oblivious routing ``name`` in :data:`PATH_SYSTEMS` (one entry per routing)."""
+
+    @PATH_SYSTEMS.register(name, f"{summary} (tori only)")
+    def _factory(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+        check_known_params(spec, set())
+        if spec.arg is not None:
+            raise UserError(f"path system {name!r} takes no argument (got {spec.arg!r})")
+        if network.kind != "torus":
+            raise UserError(f"path system {name!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
+        return PathSystem(name, lambda prob, net, rng: oblivious_paths(name, prob, net, rng))
+
+
+for _routing in ROUTINGS.values():
+    _register_oblivious(_routing.name, _routing.summary)
 
 
 def build_path_system(system: str | PathSystem, network: Network, base_dir: Path | None = None) -> PathSystem:
