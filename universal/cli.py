@@ -187,12 +187,23 @@ def _emit_report(report: LoadReport, as_json: bool, **options) -> None:
 
 def cmd_scenario(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.name)
+    if scenario.analysis is not None:
+        _run_load_scenario(scenario.analysis, args)
+        return
     exp = scenario.experiment
     if args.seeds is not None or args.seed is not None:
         first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
         count = args.seeds if args.seeds is not None else len(exp.seeds)
         exp.seeds = seeds_from(count, first, "command line")
     _emit(_run(exp, args.json), args.json)
+
+
+def _run_load_scenario(analysis: LoadAnalysis, args: argparse.Namespace) -> None:
+    if args.seeds is not None:
+        raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
+    if args.seed is not None:
+        analysis.seed = args.seed
+    _emit_report(_analyse(analysis, args.json), args.json, compare=True)
 
 
 def cmd_scenarios(args: argparse.Namespace) -> None:

@@ -11,6 +11,16 @@ Keys (all but ``network``, ``problem``, ``paths`` and ``protocols`` optional)::
     seed      = 0          # first seed when `seeds` is a count
     bandwidth = 1          # B
 
+A scenario with ``kind = "load"`` runs the channel-load analysis (SPEC §7) instead of an
+experiment; its keys mirror ``universal load`` and ``universal worstcase``::
+
+    kind      = "load"
+    network   = "torus:k=9,n=2"
+    routing   = ["dor", "romm"]
+    traffic   = ["uniform", "tornado", "random-perms:10000"]   # optional when worstcase = true
+    worstcase = true       # also the exact worst-case permutation of every routing
+    seed      = 0          # seed of the random permutations
+
 Relative file names inside the scenario (``edgelist:net.edges``) resolve against the
 scenario file's folder. Built-in scenarios live in ``scenarios/`` and run by name.
 """
@@ -24,8 +34,10 @@ from pathlib import Path
 
 from universal.errors import UserError
 from universal.experiment import Experiment
+from universal.load_analysis import LoadAnalysis
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "engine"}
+LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 
 
 @dataclass
@@ -34,8 +46,9 @@ class Scenario:
 
     name: str
     description: str
-    experiment: Experiment
+    experiment: Experiment | None
     path: Path
+    analysis: LoadAnalysis | None = None
 
 
 def builtin_dir() -> Path:
@@ -106,6 +119,8 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         raise UserError(f"{path}: malformed scenario file ({exc})") from None
     except OSError as exc:
         raise UserError(f"cannot read scenario {str(path)!r}: {exc.strerror}") from None
+    if "kind" in data:
+        return _load_analysis_scenario(data, path)
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
         raise UserError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
@@ -126,3 +141,32 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         base_dir=path.parent,
     )
     return Scenario(path.stem, str(data.get("description", "")), experiment, path)
+
+
+def _load_analysis_scenario(data: dict, path: Path) -> Scenario:
+    """A ``kind = "load"`` scenario: the load table and/or the exact worst case (SPEC §7).
+
+    Examples
+    --------
+    >>> sc = load_scenario("torus_worstcase")
+    >>> sc.analysis.routings, sc.analysis.worstcase
+    (['dor', 'romm'], True)
+    """
+    if data["kind"] != "load":
+        raise UserError(f"{path}: 'kind' must be \"load\" (or left out for an experiment), not {data['kind']!r}")
+    unknown = sorted(set(data) - LOAD_KEYS)
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r} for kind = \"load\" (known: {', '.join(sorted(LOAD_KEYS))})")
+    if not isinstance(data.get("network"), str):
+        raise UserError(f"{path}: 'network' must be given as a string")
+    worstcase = data.get("worstcase", False)
+    if not isinstance(worstcase, bool):
+        raise UserError(f"{path}: 'worstcase' must be true or false")
+    traffic = _string_list(data, "traffic", path) if "traffic" in data or not worstcase else []
+    seed = data.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise UserError(f"{path}: 'seed' must be a non-negative integer")
+    analysis = LoadAnalysis(network=data["network"], routings=_string_list(data, "routing", path),
+                            traffics=traffic, worstcase=worstcase, seed=seed, name=path.stem,
+                            base_dir=path.parent)
+    return Scenario(path.stem, str(data.get("description", "")), None, path, analysis)

@@ -213,7 +213,10 @@ def comparison_table(report: LoadReport) -> Table:
     """
     routings = list(dict.fromkeys([r.routing for r in report.loads] + [w.routing for w in report.worst]))
     title = f"{report.name or 'load'}: throughput on {report.torus.name} (fraction of capacity)"
-    table = Table(title=title, header_style="bold")
+    caption = "worst case: exact, by max-weight matching"
+    if any(r.mean is not None for r in report.loads):
+        caption += f"; worst of random-perms:M: the worst of a sample of M permutations (seed {report.seed})"
+    table = Table(title=title, caption=caption, header_style="bold")
     table.add_column("pattern")
     for routing in routings:
         table.add_column(routing, justify="right")
