@@ -18,6 +18,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
+from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks.base import Network
 
@@ -249,17 +250,10 @@ def read_edgelist(path: str | Path) -> Network:
         Missing file, malformed line, self-loop, or no edges.
     """
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read edge list {str(path)!r}: {exc.strerror}") from None
     graph = nx.Graph()
-    for lineno, line in enumerate(text.splitlines(), 1):
-        fields = line.split("#", 1)[0].split()
-        if not fields:
-            continue
+    for lineno, fields in read_rows(path, "edge list"):
         if len(fields) != 2:
-            raise UserError(f"{path}:{lineno}: expected 'u v', got {line.strip()!r}")
+            raise UserError(f"{path}:{lineno}: expected 'u v', got {' '.join(fields)!r}")
         u, v = fields
         if u == v:
             raise UserError(f"{path}:{lineno}: self-loop at node {u}")

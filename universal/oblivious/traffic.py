@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.registry import Spec, check_known_params, parse_spec, take_int
 
@@ -164,17 +165,10 @@ def _matrix(t: Torus, spec: Spec) -> Traffic:
     if "file" not in spec.params:
         raise UserError("matrix traffic needs matrix:file=PATH")
     path = Path(spec.params["file"])
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read traffic matrix {str(path)!r}: {exc.strerror}") from None
     rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for lineno, fields in read_rows(path, "traffic matrix"):
         try:
-            rows.append([float(x) for x in line.split()])
+            rows.append([float(x) for x in fields])
         except ValueError:
             raise UserError(f"{path}:{lineno}: not a row of numbers") from None
     if len(rows) != t.N or any(len(r) != t.N for r in rows):

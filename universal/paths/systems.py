@@ -22,6 +22,7 @@ from typing import Callable
 
 import numpy as np
 
+from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
 from universal.oblivious import ROUTINGS, sample_paths
@@ -301,18 +302,12 @@ def default_base(network: Network) -> str:
 
 def read_explicit_paths(network: Network, path: Path) -> list[list[int]]:
     """Read one path per line as node names; ``#`` starts a comment."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read paths file {str(path)!r}: {exc.strerror}") from None
     result = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        fields = line.split("#", 1)[0].split()
-        if fields:
-            try:
-                result.append([network.node(f) for f in fields])
-            except UserError as exc:
-                raise UserError(f"{path}:{lineno}: {exc}") from None
+    for lineno, fields in read_rows(path, "paths"):
+        try:
+            result.append([network.node(f) for f in fields])
+        except UserError as exc:
+            raise UserError(f"{path}:{lineno}: {exc}") from None
     if not result:
         raise UserError(f"{path}: no paths")
     return result

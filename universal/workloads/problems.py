@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network, resolve_path
 from universal.registry import Registry, Spec, check_known_params, parse_spec, take_int
@@ -153,19 +154,6 @@ NAMED_PERMUTATIONS = {
 }
 
 
-def _read_lines(path: Path, what: str) -> list[tuple[int, list[str]]]:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read {what} file {str(path)!r}: {exc.strerror}") from None
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        fields = line.split("#", 1)[0].split()
-        if fields:
-            rows.append((lineno, fields))
-    return rows
-
-
 def _endpoint_index(network: Network, token: str, pool: np.ndarray, where: str) -> int:
     node = network.node(token)
     hit = np.flatnonzero(pool == node)
@@ -176,7 +164,7 @@ def _endpoint_index(network: Network, token: str, pool: np.ndarray, where: str) 
 
 def _perm_from_file(network: Network, path: Path) -> np.ndarray:
     srcs, dsts = endpoints(network)
-    rows = _read_lines(path, "permutation")
+    rows = read_rows(path, "permutation")
     if len(rows) != len(srcs):
         raise UserError(f"{path}: a permutation of this network has {len(srcs)} lines, the file has {len(rows)}")
     perm = np.empty(len(rows), dtype=np.int64)
@@ -278,7 +266,7 @@ def _gossip(spec: Spec, network: Network, rng: np.random.Generator, base_dir: Pa
 
 
 def _pairs_from_file(network: Network, path: Path) -> Problem:
-    rows = _read_lines(path, "pairs")
+    rows = read_rows(path, "pairs")
     if not rows:
         raise UserError(f"{path}: no pairs")
     srcs = np.empty(len(rows), dtype=np.int64)
