@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from universal.protocols.buffered import PROTOCOLS, Protocol, RankState
+from universal.protocols.bufferless import BufferlessProtocol, Duplication, TrialAndFailure
 from universal.registry import parse_spec
 
 
@@ -26,4 +27,5 @@ def build_protocol(protocol: str | Protocol) -> Protocol:
     return PROTOCOLS.entry(spec.name).factory(spec)
 
 
-__all__ = ["PROTOCOLS", "Protocol", "RankState", "build_protocol"]
+__all__ = ["PROTOCOLS", "BufferlessProtocol", "Duplication", "Protocol", "RankState", "TrialAndFailure",
+           "build_protocol"]

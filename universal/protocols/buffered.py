@@ -74,6 +74,9 @@ class Protocol:
     K: int | None = None
     extra: dict = field(default_factory=dict)
 
+    #: Bufferless protocols (trial-and-failure, duplication) run on their own engine.
+    bufferless = False
+
     def bound(self, C: int, D: int, n: int, B: int = 1) -> float | None:
         """The value of ``bound_expr`` for a collection (None for the greedy baselines)."""
         return None
