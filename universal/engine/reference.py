@@ -1,9 +1,13 @@
-"""A small, plainly written reference engine: the test oracle for :mod:`universal.engine.fast`.
+"""A small, plainly written reference engine: the test oracle for :mod:`universal.engine.fast`
+and :mod:`universal.engine.bufferless`.
 
 It follows SPEC §2 literally, one packet at a time: every step, each waiting packet names the
-link it wants; each link sorts its contenders by (key, id) and lets the first B cross. It is
-slow on purpose and shares nothing with the fast engine but the protocols' random draws (the
-same generator calls in the same order), so the two must agree step for step.
+link it wants; each link sorts its contenders by (key, id) and lets the first B cross (with
+bounded buffers, only those for which the link's buffer had room at the start of the step).
+The bufferless protocols (trial-and-failure, duplication) run in rounds, exactly as the module
+docstring of :mod:`universal.protocols.bufferless` says. It is slow on purpose and shares
+nothing with the fast engines but the protocols' random draws (the same generator calls in the
+same order), so they must agree step for step.
 """
 
 from __future__ import annotations
@@ -12,13 +16,20 @@ import numpy as np
 
 from universal.engine.result import RoutingResult
 from universal.paths import PathCollection
-from universal.protocols import Protocol, build_protocol
+from universal.protocols import Duplication, Protocol, TrialAndFailure, build_protocol
 
 
 def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
-                       bandwidth: int = 1, step_limit: int | None = None,
+                       bandwidth: int = 1, buffer: int | None = None, step_limit: int | None = None,
                        record_hops: bool = False) -> RoutingResult:
     """Same contract as :func:`universal.engine.fast.simulate`, in pure Python.
+
+    ``buffer`` is the link-buffer size b (None: unbounded). A packet may enter the buffer of
+    link e in a step only if, counting the packets that sat in it at the start of the step,
+    there is still room after the packets accepted before it on e in this step; a packet
+    crossing its last link is delivered and needs no room. A step that moves no packet while
+    packets wait ends the run with status ``"deadlock"``. Bufferless protocols ignore
+    ``buffer`` (they have none) and run :func:`_simulate_bufferless`.
 
     Examples
     --------
@@ -31,10 +42,18 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
     >>> paths = route_paths("dimension-order", prob, net, np.random.default_rng(0))
     >>> simulate_reference(paths, "fifo", np.random.default_rng(0)).status
     'delivered'
+    >>> simulate_reference(paths, "fifo", np.random.default_rng(0), buffer=1).max_buffer
+    1
+    >>> simulate_reference(paths, "trial-and-failure", np.random.default_rng(0)).status
+    'delivered'
     """
     protocol = build_protocol(protocol)
     if bandwidth < 1:
         raise ValueError("bandwidth must be >= 1")
+    if protocol.bufferless:
+        return _simulate_bufferless(collection, protocol, rng, bandwidth, step_limit, record_hops)
+    if buffer is not None and buffer < 1:
+        raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
     paths = [collection.links[collection.offsets[i]:collection.offsets[i + 1]].tolist()
              for i in range(collection.size)]
     n = len(paths)
@@ -50,6 +69,7 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
     max_buffer = 0
     total = 0
     status = "delivered"
+    deadlock_step = blocked = full_links = None
     while True:
         waiting = [i for i in range(n) if delivery[i] < 0]
         if not waiting:
@@ -64,24 +84,146 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
         else:
             key = {i: protocol.reference_key(state, i, hops[i], arrival[i]) for i in waiting}
 
+        # Buffer occupancy at the start of the step: a waiting packet that has made h > 0 hops
+        # sits in the buffer of the link it crossed last.
+        occupied = _occupancy(paths, hops, waiting)
         contenders: dict[int, list[tuple[int, int]]] = {}
         for i in waiting:
             contenders.setdefault(paths[i][hops[i]], []).append((key[i], i))
+        moved = 0
         for link in contenders:
-            for _, i in sorted(contenders[link])[:bandwidth]:
+            free = None if buffer is None else buffer - occupied.get(link, 0)
+            accepted = 0
+            entering = 0
+            for _, i in sorted(contenders[link]):
+                if accepted == bandwidth:
+                    break
+                last = hops[i] + 1 == len(paths[i])
+                if not last and free is not None and entering >= free:
+                    continue  # no room in the link's buffer: it stays where it is
+                accepted += 1
+                if not last:
+                    entering += 1
                 hop_steps[i][hops[i]] = step
                 hops[i] += 1
                 arrival[i] = step
                 total += 1
-                if hops[i] == len(paths[i]):
+                moved += 1
+                if last:
                     delivery[i] = step
+        if moved == 0:
+            status = "deadlock"
+            deadlock_step = step
+            blocked = np.array(waiting, dtype=np.int64)
+            full_links = np.array(sorted(contenders), dtype=np.int64)
+            break
 
-        buffers: dict[int, int] = {}
-        for i in range(n):
-            if delivery[i] < 0 and hops[i] > 0:
-                last = paths[i][hops[i] - 1]
-                buffers[last] = buffers.get(last, 0) + 1
-        max_buffer = max([max_buffer, *buffers.values()])
+        still = [i for i in range(n) if delivery[i] < 0]
+        max_buffer = max([max_buffer, *_occupancy(paths, hops, still).values()])
     flat_steps = np.array([s for per_path in hop_steps for s in per_path], dtype=np.int64)
     return RoutingResult(delivery=np.array(delivery, dtype=np.int64), status=status, steps=step,
-                         max_buffer=max_buffer, hops=total, hop_steps=flat_steps if record_hops else None)
+                         max_buffer=max_buffer, hops=total, hop_steps=flat_steps if record_hops else None,
+                         buffer=buffer, deadlock_step=deadlock_step, blocked=blocked, full_links=full_links)
+
+
+def _occupancy(paths: list[list[int]], hops: list[int], packets: list[int]) -> dict[int, int]:
+    """Packets per link buffer, among ``packets`` (all undelivered)."""
+    buffers: dict[int, int] = {}
+    for i in packets:
+        if hops[i] > 0:
+            last = paths[i][hops[i] - 1]
+            buffers[last] = buffers.get(last, 0) + 1
+    return buffers
+
+
+def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np.random.Generator,
+                         bandwidth: int, step_limit: int | None, record_hops: bool) -> RoutingResult:
+    """Trial-and-failure or duplication, round by round, as :mod:`universal.protocols.bufferless` says.
+
+    Every attempt (a packet in trial-and-failure, a copy in duplication) is a tuple
+    ``(packet, delay, rank)``; in the forward pass of round ``j`` it wants the ``k``-th link of
+    its path in step ``t0 + delay + k + 1``. Per step and link, the rule of the protocol decides
+    which of the attempts wanting the link cross; the others are discarded for the round.
+    """
+    if isinstance(protocol, TrialAndFailure):
+        duplication = False
+    elif isinstance(protocol, Duplication):
+        duplication = True
+    else:
+        raise TypeError(f"{protocol.name}: not a bufferless protocol the reference engine knows")
+    paths = [collection.links[collection.offsets[i]:collection.offsets[i + 1]].tolist()
+             for i in range(collection.size)]
+    n = len(paths)
+    D = max(collection.dilation, 1)
+    R = 4 * D
+    limit = protocol.default_step_limit(D) if step_limit is None else int(step_limit)
+
+    delivery = [0 if len(p) == 0 else -1 for p in paths]
+    active = [i for i in range(n) if len(paths[i]) > 0]
+    rounds = 0
+    total = 0
+    discarded = 0
+    finish = 0
+    capped = False
+    crossings: list[tuple[int, int, int]] = []
+    ranks = delays = None
+    status = "delivered"
+    while active:
+        j = rounds + 1
+        if j * R > limit:
+            status = "step-limit"
+            break
+        t0 = (j - 1) * R
+        if duplication:
+            if 2 ** (j - 1) > protocol.max_copies:
+                capped = True
+            c = protocol.copies(j)
+            table = rng.integers(0, D, size=(len(active), c), dtype=np.int64)
+            attempts = [(i, int(table[row][q]), 0) for row, i in enumerate(active) for q in range(c)]
+        else:
+            if j == 1 or protocol.redraw:
+                K = protocol.rank_range(collection.congestion, D, n, bandwidth)
+                ranks = rng.integers(0, K, size=n, dtype=np.int64)
+                delays = rng.integers(0, D, size=n, dtype=np.int64)
+            attempts = [(i, int(delays[i]), int(ranks[i])) for i in active]
+
+        alive = [True] * len(attempts)
+        delivered_delays: dict[int, list[int]] = {}
+        # Forward pass: the latest possible crossing is at t0 + (D-1) + (D-1) + 1 < t0 + 2D.
+        for t in range(t0 + 1, t0 + 2 * D + 1):
+            wanting: dict[int, list[int]] = {}
+            for a, (i, delta, _) in enumerate(attempts):
+                k = t - t0 - delta - 1
+                if alive[a] and 0 <= k < len(paths[i]):
+                    wanting.setdefault(paths[i][k], []).append(a)
+            for link, group in wanting.items():
+                if duplication:
+                    # B-collision rule: more than B copies on the link, all of them die.
+                    crossing, losers = (group, []) if len(group) <= bandwidth else ([], group)
+                else:
+                    # B-priority rule: the B of lowest (rank, packet id) go on.
+                    group = sorted(group, key=lambda a: (attempts[a][2], attempts[a][0]))
+                    crossing, losers = group[:bandwidth], group[bandwidth:]
+                for a in losers:
+                    alive[a] = False
+                    discarded += 1
+                for a in crossing:
+                    i, delta, _ = attempts[a]
+                    total += 1
+                    crossings.append((t, link, i))
+                    if t - t0 - delta == len(paths[i]):  # crossed its last link
+                        if delivery[i] < 0:
+                            delivery[i] = t
+                        delivered_delays.setdefault(i, []).append(delta)
+        rounds = j
+        # Backward pass: the acknowledgement of an attempt with delay delta reaches the source
+        # at t0 + 4D - delta; a packet's first ack is that of its latest-leaving delivered copy.
+        for i, deltas in delivered_delays.items():
+            finish = max(finish, t0 + R - max(deltas))
+        active = [i for i in active if i not in delivered_delays]
+
+    rows = np.array(sorted(crossings), dtype=np.int64).reshape(-1, 3)
+    return RoutingResult(delivery=np.array(delivery, dtype=np.int64), status=status, steps=rounds * R,
+                         max_buffer=0, hops=total, buffer=0, rounds=rounds, discarded=discarded,
+                         finish=finish, copies_capped=capped if duplication else None,
+                         crossings=rows if record_hops else None)
