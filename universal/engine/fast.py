@@ -72,6 +72,40 @@ def _winners(want: np.ndarray, bandwidth: int, scratch: np.ndarray, arange: np.n
     return win
 
 
+def _bounded_winners(waiting: "_Waiting", free: np.ndarray, bandwidth: int, buffer: int,
+                     scratch: np.ndarray) -> np.ndarray:
+    """Mask of the packets that cross when buffers hold ``buffer`` packets (room from ``free``).
+
+    A contender may cross if it is delivered by the crossing or is among the ``free[link]``
+    highest-priority contenders that would enter the link's buffer; of those, the B of highest
+    priority cross. This is the same as taking contenders in priority order and letting one
+    across while fewer than B crossed and (it is delivered or fewer than ``free`` entered).
+    """
+    final = waiting.cursor + 1 == waiting.end
+    entering = np.flatnonzero(~final)
+    allowed = _entering_allowed(waiting.want, entering, free, min(bandwidth, buffer), scratch)
+    admissible = np.union1d(np.flatnonzero(final), allowed)
+    win = np.zeros(len(waiting), dtype=bool)
+    if len(admissible):
+        got = _winners_at(waiting.want, admissible, bandwidth, scratch)
+        win[admissible[got]] = True
+    return win
+
+
+def _winners_at(want: np.ndarray, positions: np.ndarray, bandwidth: int, scratch: np.ndarray) -> np.ndarray:
+    """Like :func:`_winners` for the entries at ``positions`` (increasing) only."""
+    wanted = np.take(want, positions)
+    win = _last_per_link(wanted, positions, scratch)
+    left = np.flatnonzero(~win)
+    for _ in range(bandwidth - 1):
+        if not len(left):
+            break
+        got = _last_per_link(wanted[left], positions[left], scratch)
+        win[left[got]] = True
+        left = left[~got]
+    return win
+
+
 class _Waiting:
     """The waiting packets, lowest priority first, with aligned per-packet arrays."""
 
@@ -134,9 +168,35 @@ def _priority_order(primary: np.ndarray, order: np.ndarray, n: int) -> np.ndarra
     return np.argsort(-(primary * n + order), kind="stable")
 
 
+def _entering_allowed(want: np.ndarray, entering: np.ndarray, free: np.ndarray, most: int,
+                      scratch: np.ndarray) -> np.ndarray:
+    """Positions (increasing) of the entering packets that find room in the buffer they would enter.
+
+    ``entering`` holds positions (increasing, lowest priority first) of packets that would enter
+    the buffer of the link they want; per link only the ``free[link]`` highest-priority ones may,
+    and never more than ``most`` (= B: more could not cross anyway).
+    """
+    room = np.take(free, np.take(want, entering))
+    left = entering[room > 0]
+    allowed = []
+    for j in range(most):
+        if not len(left):
+            break
+        wanted = np.take(want, left)
+        top = _last_per_link(wanted, left, scratch)
+        allowed.append(left[top])
+        rest = ~top & (np.take(free, wanted) > j + 1)
+        left = left[rest]
+    return np.sort(np.concatenate(allowed)) if allowed else entering[:0]
+
+
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
-             bandwidth: int = 1, step_limit: int | None = None, record_hops: bool = False) -> RoutingResult:
+             bandwidth: int = 1, buffer: int | None = None, step_limit: int | None = None,
+             record_hops: bool = False) -> RoutingResult:
     """Route every packet of ``collection`` along its path with a buffered protocol.
+
+    Bufferless protocols (trial-and-failure, duplication) are handed to
+    :func:`universal.engine.bufferless.simulate_bufferless`.
 
     Parameters
     ----------
@@ -148,9 +208,15 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         Source of the protocol's random ranks / keys.
     bandwidth : int
         B, packets a link forwards per step.
+    buffer : int, optional
+        b, the size of every link buffer (default unbounded). A packet may enter a buffer only
+        if it had room at the start of the step: per link, the contenders are taken in priority
+        order and one is let across if fewer than B have crossed and either it crosses its last
+        link or fewer than the free places have been filled. A step that moves no packet ends the
+        run with status ``"deadlock"``.
     step_limit : int, optional
-        Stop after this many steps (default: the total number of hops, which a run with
-        unbounded buffers never needs, since the highest-priority packet always moves).
+        Stop after this many steps (default: the total number of hops, which a run never needs,
+        since every step before the end moves at least one packet).
     record_hops : bool
         Also return the step in which every hop was made (``RoutingResult.hop_steps``,
         aligned with ``collection.links``), for checking invariants and tracing.
@@ -175,6 +241,13 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     protocol = build_protocol(protocol)
     if bandwidth < 1:
         raise ValueError("bandwidth must be >= 1")
+    if buffer is not None and buffer < 1:
+        raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
+    if protocol.bufferless:
+        from universal.engine.bufferless import simulate_bufferless
+
+        return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
+                                   record_hops=record_hops)
     n = collection.size
     lengths = collection.lengths
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
@@ -206,6 +279,9 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     one = count_type(1)  # a matching scalar keeps ufunc.at on its fast path
 
     hop_steps = np.full(len(links), -1, dtype=np.int64) if record_hops else None
+    blocked = full_links = None
+    # A buffer never holds more than the C packets that cross its link, so b >= C never binds.
+    bounded = buffer is not None and buffer < collection.congestion
     step = 0
     max_buffer = 0
     hops_done = 0
@@ -220,8 +296,16 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             waiting.take(by_id)
             waiting.keys = protocol.draw_step_keys(rng, len(waiting)) * n + waiting.order
             waiting.take(np.argsort(-waiting.keys, kind="stable"))
-        win = _winners(waiting.want, bandwidth, scratch, arange)
+        if not bounded:
+            win = _winners(waiting.want, bandwidth, scratch, arange)
+        else:
+            win = _bounded_winners(waiting, buffer - occupancy, bandwidth, buffer, scratch)
         at = np.flatnonzero(win)
+        if not len(at):
+            status = "deadlock"
+            blocked = np.sort(waiting.order)
+            full_links = np.unique(np.take(links, waiting.cursor))
+            break
         crossed = np.take(waiting.want, at)
         left_from = np.take(waiting.prev, at)
         cursor = np.take(waiting.cursor, at) + 1
@@ -260,4 +344,5 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             keep[at[done]] = False
             waiting.take(keep)
     return RoutingResult(delivery=delivery, status=status, steps=step, max_buffer=max_buffer, hops=hops_done,
-                         hop_steps=hop_steps)
+                         hop_steps=hop_steps, buffer=buffer, deadlock_step=step if status == "deadlock" else None,
+                         blocked=blocked, full_links=full_links)

@@ -30,7 +30,8 @@ Random draws (from the run's generator, in this order):
 * trial-and-failure: in round 1, and in every round if ``redraw`` is on, ranks for all ``n``
   packets ``rng.integers(0, K, size=n)`` and then delays ``rng.integers(0, D, size=n)``,
   indexed by packet id (inactive packets' draws are simply unused).
-* duplication: in round ``j``, with ``c = min(2**(j-1), max_copies)`` copies per active packet,
+* duplication: in round ``j``, with ``c = min(2**(j-1), cap)`` copies per active packet (``cap`` is
+  ``max_copies``, by default ``B·D``),
   ``rng.integers(0, D, size=(a, c))`` where ``a`` is the number of active packets, rows in
   increasing packet id; row ``i`` holds the delays of the copies of the ``i``-th active packet.
 
@@ -112,16 +113,23 @@ class Duplication(BufferlessProtocol):
 
     Attributes
     ----------
-    max_copies : int
-        Cap on the copies a packet sends in one round (default 64); the result reports whether
-        the cap was reached.
+    max_copies : int or None
+        Cap on the copies a packet sends in one round; None (the default) means ``B·D``. Copies
+        beyond that only hurt: under the B-collision rule more than B copies of one packet with
+        the same delay destroy each other, and there are only D delays, so a larger cap lets the
+        last few packets collide with themselves forever. The result reports whether the cap
+        was reached.
     """
 
-    max_copies: int = 64
+    max_copies: int | None = None
 
-    def copies(self, round_number: int) -> int:
+    def copy_cap(self, D: int, B: int) -> int:
+        """The cap on copies per packet and round for dilation D and bandwidth B."""
+        return self.max_copies if self.max_copies is not None else max(B * max(D, 1), 1)
+
+    def copies(self, round_number: int, cap: int) -> int:
         """Copies each active packet sends in round ``round_number`` (1-based), after the cap."""
-        return min(2 ** min(round_number - 1, 62), self.max_copies)
+        return min(2 ** min(round_number - 1, 62), cap)
 
     def bound(self, C, D, n, B=1):
         return D * loglog2(n) + C + log2(n) * loglog2(n) / loglog2(C * D)
@@ -157,10 +165,10 @@ def _trial_and_failure(spec: Spec) -> Protocol:
 
 
 @PROTOCOLS.register("duplication", "bufferless: 2^(j-1) copies per packet in round j, colliding copies die "
-                                   "(copies= cap, rounds=)")
+                                   "(copies= cap, default B·D; rounds=)")
 def _duplication(spec: Spec) -> Protocol:
     check_known_params(spec, {"copies", "rounds"})
-    cap = take_int(spec, "copies", low=1, high=MAX_COPIES) if "copies" in spec.params else 64
+    cap = take_int(spec, "copies", low=1, high=MAX_COPIES) if "copies" in spec.params else None
     rounds = take_int(spec, "rounds", low=1, high=10**6) if "rounds" in spec.params else DEFAULT_MAX_ROUNDS
     return Duplication(name="duplication", summary="bufferless, B-collision rule",
                        bound_expr="D·loglog n + C + log n·loglog n/loglog(C·D)", dynamic="rounds",
