@@ -175,9 +175,10 @@ def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np
             break
         t0 = (j - 1) * R
         if duplication:
-            if 2 ** (j - 1) > protocol.max_copies:
+            cap = protocol.copy_cap(D, bandwidth)
+            if 2 ** (j - 1) > cap:
                 capped = True
-            c = protocol.copies(j)
+            c = protocol.copies(j, cap)
             table = rng.integers(0, D, size=(len(active), c), dtype=np.int64)
             attempts = [(i, int(table[row][q]), 0) for row, i in enumerate(active) for q in range(c)]
         else:
