@@ -50,10 +50,10 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
     protocol = build_protocol(protocol)
     if bandwidth < 1:
         raise ValueError("bandwidth must be >= 1")
-    if protocol.bufferless:
-        return _simulate_bufferless(collection, protocol, rng, bandwidth, step_limit, record_hops)
     if buffer is not None and buffer < 1:
         raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
+    if protocol.bufferless:
+        return _simulate_bufferless(collection, protocol, rng, bandwidth, step_limit, record_hops)
     paths = [collection.links[collection.offsets[i]:collection.offsets[i + 1]].tolist()
              for i in range(collection.size)]
     n = len(paths)
