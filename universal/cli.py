@@ -2,7 +2,8 @@
 
     python -m universal scenario NAME_OR_FILE [--seeds N] [--json]
     python -m universal scenarios
-    python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N] [--json]
+    python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N]
+        [--bandwidth B[,B2...]] [--buffer b] [--json]
     python -m universal load --network torus:k=K,n=N --routing A,B --traffic X,Y [--seed S] [--json]
     python -m universal worstcase --network torus:k=K,n=N --routing A,B [--show-permutation]
         [--permutation-file PATH] [--json]
@@ -24,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from universal.errors import UserError
-from universal.experiment import Experiment, ExperimentResult, run_experiment
+from universal.experiment import Experiment, ExperimentResult, run_experiment, runs_in
 from universal.load_analysis import (LoadAnalysis, LoadReport, permutation_paths, progress_total,
                                      run_load_analysis, torus_from_network, write_permutation_file)
 from universal.reporting import make_console, print_experiment
@@ -75,6 +76,16 @@ _positive = _int_at_least(1, "positive")
 _nonnegative = _int_at_least(0, "non-negative")
 
 
+def _buffer_list(text: str) -> list[int | None]:
+    """An argparse type: buffer sizes (positive integers or ``unbounded``) separated by commas."""
+    return [None if part.strip() == "unbounded" else _positive(part.strip()) for part in text.split(",")]
+
+
+def _positive_list(text: str) -> list[int]:
+    """An argparse type: one positive integer or several separated by commas."""
+    return [_positive(part.strip()) for part in text.split(",")]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="universal", description="Packet-level emulator for universal routing.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -94,7 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     rt.add_argument("--protocols", default="random-rank", help="comma-separated protocols")
     rt.add_argument("--seeds", type=_positive, default=1, help="number of seeds (default 1)")
     rt.add_argument("--seed", type=_nonnegative, default=0, help="first seed (default 0)")
-    rt.add_argument("--bandwidth", type=_positive, default=1, help="B, packets per link per step")
+    rt.add_argument("--bandwidth", type=_positive_list, default=[1],
+                    help="B, packets per link per step; several (1,2,4) to compare")
+    rt.add_argument("--buffer", type=_buffer_list, default=[None], metavar="b",
+                    help="size of every link buffer (default unbounded); several (1,2,unbounded) to compare; "
+                         "a run that cannot move is reported as a deadlock")
     rt.add_argument("--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
@@ -165,8 +180,7 @@ def _analyse(analysis: LoadAnalysis, as_json: bool) -> LoadReport:
 
 
 def _run(exp: Experiment, as_json: bool) -> ExperimentResult:
-    total = len(exp.seeds) * len(exp.paths) * len(exp.protocols)
-    with _progress(total, not as_json) as advance:
+    with _progress(runs_in(exp), not as_json) as advance:
         return run_experiment(exp, progress=advance)
 
 
@@ -221,7 +235,8 @@ def cmd_route(args: argparse.Namespace) -> None:
         paths=_names(args.paths),
         protocols=_names(args.protocols),
         seeds=list(range(args.seed, args.seed + args.seeds)),
-        bandwidth=args.bandwidth,
+        bandwidth=args.bandwidth[0] if len(args.bandwidth) == 1 else args.bandwidth,
+        buffer=args.buffer[0] if len(args.buffer) == 1 else args.buffer,
         engine=args.engine,
         name="route",
         analyze=args.analyze,

@@ -60,6 +60,16 @@ class Row:
     max_latency: int
     hops: int
     bandwidth: int
+    buffer: int | None
+    rounds: int | None
+    discarded: int | None
+    copies_capped: bool | None
+    last_delivery: int
+    deadlock: bool
+    deadlock_step: int | None
+    blocked_count: int
+    blocked_packets: list[int] | None
+    full_links: list[str] | None
     seconds: float
 
 
@@ -83,7 +93,8 @@ class Experiment:
     paths: Sequence[str | PathSystem]
     protocols: Sequence[str | Protocol]
     seeds: Sequence[int] = (0,)
-    bandwidth: int = 1
+    bandwidth: int | Sequence[int] = 1
+    buffer: int | None | Sequence[int | None] = None
     engine: str = "fast"
     name: str = ""
     base_dir: Path | None = None
@@ -97,19 +108,22 @@ class ExperimentResult:
     name: str
     network: Network
     problem: str
-    bandwidth: int
+    bandwidth: int | list[int]
     rows: list[Row]
     captions: list[str] = field(default_factory=list)
     collections: list[dict] = field(default_factory=list)
+    buffer: int | None | list[int | None] = None
 
     def to_json(self) -> dict:
-        """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth``, ``rows``
-        (and ``collections`` when the run analysed its path collections)."""
+        """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
+        or a list when swept), ``buffer`` (null: unbounded; a list when swept), ``rows`` (and
+        ``collections`` when the run analysed its path collections)."""
         out = {
             "scenario": self.name,
             "network": self.network.summary(),
             "problem": self.problem,
             "bandwidth": self.bandwidth,
+            "buffer": self.buffer,
             "rows": [asdict(r) for r in self.rows],
         }
         if self.collections:
@@ -150,10 +164,19 @@ def _resolve(spec: str, base_dir: Path | None) -> str:
     return spec
 
 
+#: Blocked packets and full links listed in a deadlocked row (the counts are always complete).
+DEADLOCK_LISTED = 20
+
+
+def _link_label(network: Network, link: int) -> str:
+    return f"{network.label_of(int(network.link_tail[link]))}->{network.label_of(int(network.link_head[link]))}"
+
+
 def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int,
              seconds: float) -> Row:
     """Combine a path collection, a protocol and an engine result into a :class:`Row`."""
     C, D, n = paths.congestion, paths.dilation, paths.size
+    deadlock = result.status == "deadlock"
     T = result.T
     bound = protocol.bound(C, D, n, bandwidth)
     return Row(
@@ -179,6 +202,16 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
         max_latency=result.max_latency,
         hops=result.hops,
         bandwidth=bandwidth,
+        buffer=result.buffer,
+        rounds=result.rounds,
+        discarded=result.discarded,
+        copies_capped=result.copies_capped,
+        last_delivery=result.last_delivery,
+        deadlock=deadlock,
+        deadlock_step=result.deadlock_step,
+        blocked_count=len(result.blocked) if deadlock else 0,
+        blocked_packets=[int(p) for p in result.blocked[:DEADLOCK_LISTED]] if deadlock else None,
+        full_links=[_link_label(paths.network, l) for l in result.full_links[:DEADLOCK_LISTED]] if deadlock else None,
         seconds=round(seconds, 4),
     )
 
@@ -196,8 +229,8 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     -------
     ExperimentResult
     """
-    if exp.bandwidth < 1:
-        raise UserError(f"bandwidth must be at least 1, got {exp.bandwidth}")
+    bandwidths = _bandwidths(exp.bandwidth)
+    buffers = _buffers(exp.buffer)
     if exp.engine not in ENGINES:
         raise UserError(f"unknown engine {exp.engine!r} (known: {', '.join(ENGINES)})")
     if not exp.paths or not exp.protocols or not exp.seeds:
@@ -226,29 +259,75 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             if exp.analyze:
                 collections.append({"problem": problem_name, "seed": seed, **paths.summary(),
                                     "host": paths.network.name, "load_histogram": paths.load_histogram()})
-            for protocol in protocols:
+            for bandwidth, buffer, protocol in itertools.product(bandwidths, buffers, protocols):
+                if protocol.bufferless and buffer != buffers[0]:
+                    continue  # a bufferless protocol runs the same whatever the buffer size
                 if progress:
-                    progress(f"{problem_name} / {system.name} / {protocol.name} / seed {seed}")
+                    at = f" / B = {bandwidth}" if len(bandwidths) > 1 else ""
+                    at += f" / b = {_buffer_name(buffer)}" if len(buffers) > 1 else ""
+                    progress(f"{problem_name} / {system.name} / {protocol.name}{at} / seed {seed}")
                 start = time.perf_counter()
-                result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=exp.bandwidth)
+                result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
+                                  buffer=buffer)
                 seconds = time.perf_counter() - start
-                rows.append(make_row(problem_name, paths, protocol, seed, result, exp.bandwidth, seconds))
-    return ExperimentResult(exp.name, network, ", ".join(names), exp.bandwidth, rows, captions, collections)
+                rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds))
+    shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
+    shown_buffer = buffers[0] if len(buffers) == 1 else buffers
+    return ExperimentResult(exp.name, network, ", ".join(names), shown, rows, captions, collections, shown_buffer)
+
+
+def _buffer_name(buffer: int | None) -> str:
+    return "unbounded" if buffer is None else str(buffer)
+
+
+def _buffers(value: int | None | Sequence[int | None]) -> list[int | None]:
+    """The buffer sizes of an experiment: one b (None: unbounded), or a list to compare."""
+    values = [value] if value is None or isinstance(value, int) else list(value)
+    if not values:
+        raise UserError("buffer: give at least one size")
+    for b in values:
+        if b is not None and (not isinstance(b, int) or isinstance(b, bool) or b < 1):
+            raise UserError(f"buffer size must be an integer >= 1 (or unbounded), got {b!r}")
+    return values
+
+
+def _bandwidths(value: int | Sequence[int]) -> list[int]:
+    """The bandwidths of an experiment: one B, or a list to sweep (each checked >= 1)."""
+    values = [value] if isinstance(value, int) else list(value)
+    if not values:
+        raise UserError("bandwidth: give at least one value")
+    for b in values:
+        if not isinstance(b, int) or isinstance(b, bool) or b < 1:
+            raise UserError(f"bandwidth must be an integer >= 1, got {b!r}")
+    return values
+
+
+def runs_in(exp: Experiment) -> int:
+    """Number of engine runs an experiment makes (for progress bars)."""
+    problems = len(exp.problem) if isinstance(exp.problem, (list, tuple)) else 1
+    bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
+    buffers = 1 if exp.buffer is None or isinstance(exp.buffer, int) else len(exp.buffer)
+    per_system = sum(1 if build_protocol(p).bufferless else buffers for p in exp.protocols)
+    return problems * len(exp.seeds) * len(exp.paths) * per_system * bandwidths
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:
-    """Group rows by (problem, paths, protocol) in first-seen order; means and spreads over seeds."""
-    groups: dict[tuple[str, str, str], list[Row]] = {}
+    """Group rows by (problem, paths, protocol, bandwidth, buffer) in first-seen order; means and
+    spreads over seeds."""
+    groups: dict[tuple, list[Row]] = {}
     for r in rows:
-        groups.setdefault((r.problem, r.paths, r.protocol), []).append(r)
+        groups.setdefault((r.problem, r.paths, r.protocol, r.bandwidth, r.buffer), []).append(r)
     out = []
-    for (problem, paths, protocol), rs in groups.items():
+    for (problem, paths, protocol, bandwidth, buffer), rs in groups.items():
+        rounds = [r.rounds for r in rs if r.rounds is not None]
         T = np.array([r.T for r in rs], dtype=float)
         bound = [r.bound for r in rs if r.bound is not None]
         out.append({
             "problem": problem,
             "paths": paths,
             "protocol": protocol,
+            "bandwidth": bandwidth,
+            "buffer": buffer,
             "seeds": len(rs),
             "C": float(np.mean([r.C for r in rs])),
             "D": float(np.mean([r.D for r in rs])),
@@ -265,6 +344,10 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "max_buffer": max(r.max_buffer for r in rs),
             "mean_latency": float(np.mean([r.mean_latency for r in rs])),
             "all_delivered": all(r.status == "delivered" for r in rs),
+            "deadlocks": sum(r.deadlock for r in rs),
+            "rounds": float(np.mean(rounds)) if rounds else None,
+            "discarded": float(np.mean([r.discarded for r in rs])) if rounds else None,
+            "copies_capped": any(bool(r.copies_capped) for r in rs),
         })
     return out
 

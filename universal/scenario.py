@@ -9,7 +9,9 @@ Keys (all but ``network``, ``problem``, ``paths`` and ``protocols`` optional)::
     protocols = ["random-rank", "growing-rank", "fifo"]
     seeds     = 5          # seeds 0..4 (from `seed`), or a list of seeds
     seed      = 0          # first seed when `seeds` is a count
-    bandwidth = 1          # B
+    bandwidth = 1          # B, or a list of values to compare (bandwidth = [1, 2, 4])
+    buffer    = 4          # size b of every link buffer (default unbounded), or a list such
+                           # as [1, 2, "unbounded"] to compare
 
 A scenario with ``kind = "load"`` runs the channel-load analysis (SPEC §7) instead of an
 experiment; its keys mirror ``universal load`` and ``universal worstcase``::
@@ -36,7 +38,8 @@ from universal.errors import UserError
 from universal.experiment import Experiment
 from universal.load_analysis import LoadAnalysis
 
-KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "engine"}
+KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
+              "engine"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 
 
@@ -127,8 +130,10 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
     if not isinstance(data.get("network"), str):
         raise UserError(f"{path}: 'network' must be given as a string")
     bandwidth = data.get("bandwidth", 1)
-    if not isinstance(bandwidth, int) or isinstance(bandwidth, bool) or bandwidth < 1:
-        raise UserError(f"{path}: 'bandwidth' must be an integer >= 1")
+    values = bandwidth if isinstance(bandwidth, list) else [bandwidth]
+    if not values or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in values):
+        raise UserError(f"{path}: 'bandwidth' must be an integer >= 1 or a non-empty list of them")
+    buffer = _buffer_setting(data.get("buffer", "unbounded"), path)
     experiment = Experiment(
         network=data["network"],
         problem=_string_list(data, "problem", path),
@@ -136,11 +141,28 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         protocols=_string_list(data, "protocols", path),
         seeds=seeds_from(data.get("seeds", 1), data.get("seed", 0), str(path)),
         bandwidth=bandwidth,
+        buffer=buffer,
         engine=str(data.get("engine", "fast")),
         name=path.stem,
         base_dir=path.parent,
     )
     return Scenario(path.stem, str(data.get("description", "")), experiment, path)
+
+
+def _buffer_setting(value: object, where: Path) -> int | None | list[int | None]:
+    """``buffer``: a size >= 1, ``"unbounded"``, or a non-empty list of them."""
+    values = value if isinstance(value, list) else [value]
+    sizes: list[int | None] = []
+    for v in values:
+        if v == "unbounded":
+            sizes.append(None)
+        elif isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+            sizes.append(v)
+        else:
+            raise UserError(f"{where}: 'buffer' must be an integer >= 1, \"unbounded\", or a list of them")
+    if not sizes:
+        raise UserError(f"{where}: 'buffer' must not be an empty list")
+    return sizes if isinstance(value, list) else sizes[0]
 
 
 def _load_analysis_scenario(data: dict, path: Path) -> Scenario:

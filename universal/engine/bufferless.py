@@ -169,7 +169,7 @@ def simulate_bufferless(collection: PathCollection, protocol: BufferlessProtocol
             delays = draws["delays"][packets]
         else:
             assert isinstance(protocol, Duplication)
-            cap = protocol.copy_cap(D, bandwidth)
+            cap = protocol.copy_cap(collection.congestion, D, bandwidth)
             copies = protocol.copies(rounds, cap)
             capped |= 2 ** min(rounds - 1, 62) > cap
             if len(active) * copies > MAX_UNITS:

@@ -31,7 +31,7 @@ Random draws (from the run's generator, in this order):
   packets ``rng.integers(0, K, size=n)`` and then delays ``rng.integers(0, D, size=n)``,
   indexed by packet id (inactive packets' draws are simply unused).
 * duplication: in round ``j``, with ``c = min(2**(j-1), cap)`` copies per active packet (``cap`` is
-  ``max_copies``, by default ``B·D``),
+  ``max_copies``, by default ``max(1, floor(B·D/C))``),
   ``rng.integers(0, D, size=(a, c))`` where ``a`` is the number of active packets, rows in
   increasing packet id; row ``i`` holds the delays of the copies of the ``i``-th active packet.
 
@@ -114,18 +114,23 @@ class Duplication(BufferlessProtocol):
     Attributes
     ----------
     max_copies : int or None
-        Cap on the copies a packet sends in one round; None (the default) means ``B·D``. Copies
-        beyond that only hurt: under the B-collision rule more than B copies of one packet with
-        the same delay destroy each other, and there are only D delays, so a larger cap lets the
-        last few packets collide with themselves forever. The result reports whether the cap
-        was reached.
+        Cap on the copies a packet sends in one round; None (the default) means
+        ``max(1, floor(B·D/C))``. Why: in a forward pass a link is crossed in at most D different
+        steps (hop k happens in steps k+1 .. k+D of the pass) and at most B copies per step
+        survive the collision rule, so a link has room for B·D surviving copies per round; when
+        the C packets through it send more than B·D/C copies each, collisions there become
+        certain and the last packets can collide with each other for ever (observed with
+        ``copies = B·D`` on BF(8) with a 16-relation). The result reports whether the cap was
+        reached.
     """
 
     max_copies: int | None = None
 
-    def copy_cap(self, D: int, B: int) -> int:
-        """The cap on copies per packet and round for dilation D and bandwidth B."""
-        return self.max_copies if self.max_copies is not None else max(B * max(D, 1), 1)
+    def copy_cap(self, C: int, D: int, B: int) -> int:
+        """The cap on copies per packet and round for congestion C, dilation D and bandwidth B."""
+        if self.max_copies is not None:
+            return self.max_copies
+        return max(1, (B * max(D, 1)) // max(C, 1))
 
     def copies(self, round_number: int, cap: int) -> int:
         """Copies each active packet sends in round ``round_number`` (1-based), after the cap."""
@@ -165,7 +170,7 @@ def _trial_and_failure(spec: Spec) -> Protocol:
 
 
 @PROTOCOLS.register("duplication", "bufferless: 2^(j-1) copies per packet in round j, colliding copies die "
-                                   "(copies= cap, default B·D; rounds=)")
+                                   "(copies= cap, default B·D/C; rounds=)")
 def _duplication(spec: Spec) -> Protocol:
     check_known_params(spec, {"copies", "rounds"})
     cap = take_int(spec, "copies", low=1, high=MAX_COPIES) if "copies" in spec.params else None

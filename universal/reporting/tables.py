@@ -22,6 +22,36 @@ def _spread(s: dict) -> str:
     return f"{_num(s['T'])} ({s['T_min']}–{s['T_max']})"
 
 
+def _t_cell(s: dict) -> str:
+    cell = _spread(s)
+    if s["deadlocks"]:
+        cell += f" deadlock x{s['deadlocks']}" if s["seeds"] > 1 else " deadlock"
+    elif not s["all_delivered"]:
+        cell += " (limit)"
+    return cell
+
+
+def _caption(result: ExperimentResult) -> list[str]:
+    net = result.network
+    seeds = len({r.seed for r in result.rows})
+    bandwidth = "B in column B" if isinstance(result.bandwidth, list) else f"B = {result.bandwidth}"
+    if isinstance(result.buffer, list):
+        buffers = "link-buffer size in column b (0: bufferless protocol)"
+    else:
+        buffers = "unbounded link buffers" if result.buffer is None else f"link buffers of size b = {result.buffer}"
+    lines = [
+        f"{net.num_nodes:,} nodes, {net.num_links:,} links; {bandwidth}; {buffers}; {seeds} seed{'s' if seeds != 1 else ''}",
+        "T: routing time in steps, mean (range) over seeds; LB = max(C/B, D), a lower bound on T; "
+        "buf: largest link-buffer occupancy; lat: mean packet latency",
+    ]
+    if any(r.rounds is not None for r in result.rows):
+        lines.append("bufferless protocols: T is the step of the last acknowledgement, rounds of 4D steps; "
+                     "disc: discarded packet attempts (trial-and-failure) or copies (duplication), mean over seeds")
+    if any(r.copies_capped for r in result.rows):
+        lines.append("duplication reached its cap on copies per packet (duplication:copies=N; default B·D/C)")
+    return lines + result.captions
+
+
 def experiment_table(result: ExperimentResult) -> Table:
     """The comparison table of an experiment (means over seeds; T with its range).
 
@@ -33,34 +63,78 @@ def experiment_table(result: ExperimentResult) -> Table:
     1
     """
     net = result.network
-    seeds = len({r.seed for r in result.rows})
     title = f"{result.name or 'route'}: {result.problem} on {net.name}"
-    caption_lines = [
-        f"{net.num_nodes:,} nodes, {net.num_links:,} links; B = {result.bandwidth}; {seeds} seed{'s' if seeds != 1 else ''}",
-        "T: routing time in steps, mean (range) over seeds; LB = max(C/B, D), a lower bound on T; "
-        "buf: largest link-buffer occupancy; lat: mean packet latency",
-    ]
-    caption_lines += result.captions
-    table = Table(title=title, caption="\n".join(caption_lines), header_style="bold")
+    table = Table(title=title, caption="\n".join(_caption(result)), header_style="bold")
     summary = summarize(result.rows)
+    # Sweeps produce a protocol's rows for every B and b far apart: keep them together.
+    first_seen = {key: i for i, key in reversed(list(enumerate((s["problem"], s["paths"], s["protocol"])
+                                                               for s in summary)))}
+    summary.sort(key=lambda s: first_seen[(s["problem"], s["paths"], s["protocol"])])
     problems = list(dict.fromkeys(s["problem"] for s in summary))
-    if len(problems) > 1:
-        table.add_column("problem")
-    for name, justify in [("paths", "left"), ("protocol", "left"), ("C", "right"), ("D", "right"),
-                          ("C+D", "right"), ("LB", "right"), ("T", "right"), ("T/(C+D)", "right"),
-                          ("bound", "right"), ("T/bound", "right"), ("buf", "right"), ("lat", "right")]:
+    swept_b = isinstance(result.bandwidth, list)
+    swept_buffer = isinstance(result.buffer, list)
+    swept = swept_b or swept_buffer
+    bufferless = any(s["rounds"] is not None for s in summary)
+    columns = ([("problem", "left")] if len(problems) > 1 else []) + [("paths", "left"), ("protocol", "left")]
+    columns += [("B", "right")] if swept_b else []
+    columns += [("b", "right")] if swept_buffer else []
+    columns += [("C", "right"), ("D", "right"), ("C+D", "right"), ("LB", "right"), ("T", "right"),
+                ("T/(C+D)", "right"), ("bound", "right"), ("T/bound", "right"), ("buf", "right"), ("lat", "right")]
+    columns += [("rounds", "right"), ("disc", "right")] if bufferless else []
+    for name, justify in columns:
         table.add_column(name, justify=justify)
-    best = [fastest(summary, p) for p in problems]
+    best = [] if swept else [fastest(summary, p) for p in problems]
     for s in summary:
         style = "bold green" if any(s is b for b in best) else ("red" if not s["all_delivered"] else None)
         cells = [s["problem"]] if len(problems) > 1 else []
-        table.add_row(
-            *cells, s["paths"], s["protocol"], _num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]),
-            _num(s["lower_bound"]), _spread(s), f"{s['T_over_CD']:.2f}",
-            _num(s["bound"]), "—" if s["T_over_bound"] is None else f"{s['T_over_bound']:.2f}",
-            str(s["max_buffer"]), f"{s['mean_latency']:.1f}", style=style,
-        )
+        cells += [s["paths"], s["protocol"]] + ([str(s["bandwidth"])] if swept_b else [])
+        cells += [_buffer_cell(s["buffer"])] if swept_buffer else []
+        cells += [_num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]), _t_cell(s),
+                  f"{s['T_over_CD']:.2f}", _num(s["bound"]),
+                  "—" if s["T_over_bound"] is None else f"{s['T_over_bound']:.2f}",
+                  str(s["max_buffer"]), f"{s['mean_latency']:.1f}"]
+        if bufferless:
+            cells += [_num(s["rounds"]), _num(s["discarded"], 0)]
+        table.add_row(*cells, style=style)
     return table
+
+
+def _buffer_cell(buffer: int | None) -> str:
+    return "∞" if buffer is None else str(buffer)
+
+
+def deadlock_lines(result: ExperimentResult) -> list[str]:
+    """One line per deadlocked run: when, which packets wait, and for which full links."""
+    lines = []
+    for r in result.rows:
+        if not r.deadlock:
+            continue
+        more = f" (first {len(r.blocked_packets)})" if r.blocked_count > len(r.blocked_packets) else ""
+        lines.append(f"Deadlock: {r.paths} / {r.protocol}, B = {r.bandwidth}, b = {r.buffer}, seed {r.seed}: "
+                     f"no packet could move in step {r.deadlock_step}; {r.blocked_count} packets wait{more}: "
+                     f"{' '.join(map(str, r.blocked_packets))}; each needs a full link buffer: "
+                     f"{', '.join(r.full_links)}.")
+    return lines
+
+
+def _sweep_line(summary: list[dict], problem: str, named: bool, by_bandwidth: bool, by_buffer: bool) -> list[str]:
+    """For a sweep: T of every (paths, protocol) as B (and/or b) changes."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for s in summary:
+        if s["problem"] == problem:
+            groups.setdefault((s["paths"], s["protocol"]), []).append(s)
+    prefix = f"{problem}: " if named else ""
+    out = []
+    for (paths, protocol), ss in groups.items():
+        steps = ", ".join(f"{_num(s['T'])}" + ("" if s["all_delivered"] else "*") for s in ss)
+        keys = []
+        if by_bandwidth:
+            keys.append(("B", [str(s["bandwidth"]) for s in ss]))
+        if by_buffer and ss[0]["rounds"] is None:
+            keys.append(("b", [_buffer_cell(s["buffer"]) for s in ss]))
+        where = " and ".join(f"{name} = {', '.join(values)}" for name, values in keys)
+        out.append(f"{prefix}{paths} / {protocol}: T = {steps}" + (f" for {where}" if where else ""))
+    return out
 
 
 def _conclusion_for(summary: list[dict], problem: str, named: bool) -> str:
@@ -78,11 +152,20 @@ def _conclusion_for(summary: list[dict], problem: str, named: bool) -> str:
 
 
 def conclusion(result: ExperimentResult) -> str:
-    """One line per problem naming the fastest (paths, protocol) combination and how close it came to C + D."""
+    """One line per problem naming the fastest (paths, protocol) combination and how close it came to
+    C + D; for a bandwidth sweep, one line per (paths, protocol) with T for every B."""
     summary = summarize(result.rows)
     problems = list(dict.fromkeys(s["problem"] for s in summary))
-    lines = [_conclusion_for(summary, p, len(problems) > 1) for p in problems]
-    line = "\n".join(x if len(problems) > 1 else x[0].upper() + x[1:] for x in lines)
+    by_bandwidth, by_buffer = isinstance(result.bandwidth, list), isinstance(result.buffer, list)
+    if by_bandwidth or by_buffer:
+        lines = [line for p in problems
+                 for line in _sweep_line(summary, p, len(problems) > 1, by_bandwidth, by_buffer)]
+        if any(not s["all_delivered"] for s in summary):
+            lines.append("(* not every packet delivered in some seed)")
+    else:
+        lines = [_conclusion_for(summary, p, len(problems) > 1) for p in problems]
+        lines = [x if len(problems) > 1 else x[0].upper() + x[1:] for x in lines]
+    line = "\n".join(lines + deadlock_lines(result))
     bounds = sorted({(s["protocol"], s["bound_expr"]) for s in summary if s["bound_expr"]})
     if bounds:
         line += "\nBounds (survey, log base 2): " + "; ".join(f"{p}: {e}" for p, e in bounds) + "."
