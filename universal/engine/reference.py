@@ -175,7 +175,7 @@ def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np
             break
         t0 = (j - 1) * R
         if duplication:
-            cap = protocol.copy_cap(D, bandwidth)
+            cap = protocol.copy_cap(collection.congestion, D, bandwidth)
             if 2 ** (j - 1) > cap:
                 capped = True
             c = protocol.copies(j, cap)
