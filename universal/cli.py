@@ -1,6 +1,6 @@
 """Command line: a thin layer over the Python API (SPEC §8).
 
-    python -m universal scenario NAME_OR_FILE [--seeds N] [--json]
+    python -m universal scenario NAME_OR_FILE [--seeds N] [--json] [--out FILE] [--resume] [--jobs N]
     python -m universal scenarios
     python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N]
         [--bandwidth B[,B2...]] [--buffer b] [--json]
@@ -18,6 +18,7 @@ import json
 import os
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator, Sequence
 
 from rich.console import Console
@@ -30,7 +31,9 @@ from universal.load_analysis import (LoadAnalysis, LoadReport, permutation_paths
                                      run_load_analysis, torus_from_network, write_permutation_file)
 from universal.reporting import make_console, print_experiment
 from universal.reporting.oblivious import print_load_report
+from universal.reporting.sweeps import sweep_conclusion, sweep_table
 from universal.scenario import list_scenarios, load_scenario, seeds_from
+from universal.sweep import Sweep, run_sweep
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--seeds", type=_positive, help="number of seeds (overrides the file)")
     sc.add_argument("--seed", type=_nonnegative, help="first seed (overrides the file)")
     sc.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    sc.add_argument("--out", metavar="FILE",
+                    help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
+    sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
+    sc.add_argument("--jobs", type=_positive, default=1, help="sweeps: cells run in parallel processes (default 1)")
 
     sub.add_parser("scenarios", help="list the built-in scenarios")
 
@@ -208,7 +215,37 @@ def cmd_scenario(args: argparse.Namespace) -> None:
         first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
         count = args.seeds if args.seeds is not None else len(exp.seeds)
         exp.seeds = seeds_from(count, first, "command line")
+    if scenario.sweep is not None:
+        _run_sweep_scenario(scenario.sweep, args)
+        return
+    if args.out or args.resume or args.jobs != 1:
+        raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
     _emit(_run(exp, args.json), args.json)
+
+
+def _run_sweep_scenario(sweep: Sweep, args: argparse.Namespace) -> None:
+    out = Path(args.out) if args.out else Path(f"{sweep.name}.results.jsonl")
+    with _cells_progress(len(sweep.cells()), sweep.name, not args.json) as advance:
+        result = run_sweep(sweep, results_file=out, resume=args.resume, jobs=args.jobs, progress=advance)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+        return
+    console = make_console()
+    console.print(sweep_table(result))
+    console.print(sweep_conclusion(result))
+
+
+@contextmanager
+def _cells_progress(total: int, name: str, enabled: bool) -> Iterator:
+    """A transient progress bar on stderr counting finished cells, with the time left."""
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(f"{name}: cells", total=total)
+        yield lambda done, _total: bar.update(task, completed=done)
 
 
 def _run_load_scenario(analysis: LoadAnalysis, args: argparse.Namespace) -> None:

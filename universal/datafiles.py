@@ -46,3 +46,70 @@ def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
         if fields:
             rows.append((lineno, fields))
     return rows
+
+
+def write_atomically(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` so that no reader ever sees a half-written file.
+
+    The text goes to a temporary file in the same folder, which then replaces ``path``
+    (``os.replace`` is atomic on POSIX and Windows); on any failure the temporary file is removed
+    and ``path`` is left as it was.
+
+    Parameters
+    ----------
+    path : str or Path
+    text : str
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    UserError
+        If the folder cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> write_atomically(folder / "a.txt", "hello\\n").read_text()
+    'hello\\n'
+    >>> sorted(p.name for p in folder.iterdir())
+    ['a.txt']
+    """
+    import os
+    import tempfile
+
+    path = Path(path).expanduser()
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, _mode_for(path))  # mkstemp makes the file private; give it the usual mode
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _mode_for(path: Path) -> int:
+    """The mode a new file would get from the umask, or the mode ``path`` already has."""
+    import os
+
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask

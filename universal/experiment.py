@@ -113,6 +113,7 @@ class ExperimentResult:
     captions: list[str] = field(default_factory=list)
     collections: list[dict] = field(default_factory=list)
     buffer: int | None | list[int | None] = None
+    deliveries: list[np.ndarray] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
@@ -216,19 +217,20 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
     )
 
 
-def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = None) -> ExperimentResult:
-    """Route ``exp.problem`` on ``exp.network`` with every path system, protocol and seed.
+@dataclass
+class _Plan:
+    """An experiment with every name resolved and every size checked, ready to run."""
 
-    Parameters
-    ----------
-    exp : Experiment
-    progress : callable, optional
-        Called with a short description before every run (for progress bars).
+    network: Network
+    systems: list[PathSystem]
+    protocols: list[Protocol]
+    problems: list
+    names: list[str]
+    bandwidths: list[int]
+    buffers: list[int | None]
 
-    Returns
-    -------
-    ExperimentResult
-    """
+
+def _plan(exp: Experiment) -> _Plan:
     bandwidths = _bandwidths(exp.bandwidth)
     buffers = _buffers(exp.buffer)
     if exp.engine not in ENGINES:
@@ -238,17 +240,57 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     network = build_network(exp.network, exp.base_dir)
     systems = [build_path_system(p, network, exp.base_dir) for p in exp.paths]
     protocols = [build_protocol(p) for p in exp.protocols]
-    simulate = ENGINES[exp.engine]
-    rows: list[Row] = []
     problems = list(exp.problem) if isinstance(exp.problem, (list, tuple)) else [exp.problem]
     names = [p if isinstance(p, str) else p.name for p in problems]
-    captions = [s.caption for s in systems if s.caption]
-    collections: list[dict] = []
     for spec in problems:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
             _check_size(network, packets, system.name)
-    for (spec, problem_name), seed in itertools.product(zip(problems, names), exp.seeds):
+    return _Plan(network, systems, protocols, problems, names, bandwidths, buffers)
+
+
+def check_experiment(exp: Experiment) -> Network:
+    """Resolve every name of ``exp`` and check its sizes without routing anything.
+
+    Raises
+    ------
+    UserError
+        On anything :func:`run_experiment` would refuse before its first run.
+
+    Returns
+    -------
+    Network
+        The network the experiment would run on.
+    """
+    return _plan(exp).network
+
+
+def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = None, *,
+                   keep_delivery: bool = False) -> ExperimentResult:
+    """Route ``exp.problem`` on ``exp.network`` with every path system, protocol and seed.
+
+    Parameters
+    ----------
+    exp : Experiment
+    progress : callable, optional
+        Called with a short description before every run (for progress bars).
+    keep_delivery : bool
+        Keep every run's per-packet delivery steps in ``ExperimentResult.deliveries`` (aligned
+        with the rows), e.g. to plot packets delivered against steps.
+
+    Returns
+    -------
+    ExperimentResult
+    """
+    plan = _plan(exp)
+    network, systems, protocols = plan.network, plan.systems, plan.protocols
+    bandwidths, buffers = plan.bandwidths, plan.buffers
+    simulate = ENGINES[exp.engine]
+    rows: list[Row] = []
+    deliveries: list[np.ndarray] = []
+    captions = [s.caption for s in systems if s.caption]
+    collections: list[dict] = []
+    for (spec, problem_name), seed in itertools.product(zip(plan.problems, plan.names), exp.seeds):
         problem_ss, paths_ss, protocol_ss = np.random.SeedSequence(seed).spawn(3)
         problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
         if problem.note and problem.note not in captions:
@@ -271,9 +313,12 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                                   buffer=buffer)
                 seconds = time.perf_counter() - start
                 rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds))
+                if keep_delivery:
+                    deliveries.append(result.delivery)
     shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
     shown_buffer = buffers[0] if len(buffers) == 1 else buffers
-    return ExperimentResult(exp.name, network, ", ".join(names), shown, rows, captions, collections, shown_buffer)
+    return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
+                            shown_buffer, deliveries)
 
 
 def _buffer_name(buffer: int | None) -> str:

@@ -23,6 +23,13 @@ experiment; its keys mirror ``universal load`` and ``universal worstcase``::
     worstcase = true       # also the exact worst-case permutation of every routing
     seed      = 0          # seed of the random permutations
 
+A ``[sweep]`` table runs the experiment once per cell of a grid; names may hold ``{axis}``
+placeholders (see :mod:`universal.sweep`)::
+
+    network = "butterfly:d={d}"
+    [sweep]
+    d = [4, 6, 8, 10, 12, 14]
+
 Relative file names inside the scenario (``edgelist:net.edges``) resolve against the
 scenario file's folder. Built-in scenarios live in ``scenarios/`` and run by name.
 """
@@ -37,9 +44,10 @@ from pathlib import Path
 from universal.errors import UserError
 from universal.experiment import Experiment
 from universal.load_analysis import LoadAnalysis
+from universal.sweep import Sweep
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
-              "engine"}
+              "engine", "sweep"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 
 
@@ -52,6 +60,7 @@ class Scenario:
     experiment: Experiment | None
     path: Path
     analysis: LoadAnalysis | None = None
+    sweep: Sweep | None = None
 
 
 def builtin_dir() -> Path:
@@ -146,7 +155,19 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         name=path.stem,
         base_dir=path.parent,
     )
-    return Scenario(path.stem, str(data.get("description", "")), experiment, path)
+    sweep = Sweep(path.stem, experiment, _sweep_axes(data["sweep"], path)) if "sweep" in data else None
+    return Scenario(path.stem, str(data.get("description", "")), experiment, path, sweep=sweep)
+
+
+def _sweep_axes(table: object, where: Path) -> dict[str, list]:
+    """The ``[sweep]`` table: axis name -> non-empty list of numbers or strings."""
+    if not isinstance(table, dict) or not table:
+        raise UserError(f"{where}: 'sweep' must be a table of axes, e.g. [sweep] d = [4, 6, 8]")
+    for name, values in table.items():
+        if not isinstance(values, list) or not values or not all(
+                isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in values):
+            raise UserError(f"{where}: sweep axis {name!r} must be a non-empty list of numbers or names")
+    return dict(table)
 
 
 def _buffer_setting(value: object, where: Path) -> int | None | list[int | None]:
