@@ -118,7 +118,8 @@ def _max_load(r: LoadResult) -> str:
 
 def _exactness(w: WorstCaseResult) -> str:
     if w.exact:
-        return "yes"
+        # "certified": a float matching proved optimal by exact dual potentials (huge denominators)
+        return "yes, certified" if getattr(w, "method", "integer") == "certified" else "yes"
     return f"no: worst within +{float(w.error_bound):.2g} of this load"
 
 
