@@ -156,6 +156,9 @@ class WorstCaseResult:
         ``max_load_exact``).
     method : str
         ``"integer"`` (exact integer weights) or ``"certified"`` (exact LP-duality certificate).
+    pair_loads : str
+        ``"exact"``, or ``"sampled, M paths per pair"`` on a general graph whose path system has
+        no exact enumeration (the matching is then exact for the sampled loads).
     focus_channels : list[str]
         The channels matched (one per symmetry class used).
     """
@@ -173,6 +176,7 @@ class WorstCaseResult:
     throughput_exact: Fraction = Fraction(0)
     focus_channels: list[str] = field(default_factory=list)
     method: str = "integer"
+    pair_loads: str = "exact"
 
     def as_dict(self) -> dict:
         """JSON-ready dictionary."""
@@ -180,7 +184,7 @@ class WorstCaseResult:
                 "throughput_exact": str(self.throughput_exact), "max_load": self.max_load,
                 "max_load_exact": str(self.max_load_exact), "channel": list(self.channel),
                 "exact": self.exact, "error_bound": str(self.error_bound),
-                "focus_channels": self.focus_channels, "method": self.method, "permutation": self.permutation.tolist()}
+                "focus_channels": self.focus_channels, "method": self.method, "pair_loads": self.pair_loads, "permutation": self.permutation.tolist()}
 
 
 def focus_classes(routing, n: int) -> list[tuple[int, int]]:
