@@ -19,7 +19,7 @@ import pytest
 from universal.cli import main
 from universal.errors import UserError
 from universal.load_analysis import (LoadAnalysis, permutation_paths, progress_total, run_load_analysis,
-                                     torus_from_network, write_permutation_file)
+                                     write_permutation_file)
 from universal.oblivious import Torus, worst_case
 
 from .test_cli import assert_user_error, run, run_module
@@ -91,10 +91,11 @@ def test_progress_total_counts_every_unit_reported():
     """The progress bar's total is the number of units the analysis really reports."""
     for analysis in [LoadAnalysis("torus:k=6,n=2", ["dor", "romm"], ["tornado", "random-perms:7"]),
                      LoadAnalysis("torus:k=5,n=3", ["dor", "val", "rlb"], worstcase=True),
-                     LoadAnalysis("torus:k=5,n=2", ["ival"], ["uniform"], worstcase=True)]:
+                     LoadAnalysis("torus:k=5,n=2", ["ival"], ["uniform"], worstcase=True),
+                     LoadAnalysis("mesh:k=3,n=2", ["shortest", "valiant"], ["random-perms:5"], worstcase=True)]:
         done = []
         run_load_analysis(analysis, progress=done.append)
-        assert sum(done) == progress_total(analysis, torus_from_network(analysis.network))
+        assert sum(done) == progress_total(analysis)
 
 
 # --- worstcase -------------------------------------------------------------------------------------
@@ -194,15 +195,17 @@ def test_permutation_paths_checks_the_folder_first(tmp_path):
 
 
 BAD_INPUT = {
-    "unknown routing": (["load", "--network", T92, "--routing", "dor,zigzag"], "unknown oblivious routing 'zigzag'"),
+    "unknown routing": (["load", "--network", T92, "--routing", "dor,zigzag"], "unknown routing 'zigzag'"),
     "unknown traffic": (["load", "--network", T92, "--traffic", "uniform,sideways"], "unknown traffic 'sideways'"),
-    "non-torus network": (["load", "--network", "mesh:k=4,n=2"], "only tori"),
-    "non-torus network (worstcase)": (["worstcase", "--network", "hypercube:d=4"], "only tori"),
+    "network too big for all pairs": (["load", "--network", "mesh:k=32,n=2"], "at most 256 nodes"),
+    "leveled network": (["worstcase", "--network", "butterfly:d=3"], "inputs to outputs"),
+    "explicit paths are not all-pairs": (["load", "--network", "mesh:k=3,n=2", "--routing", "explicit:file=x"],
+                                         "unknown routing 'explicit'"),
     "transpose on a 3-D torus": (["load", "--network", "torus:k=4,n=3", "--traffic", "transpose"], "2-D torus"),
     "unknown network": (["load", "--network", "moebius:d=3"], "unknown network"),
-    "torus with k = 2": (["worstcase", "--network", "torus:k=2,n=4"], "k >= 3"),
+    "torus with k = 2": (["worstcase", "--network", "torus:k=2,n=4", "--routing", "dor"], "k >= 3"),
     "torus too large": (["worstcase", "--network", "torus:k=65,n=2"], "at most 4096"),
-    "unknown routing (worstcase)": (["worstcase", "--network", T92, "--routing", "valiant"], "unknown oblivious routing"),
+    "torus routing on a mesh": (["worstcase", "--network", "mesh:k=4,n=2", "--routing", "romm"], "defined on tori"),
     "random-perms without a count": (["load", "--network", T92, "--traffic", "random-perms:many"], "random-perms"),
     "too many random permutations": (["load", "--network", "torus:k=64,n=2", "--traffic", "random-perms:100000"],
                                      "more than this tool handles"),

@@ -140,7 +140,7 @@ def test_small_load_scenario_file(tmp_path, capsys):
     ('kind = "plot"\nnetwork = "torus:k=5,n=2"\n', "'kind'"),
     ('kind = "load"\nnetwork = "torus:k=5,n=2"\nrouting = "dor"\n', "'traffic'"),
     ('kind = "load"\nnetwork = "torus:k=5,n=2"\nrouting = "dor"\nworstcase = "yes"\n', "'worstcase'"),
-    ('kind = "load"\nnetwork = "mesh:k=5,n=2"\nrouting = "dor"\nworstcase = true\n', "only tori"),
+    ('kind = "load"\nnetwork = "mesh:k=5,n=2"\nrouting = "dor"\nworstcase = true\n', "defined on tori"),
     ('kind = "load"\nnetwork = "torus:k=5,n=2"\nrouting = "dor"\ntraffic = "uniform"\nseed = -1\n', "'seed'"),
 ])
 def test_bad_load_scenarios(text, fragment, tmp_path, capsys):

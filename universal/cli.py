@@ -4,9 +4,9 @@
     python -m universal scenarios
     python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N]
         [--bandwidth B[,B2...]] [--buffer b] [--json]
-    python -m universal load --network torus:k=K,n=N --routing A,B --traffic X,Y [--seed S] [--json]
-    python -m universal worstcase --network torus:k=K,n=N --routing A,B [--show-permutation]
-        [--permutation-file PATH] [--json]
+    python -m universal load --network NET --routing A,B --traffic X,Y [--seed S] [--samples M] [--json]
+    python -m universal worstcase --network NET --routing A,B [--show-permutation]
+        [--permutation-file PATH] [--samples M] [--json]
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2.
 """
@@ -27,8 +27,10 @@ from rich.table import Table
 
 from universal.errors import UserError
 from universal.experiment import Experiment, ExperimentResult, run_experiment, runs_in
-from universal.load_analysis import (LoadAnalysis, LoadReport, permutation_paths, progress_total,
-                                     run_load_analysis, torus_from_network, write_permutation_file)
+from universal.graph_loads import DEFAULT_SAMPLES
+from universal.load_analysis import (LoadAnalysis, LoadReport, default_routing, permutation_paths,
+                                     progress_total, resolve_target, run_load_analysis, write_permutation_file)
+from universal.networks import build_network
 from universal.reporting import make_console, print_experiment
 from universal.reporting.oblivious import print_load_report
 from universal.reporting.sweeps import sweep_conclusion, sweep_table
@@ -122,22 +124,31 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     rt.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
+    network_help = ("torus:k=K,n=N (up to 4096 nodes with the torus routings), or any network of at most "
+                    "256 nodes: mesh:k=,n=, hypercube:d=, torus:k=,n=, edgelist:FILE")
+    routing_help = ("comma-separated: dor, val, romm, rlb, rlbth, ival (tori), or any path system: shortest, "
+                    "random-shortest, dimension-order, valiant[:base=NAME] (default: dor on tori, "
+                    "dimension-order on meshes and hypercubes, shortest elsewhere)")
+    samples_help = (f"paths per pair when a path system's loads cannot be enumerated exactly "
+                    f"(default {DEFAULT_SAMPLES})")
     ld = sub.add_parser("load", help="throughput and locality of oblivious routings under traffic patterns")
-    ld.add_argument("--network", required=True, help="torus:k=K,n=N (only tori so far)")
-    ld.add_argument("--routing", default="dor", help="comma-separated: dor, val, romm, rlb, rlbth, ival")
+    ld.add_argument("--network", required=True, help=network_help)
+    ld.add_argument("--routing", help=routing_help)
     ld.add_argument("--traffic", default="uniform",
                     help="comma-separated, e.g. uniform,bitcomp,transpose,tornado,random-perms:10000")
     ld.add_argument("--seed", type=_nonnegative, default=0, help="seed of the random permutations (default 0)")
+    ld.add_argument("--samples", type=_positive, default=DEFAULT_SAMPLES, help=samples_help)
     ld.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
     wc = sub.add_parser("worstcase", help="exact worst-case permutation and throughput of oblivious routings")
-    wc.add_argument("--network", required=True, help="torus:k=K,n=N (only tori so far)")
-    wc.add_argument("--routing", default="dor", help="comma-separated: dor, val, romm, rlb, rlbth, ival")
+    wc.add_argument("--network", required=True, help=network_help)
+    wc.add_argument("--routing", help=routing_help)
     wc.add_argument("--show-permutation", action="store_true",
                     help="print each worst permutation (a k x k grid of destinations on 2-D tori)")
     wc.add_argument("--permutation-file", metavar="PATH",
                     help="write the worst permutation for --problem permutation:file=PATH "
                          "(several routings: PATH with .ROUTING before the suffix)")
+    wc.add_argument("--samples", type=_positive, default=DEFAULT_SAMPLES, help=samples_help)
     wc.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return parser
 
@@ -180,9 +191,9 @@ def _work_progress(total: int, description: str, enabled: bool) -> Iterator:
 
 
 def _analyse(analysis: LoadAnalysis, as_json: bool) -> LoadReport:
-    torus = torus_from_network(analysis.network)
+    target = resolve_target(analysis)
     what = "worst case" if not analysis.traffics else "channel loads"
-    with _work_progress(progress_total(analysis, torus), f"{what} on {torus.name}", not as_json) as advance:
+    with _work_progress(progress_total(analysis, target), f"{what} on {target.name}", not as_json) as advance:
         return run_load_analysis(analysis, progress=advance)
 
 
@@ -281,16 +292,24 @@ def cmd_route(args: argparse.Namespace) -> None:
     _emit(_run(exp, args.json), args.json)
 
 
+def _routings(args: argparse.Namespace) -> list[str]:
+    """The --routing names, or the network's default routing."""
+    if args.routing is not None:
+        return _names(args.routing)
+    return [default_routing(build_network(args.network))]
+
+
 def cmd_load(args: argparse.Namespace) -> None:
     """``universal load``: throughput (fraction of capacity) and locality of routings under traffics."""
-    analysis = LoadAnalysis(args.network, _names(args.routing), _names(args.traffic), seed=args.seed)
+    analysis = LoadAnalysis(args.network, _routings(args), _names(args.traffic), seed=args.seed,
+                            samples=args.samples)
     _emit_report(_analyse(analysis, args.json), args.json)
 
 
 def cmd_worstcase(args: argparse.Namespace) -> None:
     """``universal worstcase``: the exact worst-case permutation of each routing, optionally written out."""
-    analysis = LoadAnalysis(args.network, _names(args.routing), worstcase=True)
-    torus_from_network(analysis.network)          # a bad network is reported before the file check
+    analysis = LoadAnalysis(args.network, _routings(args), worstcase=True, samples=args.samples)
+    resolve_target(analysis)                      # a bad network is reported before the file check
     files = permutation_paths(args.permutation_file, analysis.routings) if args.permutation_file else {}
     report = _analyse(analysis, args.json)
     written = {w.routing: write_permutation_file(files[r], w) for r, w in zip(analysis.routings, report.worst)

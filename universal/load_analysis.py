@@ -2,7 +2,13 @@
 scenarios (SPEC §7, §8): a thin layer over :mod:`universal.oblivious` that parses the network
 name, runs the tables and the exact worst case, and writes worst permutations to files.
 
-Only ``torus:k=,n=`` networks are analysed so far.
+Two engines sit behind it. A torus (k >= 3) with the oblivious routings ``dor``, ``val``,
+``romm``, ``rlb``, ``rlbth``, ``ival`` uses :mod:`universal.oblivious` (relative routing and
+focus channels, up to 4096 nodes). Any other combination - meshes, hypercubes, edge lists,
+networkx graphs, and any path system of :data:`universal.paths.PATH_SYSTEMS` (``shortest``,
+``random-shortest``, ``dimension-order``, ``valiant``, ...) - uses the all-pairs analysis of
+:mod:`universal.graph_loads` (up to 256 nodes), exact where the paths can be enumerated and
+sampled otherwise, as the output says.
 
 Examples
 --------
@@ -19,22 +25,27 @@ B. Towles, W. J. Dally and S. Boyd, "Throughput-centric routing algorithm design
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable, Sequence
 
+import networkx as nx
 import numpy as np
 
+from universal import graph_loads
 from universal.errors import UserError
-from universal.networks import NETWORKS, resolve_path
-from universal.oblivious import (LoadResult, Torus, WorstCaseResult, focus_classes, get_routing,
+from universal.graph_loads import Capacity
+from universal.networks import NETWORKS, Network, build_network, resolve_path
+from universal.oblivious import (ROUTINGS, LoadResult, Torus, WorstCaseResult, focus_classes, get_routing,
                                  load_table, make_traffic, worst_case)
+from universal.oblivious.torus import MAX_NODES as TORUS_MAX_NODES
 from universal.registry import check_known_params, parse_spec, take_int
 
-__all__ = ["LoadAnalysis", "LoadReport", "torus_from_network", "run_load_analysis", "progress_total",
-           "permutation_paths", "write_permutation_file"]
+__all__ = ["LoadAnalysis", "LoadReport", "Target", "resolve_target", "torus_from_network",
+           "run_load_analysis", "progress_total", "permutation_paths", "write_permutation_file"]
 
 Progress = Callable[[int], object] | None
 
@@ -48,10 +59,12 @@ class LoadAnalysis:
 
     Attributes
     ----------
-    network : str
-        ``torus:k=K,n=N``.
+    network : str, Network or networkx.Graph
+        A network name of SPEC §8 (``torus:k=K,n=N``, ``mesh:k=4,n=2``, ``hypercube:d=4``,
+        ``edgelist:PATH``) or a network object.
     routings : list of str
-        Oblivious routings (``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival``).
+        Oblivious routings (``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival``; tori) or
+        path systems (``shortest``, ``random-shortest``, ``dimension-order``, ``valiant``, ...).
     traffics : list of str
         Traffic patterns for the load table (may be empty when only the worst case is wanted).
     worstcase : bool
@@ -62,15 +75,76 @@ class LoadAnalysis:
         Scenario name, if any.
     base_dir : Path or None
         Folder that relative ``matrix:file=`` names resolve against (a scenario's folder).
+    samples : int
+        Paths per pair for path systems whose pair loads cannot be enumerated exactly.
     """
 
-    network: str
+    network: str | Network | nx.Graph
     routings: Sequence[str]
     traffics: Sequence[str] = ()
     worstcase: bool = False
     seed: int = 0
     name: str = ""
     base_dir: Path | None = None
+    samples: int = graph_loads.DEFAULT_SAMPLES
+
+
+@dataclass
+class Target:
+    """The network of an analysis and the engine that handles it.
+
+    Attributes
+    ----------
+    network : Network
+    torus : Torus or None
+        Set when the torus engine (relative routing, focus channels) is used.
+    """
+
+    network: Network
+    torus: Torus | None = None
+
+    @property
+    def name(self) -> str:
+        return self.torus.name if self.torus is not None else self.network.name
+
+    @property
+    def nodes(self) -> int:
+        return self.network.num_nodes
+
+
+def default_routing(network: Network) -> str:
+    """``dor`` on tori, ``dimension-order`` on meshes and hypercubes, ``shortest`` elsewhere."""
+    if network.kind == "torus" and network.params["k"] >= 3:
+        return "dor"
+    return "dimension-order" if network.kind in ("mesh", "hypercube", "torus") else "shortest"
+
+
+def resolve_target(analysis: LoadAnalysis) -> Target:
+    """Build the network and pick the engine; every routing name is checked here (UserError).
+
+    Examples
+    --------
+    >>> resolve_target(LoadAnalysis("torus:k=9,n=2", ["dor"])).torus.N
+    81
+    >>> resolve_target(LoadAnalysis("mesh:k=4,n=2", ["shortest"])).torus is None
+    True
+    """
+    if not analysis.routings:
+        raise UserError("name at least one routing")
+    if isinstance(analysis.network, str):
+        spec = parse_spec(analysis.network)
+        NETWORKS.entry(spec.name)                 # an unknown name gets the registry's own message
+    net = build_network(analysis.network, analysis.base_dir)
+    names = [parse_spec(r).name for r in analysis.routings]
+    if net.kind == "torus" and all(n in ROUTINGS for n in names):
+        torus = Torus(net.params["k"], net.params["n"])      # explains k >= 3 and the size limit
+        for r in analysis.routings:
+            get_routing(r)
+        return Target(net, torus)
+    graph_loads.check_graph(net)
+    for r in analysis.routings:
+        graph_loads.check_routing(r, net)
+    return Target(net)
 
 
 @dataclass
@@ -81,7 +155,8 @@ class LoadReport:
     ----------
     name : str
         Scenario name ("" for the ad-hoc commands).
-    torus : Torus
+    torus : Torus or None
+        The torus of the torus engine; None on the general-graph engine.
     network : dict
         ``{name, nodes, links}`` of the network analysed.
     loads : list of LoadResult
@@ -89,19 +164,32 @@ class LoadReport:
     worst : list of WorstCaseResult
         One per routing when the worst case was asked for.
     seed : int
+    capacity : Capacity or None
+        The capacity load and how it was obtained (general graphs; tori use the closed form).
+    graph : Network or None
+        The network object (for node labels in reports).
     """
 
     name: str
-    torus: Torus
+    torus: Torus | None
     network: dict
     loads: list[LoadResult] = field(default_factory=list)
     worst: list[WorstCaseResult] = field(default_factory=list)
     seed: int = 0
+    capacity: Capacity | None = None
+    graph: Network | None = None
 
     @property
     def capacity_load(self) -> Fraction:
         """Uniform per-channel load under minimal balanced routing (throughput 1 = this load)."""
-        return self.torus.capacity_load
+        return self.capacity.load if self.capacity is not None else self.torus.capacity_load
+
+    @property
+    def capacity_rule(self) -> str:
+        """How the capacity load was obtained."""
+        if self.capacity is not None:
+            return self.capacity.rule
+        return "k/8 (k even)" if self.torus.k % 2 == 0 else "(k²-1)/(8k) (k odd)"
 
     def to_json(self) -> dict:
         """The ``--json`` object: ``network``, ``capacity_load`` and ``rows``.
@@ -113,7 +201,7 @@ class LoadReport:
         if self.name:
             out["scenario"] = self.name
         out.update(network=self.network, capacity_load=float(self.capacity_load),
-                   capacity_load_exact=str(self.capacity_load))
+                   capacity_load_exact=str(self.capacity_load), capacity_rule=self.capacity_rule)
         worst = [w.as_dict() for w in self.worst]
         if self.loads:
             out["seed"] = self.seed
@@ -158,27 +246,45 @@ def _resolve_traffic(text: str, base_dir: Path | None) -> str:
     return text
 
 
-def _check_size(torus: Torus, count: int, traffic: str) -> None:
+def _check_size(nodes: int, count: int, traffic: str, name: str) -> None:
     """Refuse ``random-perms:M`` whose permutations would not fit in memory (before drawing them)."""
-    if count * torus.N > MAX_PERM_ENTRIES:
-        raise UserError(f"{traffic} on {torus.name} needs {count:,} x {torus.N:,} permutation entries, more "
+    if count * nodes > MAX_PERM_ENTRIES:
+        raise UserError(f"{traffic} on {name} needs {count:,} x {nodes:,} permutation entries, more "
                         f"than this tool handles ({MAX_PERM_ENTRIES:,}); ask for fewer permutations")
 
 
-def progress_total(analysis: LoadAnalysis, torus: Torus) -> int:
+def _traffics(analysis: LoadAnalysis, target: Target) -> list:
+    """Every traffic pattern, built (and so checked) before any long computation."""
+    out = []
+    for text in analysis.traffics:
+        text = _resolve_traffic(text, analysis.base_dir)
+        if target.torus is not None:
+            pattern = make_traffic(target.torus, text)
+        else:
+            pattern = graph_loads.graph_traffic(target.network, text)
+        _check_size(target.nodes, pattern.count, text, target.name)
+        out.append(pattern)
+    return out
+
+
+def progress_total(analysis: LoadAnalysis, target: Target | None = None) -> int:
     """Work units the progress callback of :func:`run_load_analysis` will be advanced by.
 
-    Per routing: N for tabulating its pair loads and one per random permutation (load table),
-    and N plus one per focus channel (worst case).
+    Per routing on a torus: N for tabulating its pair loads and one per random permutation
+    (load table), and N plus one per focus channel (worst case). On a general graph: N for the
+    pair loads, one per random permutation, and one per link (worst case).
     """
-    random_perms = sum(make_traffic(torus, _resolve_traffic(t, analysis.base_dir)).count
-                       for t in analysis.traffics if parse_spec(t).name == "random-perms")
+    target = target if target is not None else resolve_target(analysis)
+    random_perms = sum(p.count for p in _traffics(analysis, target))
     total = 0
     for routing in analysis.routings:
-        if analysis.traffics:
-            total += torus.N + random_perms
-        if analysis.worstcase:
-            total += torus.N + len(focus_classes(routing, torus.n))
+        if target.torus is not None:
+            if analysis.traffics:
+                total += target.nodes + random_perms
+            if analysis.worstcase:
+                total += target.nodes + len(focus_classes(routing, target.torus.n))
+        else:
+            total += target.nodes + random_perms + (target.network.num_links if analysis.worstcase else 0)
     return total
 
 
@@ -198,31 +304,51 @@ def run_load_analysis(analysis: LoadAnalysis, progress: Progress = None) -> Load
     Raises
     ------
     UserError
-        Unknown routing or traffic, a network that is not a torus, parameters out of range.
+        Unknown routing or traffic, a network too big for the analysis, parameters out of range.
 
     Examples
     --------
     >>> rep = run_load_analysis(LoadAnalysis("torus:k=8,n=2", ["val"], ["tornado"]))
     >>> rep.loads[0].throughput, rep.loads[0].locality
     (0.5, 2.0)
+    >>> rep = run_load_analysis(LoadAnalysis("hypercube:d=3", ["dimension-order"], ["bitcomp"]))
+    >>> rep.capacity_rule, rep.loads[0].throughput, rep.loads[0].pair_loads
+    ('max channel load of uniform traffic under random-shortest (minimal) routing', 0.5, 'exact')
     """
-    torus = torus_from_network(analysis.network)
-    if not analysis.routings:
-        raise UserError("name at least one routing")
+    target = resolve_target(analysis)
     if not analysis.traffics and not analysis.worstcase:
         raise UserError("name at least one traffic pattern (or ask for the worst case)")
-    for routing in analysis.routings:
-        get_routing(routing)
+    patterns = _traffics(analysis, target)
+    if target.torus is None:
+        return _run_graph(analysis, target, patterns, progress)
+    torus = target.torus
     traffics = [_resolve_traffic(t, analysis.base_dir) for t in analysis.traffics]
-    for t in traffics:                       # every name checked before any long computation
-        _check_size(torus, make_traffic(torus, t).count, t)
     network = {"name": torus.name, "nodes": torus.N, "links": torus.num_channels}
-    report = LoadReport(analysis.name, torus, network, seed=analysis.seed)
+    report = LoadReport(analysis.name, torus, network, seed=analysis.seed, graph=target.network)
     if traffics:
         report.loads = load_table(torus.k, torus.n, list(analysis.routings), traffics,
                                   np.random.default_rng(analysis.seed), progress=progress)
     if analysis.worstcase:
         report.worst = [worst_case(torus.k, torus.n, r, progress=progress) for r in analysis.routings]
+    return report
+
+
+def _run_graph(analysis: LoadAnalysis, target: Target, patterns: list, progress: Progress) -> LoadReport:
+    """The general-graph engine: all-pairs pair loads per routing, rows, worst case per link."""
+    net = target.network
+    capacity = graph_loads.graph_capacity(net)
+    min_length = graph_loads.min_mean_length(net)
+    report = LoadReport(analysis.name, None, net.summary(), seed=analysis.seed, capacity=capacity, graph=net)
+    rng = np.random.default_rng(analysis.seed)
+    sampler = np.random.default_rng([analysis.seed, 1])      # sampled paths: their own stream
+    for routing in analysis.routings:
+        pl = graph_loads.graph_pair_loads(net, routing, analysis.samples, sampler, base_dir=analysis.base_dir)
+        if progress is not None:
+            progress(net.num_nodes)
+        for pattern in patterns:
+            report.loads.append(graph_loads.graph_load_row(pl, pattern, capacity, min_length, rng, progress))
+        if analysis.worstcase:
+            report.worst.append(graph_loads.graph_worst_case(pl, capacity, progress))
     return report
 
 
@@ -244,7 +370,15 @@ def permutation_paths(path: str | Path, routings: Sequence[str]) -> dict[str, Pa
         raise UserError(f"cannot write {str(path)!r}: it is a folder")
     if len(routings) == 1:
         return {routings[0]: path}
-    return {r: path.with_name(f"{path.stem}.{get_routing(r).name}{path.suffix}") for r in routings}
+    return {r: path.with_name(f"{path.stem}.{_file_tag(r)}{path.suffix}") for r in routings}
+
+
+def _file_tag(routing: str) -> str:
+    """A file-name-safe tag of a routing name (``valiant:base=shortest`` -> ``valiant-base-shortest``)."""
+    spec = parse_spec(routing)
+    if spec.name in ROUTINGS:
+        return get_routing(routing).name
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", routing).strip("-")
 
 
 def write_permutation_file(path: str | Path, result: WorstCaseResult) -> Path:

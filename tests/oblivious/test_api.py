@@ -1,4 +1,4 @@
-"""The CLI-facing API: progress accounting, JSON-ready results, scaled (non-exact) matching."""
+"""The CLI-facing API: progress accounting, JSON-ready results, the switch to certified matching."""
 
 from __future__ import annotations
 
@@ -34,12 +34,13 @@ def test_progress_totals_and_json():
     assert sorted(d["permutation"]) == list(range(25))
 
 
-def test_scaled_matching_brackets_the_exact_worst_case(monkeypatch):
-    """Force the rounded-weight path on a case with a known exact answer."""
+def test_large_denominators_switch_to_the_certified_matching(monkeypatch):
+    """When integer weights would leave float64's exact range the certified path takes over,
+    with the same exact answer."""
     from universal.oblivious import worstcase as wc
     exact = worst_case(9, 2, "romm")
+    assert exact.method == "integer"
     monkeypatch.setattr(wc, "_FLOAT_EXACT", 2 ** 20)   # makes the common denominator "too large"
-    rounded = wc.worst_case(9, 2, "romm")
-    assert not rounded.exact and rounded.error_bound > 0
-    assert rounded.max_load_exact <= exact.max_load_exact <= rounded.max_load_exact + rounded.error_bound
-    assert exact.max_load_exact == Fraction(32, 5)
+    certified = wc.worst_case(9, 2, "romm")
+    assert certified.method == "certified" and certified.exact and certified.error_bound == 0
+    assert certified.max_load_exact == exact.max_load_exact == Fraction(32, 5)

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["torus", "algorithms", "loads", "traffic", "throughput", "worstcase"]
+MODULES = ["torus", "algorithms", "loads", "traffic", "throughput", "worstcase", "matching"]
 
 
 @pytest.mark.parametrize("name", MODULES)

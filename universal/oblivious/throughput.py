@@ -52,6 +52,8 @@ class LoadResult:
     max_load_exact : Fraction or None
         The exact largest load when the pattern is a single permutation and it could be formed
         in integer arithmetic.
+    pair_loads : str
+        How the pair loads were obtained: ``"exact"`` or ``"sampled, M paths per pair"``.
     """
 
     routing: str
@@ -63,11 +65,12 @@ class LoadResult:
     best: float | None = None
     histogram: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     max_load_exact: Fraction | None = None
+    pair_loads: str = "exact"
 
     def as_dict(self) -> dict:
         """JSON-ready dictionary (histogram as lists)."""
         out = {"routing": self.routing, "traffic": self.traffic, "throughput": self.throughput,
-               "max_load": self.max_load, "locality": self.locality}
+               "max_load": self.max_load, "locality": self.locality, "pair_loads": self.pair_loads}
         if self.mean is not None:
             out.update(mean=self.mean, best=self.best,
                        histogram={"counts": self.histogram[0].tolist(),

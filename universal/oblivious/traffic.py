@@ -39,7 +39,7 @@ from universal.registry import Spec, check_known_params, parse_spec, take_int
 
 from .torus import Torus
 
-__all__ = ["Traffic", "TRAFFICS", "make_traffic", "traffic_names"]
+__all__ = ["Traffic", "TRAFFICS", "make_traffic", "traffic_names", "Grid"]
 
 _TOL = 1e-6
 
@@ -71,6 +71,41 @@ class Traffic:
     @property
     def is_random(self) -> bool:
         return self.count > 0
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The coordinates the traffic patterns need, for a network that is not a load-analysis
+    :class:`Torus`: a mesh or hypercube (``k``, ``n`` as in its name; ids ``sum x_i k**i``) or
+    any graph, seen as one line of ``N`` nodes (``k = N``, ``n = 1``), where ``bitcomp`` is
+    ``s -> N-1-s`` and ``hotspot`` makes nodes ``0..count-1`` hot.
+
+    Examples
+    --------
+    >>> make_traffic(Grid(2, 3, "hypercube:d=3"), "bitcomp").perm.tolist()
+    [7, 6, 5, 4, 3, 2, 1, 0]
+    """
+
+    k: int
+    n: int
+    name: str
+
+    @property
+    def N(self) -> int:  # noqa: N802 - the papers' name
+        return self.k ** self.n
+
+    @property
+    def powers(self) -> np.ndarray:
+        return self.k ** np.arange(self.n, dtype=np.int64)
+
+    @property
+    def coords(self) -> np.ndarray:
+        ids = np.arange(self.N, dtype=np.int64)
+        return (ids[:, None] // self.powers[None, :]) % self.k
+
+    def node(self, coords) -> int | np.ndarray:
+        ids = (np.asarray(coords, dtype=np.int64) % self.k) @ self.powers
+        return int(ids) if ids.ndim == 0 else ids
 
 
 def _perm(name: str, dest: np.ndarray) -> Traffic:
@@ -215,7 +250,7 @@ def traffic_names() -> list[str]:
     return list(TRAFFICS)
 
 
-def make_traffic(torus: Torus, text: str) -> Traffic:
+def make_traffic(torus: Torus | Grid, text: str) -> Traffic:
     """Build the traffic pattern named ``text`` (``name`` or ``name:key=value,...``) on ``torus``.
 
     Examples

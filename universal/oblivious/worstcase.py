@@ -8,13 +8,14 @@ permutations for oblivious routing algorithms", §3, Theorems 1 and 2). On the t
 *focus channel* per symmetry class needs a matching (§4.1) and its weights come from the loads of
 routes leaving node 0 (§4.2).
 
-Exactness: the matching runs on integer weights (numerators over a common denominator). SciPy's
-``linear_sum_assignment`` computes in float64, which is exact on integers as long as every sum it
-forms stays below 2**53; :func:`worst_case_for_channels` checks a conservative bound before
-relying on it. When the common denominator of the pair loads is too large for that (ROMM and RLB
-on big tori, whose probabilities have denominators like ``lcm(box sizes)``), the weights are
-rounded to a fine integer grid instead; the permutation found is then reported with its exact
-load, and the true worst case is certified to lie within ``error_bound`` above it.
+Exactness: when the common denominator ``D`` of the pair loads is small, the matching runs on
+integer weights (numerators over ``D``): SciPy's ``linear_sum_assignment`` computes in float64,
+which is exact on integers as long as every sum it forms stays below 2**53, and
+:func:`worst_case_for_channels` checks a conservative bound before relying on it. ROMM and RLB
+on big tori have denominators like ``lcm(box sizes)`` (97 bits for ROMM on the 64-ary 2-cube);
+there the matching found in float is *certified* optimal by exact LP-duality potentials
+(:mod:`universal.oblivious.matching`, which explains why that is exact). Either way the
+reported worst case is the exact maximum.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from scipy.optimize import linear_sum_assignment
 
 from .algorithms import get_routing
 from .loads import PairLoads, advance_progress, pair_loads
+from .matching import max_weight_matching
 from .torus import Torus
 
 __all__ = ["ChannelMatching", "WorstCaseResult", "worst_case_for_channels", "worst_case",
@@ -147,11 +149,16 @@ class WorstCaseResult:
     permutation : ndarray
         ``permutation[s]`` = destination of source ``s``.
     exact : bool
-        True when the matching ran on exact integer weights, so ``max_load_exact`` *is* the
-        worst case. False when the weights had to be rounded (huge common denominators); then
-        the worst case lies in ``[max_load_exact, max_load_exact + error_bound]``.
+        True: ``max_load_exact`` *is* the worst case (integer weights, or a float matching
+        certified by exact dual potentials). Kept for the JSON contract.
     error_bound : Fraction
-        0 when ``exact``.
+        Always 0 (an upper bound on how far the true worst case could lie above
+        ``max_load_exact``).
+    method : str
+        ``"integer"`` (exact integer weights) or ``"certified"`` (exact LP-duality certificate).
+    pair_loads : str
+        ``"exact"``, or ``"sampled, M paths per pair"`` on a general graph whose path system has
+        no exact enumeration (the matching is then exact for the sampled loads).
     focus_channels : list[str]
         The channels matched (one per symmetry class used).
     """
@@ -168,6 +175,8 @@ class WorstCaseResult:
     error_bound: Fraction = Fraction(0)
     throughput_exact: Fraction = Fraction(0)
     focus_channels: list[str] = field(default_factory=list)
+    method: str = "integer"
+    pair_loads: str = "exact"
 
     def as_dict(self) -> dict:
         """JSON-ready dictionary."""
@@ -175,7 +184,7 @@ class WorstCaseResult:
                 "throughput_exact": str(self.throughput_exact), "max_load": self.max_load,
                 "max_load_exact": str(self.max_load_exact), "channel": list(self.channel),
                 "exact": self.exact, "error_bound": str(self.error_bound),
-                "focus_channels": self.focus_channels, "permutation": self.permutation.tolist()}
+                "focus_channels": self.focus_channels, "method": self.method, "pair_loads": self.pair_loads, "permutation": self.permutation.tolist()}
 
 
 def focus_classes(routing, n: int) -> list[tuple[int, int]]:
@@ -205,22 +214,22 @@ def permutation_channel_load(pl: PairLoads, perm: Sequence[int], channel: int) -
     return sum((Fraction(int(a), int(b)) for a, b in zip(nums, pl.den[offs]) if a), Fraction(0))
 
 
-def _focus_weights(pl: PairLoads, cls, scale: int | None) -> np.ndarray:
-    """Integer weights W[s, d] of the focus channel of ``cls`` whose tail is node 0.
+def _focus_fractions(pl: PairLoads, cls) -> tuple[np.ndarray, np.ndarray]:
+    """Numerators and denominators ``(num[s, d], den[s, d])`` of the focus channel of ``cls``
+    whose tail is node 0.
 
     ``gamma_(0 -> .)(s, d) = gamma_(-s -> .)(0, d - s)``: row s reads the table at offset
-    ``d - s`` and tail ``-s``. With ``scale=None`` the weights are exact numerators over the
-    common denominator; otherwise they are ``round(load * scale)``.
+    ``d - s`` and tail ``-s``.
     """
     t = pl.torus
-    table = pl.tables[cls]
     neg = t.offset_table[:, 0]                  # 0 - s
-    W = table[t.offset_table, neg[:, None]]     # numerators over den[d - s]
-    den = pl.den[t.offset_table]
-    if scale is None:
-        D = pl.common_denominator()
-        return W * (D // den)
-    return np.rint(W * (scale / den.astype(np.float64))).astype(np.int64)
+    return pl.tables[cls][t.offset_table, neg[:, None]], pl.den[t.offset_table]
+
+
+def _focus_weights(pl: PairLoads, cls) -> np.ndarray:
+    """Exact integer weights ``gamma * D`` of the focus channel of ``cls`` (D small enough)."""
+    num, den = _focus_fractions(pl, cls)
+    return num * (pl.common_denominator() // den)
 
 
 def _largest_weight(pl: PairLoads, D: int) -> int:
@@ -232,7 +241,30 @@ def _largest_weight(pl: PairLoads, D: int) -> int:
     return best
 
 
-def worst_case(k: int, n: int, routing: str, progress=None) -> WorstCaseResult:
+def _integer_fits(pl: PairLoads) -> bool:
+    """Whether integer weights over the common denominator keep SciPy's float sums exact."""
+    D = pl.common_denominator()
+    return D < 2 ** 62 and _largest_weight(pl, D) * (2 * pl.torus.N + 2) < _FLOAT_EXACT
+
+
+def _match_integer(pl: PairLoads, channels: dict, progress) -> tuple[int, np.ndarray, Fraction]:
+    D = pl.common_denominator()
+    match = worst_case_for_channels(lambda c: _focus_weights(pl, channels[c]), list(channels),
+                                    pl.torus.N, progress)
+    return int(match.channel), match.permutation, Fraction(match.weight, D)
+
+
+def _match_certified(pl: PairLoads, channels: dict, progress) -> tuple[int, np.ndarray, Fraction]:
+    best = None
+    for ch, cls in channels.items():
+        m = max_weight_matching(*_focus_fractions(pl, cls))
+        if best is None or m.weight > best[2]:
+            best = (int(ch), m.permutation, m.weight)
+        advance_progress(progress, 1)
+    return best
+
+
+def worst_case(k: int, n: int, routing: str, progress=None, method: str = "auto") -> WorstCaseResult:
     """Exact worst-case permutation and throughput of ``routing`` on ``torus:k=K,n=N``.
 
     Parameters
@@ -243,6 +275,10 @@ def worst_case(k: int, n: int, routing: str, progress=None) -> WorstCaseResult:
         ``dor``, ``val``, ``romm``, ``rlb``, ``rlbth`` or ``ival``.
     progress : callable or tqdm-like, optional
         Advanced by one per offset tabulated (N) and one per focus channel matched.
+    method : str
+        ``"integer"`` (integer weights over the common denominator; refused when they would not
+        stay exact in float64), ``"certified"`` (float matching proved optimal by exact dual
+        potentials) or ``"auto"`` (integer when it fits, else certified).
 
     Returns
     -------
@@ -259,35 +295,25 @@ def worst_case(k: int, n: int, routing: str, progress=None) -> WorstCaseResult:
     B. Towles, "Finding worst-case permutations for oblivious routing algorithms", Table 1:
     on the 9-ary 2-cube DOR's worst case is 0.278 of capacity and ROMM's 0.173.
     """
+    if method not in ("auto", "integer", "certified"):
+        raise ValueError(f"unknown matching method {method!r}")
     torus = Torus(k, n)
     alg = get_routing(routing)
     classes = focus_classes(alg, n)
     pl = pair_loads(alg, torus, classes, progress=progress)
-    N = torus.N
-    D = pl.common_denominator()
-    exact = D < 2 ** 62 and _largest_weight(pl, D) * (2 * N + 2) < _FLOAT_EXACT
-    scale = None
-    if not exact:
-        # integer grid: entries up to scale * (largest load) keep every LSA sum exact
-        max_load = max(float((tab / pl.den[:, None]).max()) for tab in pl.tables.values())
-        scale = int(_FLOAT_EXACT // ((2 * N + 2) * max(max_load, 1.0) * 4))
+    if method == "auto":
+        method = "integer" if _integer_fits(pl) else "certified"
     channels = {torus.channel(0, d, s): (d, s) for d, s in classes}
-    match = worst_case_for_channels(lambda c: _focus_weights(pl, channels[c], scale),
-                                    list(channels), N, progress)
-    ch = int(match.channel)
-    load = permutation_channel_load(pl, match.permutation, ch)
-    if exact:
-        if load != Fraction(match.weight, D):   # the two exact computations must agree
-            raise AssertionError(f"matching weight {match.weight}/{D} != permutation load {load}")
-        bound = Fraction(0)
-    else:
-        # each rounded weight is within 1/2 (+ float slack) of load*scale: the optimum of the
-        # rounded problem is within N/scale of the true optimum; take 2N/scale to be safe
-        bound = Fraction(2 * N, scale)
+    match = _match_integer if method == "integer" else _match_certified
+    ch, perm, weight = match(pl, channels, progress)
+    load = permutation_channel_load(pl, perm, ch)
+    if load != weight:                           # the two exact computations must agree
+        raise AssertionError(f"matching weight {weight} != permutation load {load}")
     tail, head = torus.channel_ends(ch)
     cap = torus.capacity_load
     return WorstCaseResult(
         routing=alg.name, torus=torus.name, throughput=float(cap / load), max_load=float(load),
         max_load_exact=load, channel=(torus.label(tail), torus.label(head)), channel_index=ch,
-        permutation=match.permutation, exact=exact, error_bound=bound,
-        throughput_exact=cap / load, focus_channels=[torus.channel_label(c) for c in channels])
+        permutation=perm, exact=True, error_bound=Fraction(0),
+        throughput_exact=cap / load, focus_channels=[torus.channel_label(c) for c in channels],
+        method=method)

@@ -20,7 +20,7 @@ from universal.load_analysis import LoadReport
 from universal.oblivious import LoadResult, Torus, WorstCaseResult
 
 __all__ = ["sparkline", "load_results_table", "worstcase_table", "permutation_view",
-           "comparison_table", "print_load_report"]
+           "graph_permutation_view", "comparison_table", "print_load_report"]
 
 _BARS = " ▁▂▃▄▅▆▇█"
 
@@ -59,11 +59,22 @@ def sparkline(counts: Sequence[int]) -> str:
 
 
 def _capacity_caption(report: LoadReport) -> str:
-    t = report.torus
-    rule = "k/8 (k even)" if t.k % 2 == 0 else "(k²-1)/(8k) (k odd)"
-    return (f"{t.N:,} nodes, {t.num_channels:,} channels; throughput = fraction of capacity = "
-            f"capacity load / max channel load, capacity load = {_fraction(report.capacity_load)} = {rule}, "
-            "the uniform load under minimal balanced routing")
+    net = report.network
+    text = (f"{net['nodes']:,} nodes, {net['links']:,} channels; throughput = fraction of capacity = "
+            f"capacity load / max channel load, capacity load = {_fraction(report.capacity_load)} = "
+            f"{report.capacity_rule}")
+    if report.torus is not None:
+        text += ", the uniform load under minimal balanced routing"
+    return text
+
+
+def _pair_loads_caption(rows: Sequence) -> str:
+    """Which routings' pair loads are exact and which are sampled (general graphs)."""
+    how = dict.fromkeys((r.routing, getattr(r, "pair_loads", "exact")) for r in rows)
+    sampled = [f"{routing}: {h}" for routing, h in how if h != "exact"]
+    if not sampled:
+        return "pair loads: exact (every path enumerated with its probability)"
+    return "pair loads: exact, except " + "; ".join(sampled)
 
 
 def load_results_table(report: LoadReport) -> Table:
@@ -89,11 +100,12 @@ def load_results_table(report: LoadReport) -> Table:
     """
     random = any(r.mean is not None for r in report.loads)
     caption = [_capacity_caption(report),
-               "locality: average path length over all pairs / minimal average path length"]
+               "locality: average path length over all pairs / minimal average path length",
+               _pair_loads_caption(report.loads)]
     if random:
         caption.append(f"random-perms:M: throughput of the worst of M random permutations (seed "
                        f"{report.seed}), mean and best beside it; histogram from worst to best, 20 bins")
-    table = Table(title=f"load: {report.torus.name}", caption="\n".join(caption), header_style="bold")
+    table = Table(title=f"load: {report.network['name']}", caption="\n".join(caption), header_style="bold")
     columns = ["routing", "traffic", "throughput", "max load", "locality"]
     if random:
         columns += ["mean", "best", "histogram"]
@@ -118,7 +130,8 @@ def _max_load(r: LoadResult) -> str:
 
 def _exactness(w: WorstCaseResult) -> str:
     if w.exact:
-        return "yes"
+        # "certified": a float matching proved optimal by exact dual potentials (huge denominators)
+        return "yes, certified" if getattr(w, "method", "integer") == "certified" else "yes"
     return f"no: worst within +{float(w.error_bound):.2g} of this load"
 
 
@@ -139,10 +152,12 @@ def worstcase_table(report: LoadReport) -> Table:
     >>> worstcase_table(rep).row_count
     2
     """
+    where = "focus channel" if report.torus is not None else "link (all links)"
     caption = [_capacity_caption(report),
-               "worst case over all traffic: a max-weight perfect matching per focus channel "
-               "(Towles, \"Finding worst-case permutations for oblivious routing algorithms\")"]
-    table = Table(title=f"worst case: {report.torus.name}", caption="\n".join(caption), header_style="bold")
+               f"worst case over all traffic: a max-weight perfect matching per {where} "
+               "(Towles, \"Finding worst-case permutations for oblivious routing algorithms\")",
+               _pair_loads_caption(report.worst)]
+    table = Table(title=f"worst case: {report.network['name']}", caption="\n".join(caption), header_style="bold")
     for name in ["routing", "throughput", "max load", "exact max load", "channel", "exact"]:
         table.add_column(name, justify="left" if name in ("routing", "channel", "exact") else "right")
     for w in report.worst:
@@ -199,6 +214,26 @@ def permutation_view(torus: Torus, result: WorstCaseResult) -> Table:
     return table
 
 
+def graph_permutation_view(network, result: WorstCaseResult) -> Table:
+    """The worst permutation on a general graph: one row per source, with node labels.
+
+    Examples
+    --------
+    >>> from universal.load_analysis import LoadAnalysis, run_load_analysis
+    >>> rep = run_load_analysis(LoadAnalysis("mesh:k=3,n=2", ["dimension-order"], worstcase=True))
+    >>> graph_permutation_view(rep.graph, rep.worst[0]).row_count
+    9
+    """
+    title = (f"worst-case permutation of {result.routing} on {network.name} "
+             f"(loads {result.channel[0]}->{result.channel[1]} to {_fraction(result.max_load_exact)})")
+    table = Table(title=title, header_style="bold")
+    table.add_column("source", justify="right")
+    table.add_column("destination", justify="right")
+    for s, d in enumerate(result.permutation):
+        table.add_row(network.label_of(int(s)), network.label_of(int(d)))
+    return table
+
+
 def comparison_table(report: LoadReport) -> Table:
     """Throughput side by side: one row per traffic (and the worst case), one column per routing.
 
@@ -212,7 +247,7 @@ def comparison_table(report: LoadReport) -> Table:
     2
     """
     routings = list(dict.fromkeys([r.routing for r in report.loads] + [w.routing for w in report.worst]))
-    title = f"{report.name or 'load'}: throughput on {report.torus.name} (fraction of capacity)"
+    title = f"{report.name or 'load'}: throughput on {report.network['name']} (fraction of capacity)"
     caption = "worst case: exact, by max-weight matching"
     if any(r.mean is not None for r in report.loads):
         caption += f"; worst of random-perms:M: the worst of a sample of M permutations (seed {report.seed})"
@@ -254,6 +289,7 @@ def print_load_report(report: LoadReport, console: Console, show_permutation: bo
                           f"(route it with --problem permutation:file={path})")
         if show_permutation:
             for w in report.worst:
-                console.print(permutation_view(report.torus, w))
+                console.print(permutation_view(report.torus, w) if report.torus is not None
+                              else graph_permutation_view(report.graph, w))
     if compare:
         console.print(comparison_table(report))
