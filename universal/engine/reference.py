@@ -8,6 +8,33 @@ The bufferless protocols (trial-and-failure, duplication) run in rounds, exactly
 docstring of :mod:`universal.protocols.bufferless` says. It is slow on purpose and shares
 nothing with the fast engines but the protocols' random draws (the same generator calls in the
 same order), so they must agree step for step.
+
+Tracing. Given a list as ``trace``, the engine appends plain records (dicts of ints, lists and
+strings; link and packet ids) saying what it did; recording draws nothing and changes nothing.
+:mod:`universal.reporting.trace` turns them into a readable log and JSON.
+Buffered protocols:
+
+* ``{"event": "setup", "K": K, "ranks": [...]}``: the rank range and every packet's rank;
+* per step ``{"event": "step", "step": t, "links": [...], "delivered": [...], "buffers": {...}}``
+  where every link with contenders gives ``{"link": e, "contenders": [[key, packet], ...]}``
+  in priority order, ``"crossed": [packet, ...]`` and ``"lost": [[packet, reason], ...]``,
+  the reason being ``"priority"`` (the B crossings went to contenders ahead of it) or
+  ``"buffer-full"`` (no room left in the link's buffer, counted from the start of the step);
+  ``delivered`` lists the packets that crossed their last link and ``buffers`` maps every
+  non-empty link buffer to the packets in it at the end of the step. The step that moves
+  nothing also has ``"deadlock": True`` (and the buffers as they stayed).
+
+Bufferless protocols, per round ``j``:
+
+* ``{"event": "round", "round": j, "first_step": t0 + 1, "copies": c, "attempts": [...]}``
+  with one ``[packet, copy, delay, rank]`` per attempt (rank 0 for duplication; copy 0 for
+  trial-and-failure), in the engine's order; the step records refer to attempts by index;
+* per forward step ``{"event": "step", "step": t, "round": j, "links": [...], "delivered": [...]}``
+  where every wanted link gives ``{"link": e, "wanting": [a, ...]`` (priority order for
+  trial-and-failure), ``"crossed": [a, ...], "discarded": [a, ...]}`` and ``delivered`` the
+  attempts that crossed their last link;
+* ``{"event": "acks", "round": j, "acks": [[packet, step], ...]}``: the step in which every
+  packet delivered in the round gets its (first) acknowledgement.
 """
 
 from __future__ import annotations
@@ -21,7 +48,7 @@ from universal.protocols import Duplication, Protocol, TrialAndFailure, build_pr
 
 def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
                        bandwidth: int = 1, buffer: int | None = None, step_limit: int | None = None,
-                       record_hops: bool = False) -> RoutingResult:
+                       record_hops: bool = False, trace: list | None = None) -> RoutingResult:
     """Same contract as :func:`universal.engine.fast.simulate`, in pure Python.
 
     ``buffer`` is the link-buffer size b (None: unbounded). A packet may enter the buffer of
@@ -29,7 +56,8 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
     there is still room after the packets accepted before it on e in this step; a packet
     crossing its last link is delivered and needs no room. A step that moves no packet while
     packets wait ends the run with status ``"deadlock"``. Bufferless protocols ignore
-    ``buffer`` (they have none) and run :func:`_simulate_bufferless`.
+    ``buffer`` (they have none) and run :func:`_simulate_bufferless`. ``trace``, if a list,
+    receives the records described in the module docstring.
 
     Examples
     --------
@@ -53,13 +81,15 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
     if buffer is not None and buffer < 1:
         raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
     if protocol.bufferless:
-        return _simulate_bufferless(collection, protocol, rng, bandwidth, step_limit, record_hops)
+        return _simulate_bufferless(collection, protocol, rng, bandwidth, step_limit, record_hops, trace)
     paths = [collection.links[collection.offsets[i]:collection.offsets[i + 1]].tolist()
              for i in range(collection.size)]
     n = len(paths)
     lengths = np.array([len(p) for p in paths], dtype=np.int64)
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
     limit = int(lengths.sum()) if step_limit is None else int(step_limit)
+    if trace is not None:
+        trace.append({"event": "setup", "K": int(state.K), "ranks": state.ranks.tolist()})
 
     hops = [0] * n
     hop_steps = [[-1] * len(p) for p in paths]
@@ -91,15 +121,19 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
         for i in waiting:
             contenders.setdefault(paths[i][hops[i]], []).append((key[i], i))
         moved = 0
+        links = []  # for the trace: (link, contenders in priority order, crossed, no room)
         for link in contenders:
             free = None if buffer is None else buffer - occupied.get(link, 0)
             accepted = 0
             entering = 0
-            for _, i in sorted(contenders[link]):
+            ranked = sorted(contenders[link])
+            crossed, no_room = [], []
+            for _, i in ranked:
                 if accepted == bandwidth:
                     break
                 last = hops[i] + 1 == len(paths[i])
                 if not last and free is not None and entering >= free:
+                    no_room.append(i)
                     continue  # no room in the link's buffer: it stays where it is
                 accepted += 1
                 if not last:
@@ -109,8 +143,12 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
                 arrival[i] = step
                 total += 1
                 moved += 1
+                crossed.append(i)
                 if last:
                     delivery[i] = step
+            links.append((link, ranked, crossed, no_room))
+        if trace is not None:
+            trace.append(_step_record(step, links, paths, hops, delivery, deadlock=moved == 0))
         if moved == 0:
             status = "deadlock"
             deadlock_step = step
@@ -136,8 +174,28 @@ def _occupancy(paths: list[list[int]], hops: list[int], packets: list[int]) -> d
     return buffers
 
 
+def _step_record(step: int, links: list, paths: list[list[int]], hops: list[int], delivery: list[int],
+                 deadlock: bool) -> dict:
+    """The trace record of a buffered step (see the module docstring)."""
+    record = {"event": "step", "step": step, "links": [], "delivered": []}
+    for link, ranked, crossed, no_room in links:
+        lost = [[i, "buffer-full" if i in no_room else "priority"] for _, i in ranked if i not in crossed]
+        record["links"].append({"link": link, "contenders": [[key, i] for key, i in ranked],
+                                "crossed": crossed, "lost": lost})
+        record["delivered"] += [i for i in crossed if delivery[i] == step]
+    buffers: dict[int, list[int]] = {}
+    for i in range(len(paths)):
+        if delivery[i] < 0 and hops[i] > 0:
+            buffers.setdefault(paths[i][hops[i] - 1], []).append(i)
+    record["buffers"] = dict(sorted(buffers.items()))
+    if deadlock:
+        record["deadlock"] = True
+    return record
+
+
 def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np.random.Generator,
-                         bandwidth: int, step_limit: int | None, record_hops: bool) -> RoutingResult:
+                         bandwidth: int, step_limit: int | None, record_hops: bool,
+                         trace: list | None = None) -> RoutingResult:
     """Trial-and-failure or duplication, round by round, as :mod:`universal.protocols.bufferless` says.
 
     Every attempt (a packet in trial-and-failure, a copy in duplication) is a tuple
@@ -182,6 +240,7 @@ def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np
             table = rng.integers(0, D, size=(len(active), c), dtype=np.int64)
             attempts = [(i, int(table[row][q]), 0) for row, i in enumerate(active) for q in range(c)]
         else:
+            c = 1
             if j == 1 or protocol.redraw:
                 K = protocol.rank_range(collection.congestion, D, n, bandwidth)
                 ranks = rng.integers(0, K, size=n, dtype=np.int64)
@@ -190,6 +249,9 @@ def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np
 
         alive = [True] * len(attempts)
         delivered_delays: dict[int, list[int]] = {}
+        if trace is not None:
+            trace.append({"event": "round", "round": j, "first_step": t0 + 1, "copies": c,
+                          "attempts": [[i, a % c, delta, rank] for a, (i, delta, rank) in enumerate(attempts)]})
         # Forward pass: the latest possible crossing is at t0 + (D-1) + (D-1) + 1 < t0 + 2D.
         for t in range(t0 + 1, t0 + 2 * D + 1):
             wanting: dict[int, list[int]] = {}
@@ -197,6 +259,7 @@ def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np
                 k = t - t0 - delta - 1
                 if alive[a] and 0 <= k < len(paths[i]):
                     wanting.setdefault(paths[i][k], []).append(a)
+            record = {"event": "step", "step": t, "round": j, "links": [], "delivered": []}
             for link, group in wanting.items():
                 if duplication:
                     # B-collision rule: more than B copies on the link, all of them die.
@@ -216,11 +279,18 @@ def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np
                         if delivery[i] < 0:
                             delivery[i] = t
                         delivered_delays.setdefault(i, []).append(delta)
+                        record["delivered"].append(a)
+                record["links"].append({"link": link, "wanting": group, "crossed": crossing, "discarded": losers})
+            if trace is not None:
+                trace.append(record)
         rounds = j
         # Backward pass: the acknowledgement of an attempt with delay delta reaches the source
         # at t0 + 4D - delta; a packet's first ack is that of its latest-leaving delivered copy.
         for i, deltas in delivered_delays.items():
             finish = max(finish, t0 + R - max(deltas))
+        if trace is not None:
+            trace.append({"event": "acks", "round": j,
+                          "acks": sorted([i, t0 + R - max(deltas)] for i, deltas in delivered_delays.items())})
         active = [i for i in active if i not in delivered_delays]
 
     rows = np.array(sorted(crossings), dtype=np.int64).reshape(-1, 3)
