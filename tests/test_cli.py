@@ -135,6 +135,25 @@ BAD_INPUT = {
     "--seeds 0": (lambda tmp: _route("torus:k=4,n=2", "permutation:random", "--seeds", "0"), "--seeds"),
     "--seeds not a number": (lambda tmp: ["scenario", "butterfly_hrelation", "--seeds", "many"], "--seeds"),
     "--bandwidth 0": (lambda tmp: _route("torus:k=4,n=2", "permutation:random", "--bandwidth", "0"), "--bandwidth"),
+    "--buffer 0": (lambda tmp: _route("torus:k=4,n=2", "permutation:random", "--buffer", "0"), "--buffer"),
+    "--buffer huge-ish word": (lambda tmp: _route("torus:k=4,n=2", "permutation:random", "--buffer", "1,lots"),
+                               "--buffer"),
+    "--bandwidth list with 0": (lambda tmp: _route("torus:k=4,n=2", "permutation:random", "--bandwidth", "1,0"),
+                                "--bandwidth"),
+    "bufferless protocol parameter": (lambda tmp: _route("torus:k=4,n=2", "permutation:random", "--protocols",
+                                                         "trial-and-failure:redraw=maybe"), "redraw"),
+    "duplication copies 0": (lambda tmp: _route("torus:k=4,n=2", "permutation:random", "--protocols",
+                                                "duplication:copies=0"), "copies"),
+    "sweep options on a plain scenario": (lambda tmp: ["scenario", "torus_tornado", "--resume"], "not a sweep"),
+    "sweep placeholder without an axis": (lambda tmp: ["scenario", str(write(
+        tmp / "sw.toml", 'network = "butterfly:d={e}"\nproblem = "h-relation:h=1"\npaths = "valiant"\n'
+                         'protocols = "fifo"\n[sweep]\nd = [3, 4]\n'))], "not a sweep axis"),
+    "sweep axis not a list": (lambda tmp: ["scenario", str(write(
+        tmp / "sw.toml", 'network = "butterfly:d={d}"\nproblem = "h-relation:h=1"\npaths = "valiant"\n'
+                         'protocols = "fifo"\n[sweep]\nd = 3\n'))], "sweep axis 'd'"),
+    "scenario buffer 0": (lambda tmp: ["scenario", str(write(
+        tmp / "b.toml", 'network = "butterfly:d=3"\nproblem = "h-relation:h=1"\npaths = "valiant"\n'
+                        'protocols = "fifo"\nbuffer = 0\n'))], "'buffer'"),
     "missing --network": (lambda tmp: ["route", "--problem", "permutation:random"], "--network"),
     "missing --problem": (lambda tmp: ["route", "--network", "torus:k=4,n=2"], "--problem"),
     "missing command": (lambda tmp: [], "required"),
@@ -315,3 +334,54 @@ def test_route_json_end_to_end(tmp_path):
     (row,) = data["rows"]
     # Bit-fixing on bit-reversal on BF(4): C = 2^floor(3/2) = 2, D = 4 (tests/paths/test_closed_forms.py).
     assert (row["C"], row["D"], row["n"], row["delivered"]) == (2, 4, 16, 16)
+
+
+def test_deadlock_is_a_result_not_an_error(capsys):
+    """Tornado on an 8-ring with b = 1: every packet enters its first buffer in step 1, then each
+    waits for a full buffer: a deadlock in step 2, reported with exit status 0."""
+    status, out, err = run(capsys, "route", "--network", "torus:k=8,n=1", "--problem", "permutation:tornado",
+                           "--paths", "dimension-order", "--protocols", "fifo", "--buffer", "1", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    (row,) = data["rows"]
+    assert data["buffer"] == 1
+    assert (row["deadlock"], row["deadlock_step"], row["status"], row["delivered"]) == (True, 2, "deadlock", 0)
+    assert row["blocked_packets"] == list(range(8)) and len(row["full_links"]) == 8
+    status, out, err = run(capsys, "route", "--network", "torus:k=8,n=1", "--problem", "permutation:tornado",
+                           "--paths", "dimension-order", "--protocols", "fifo", "--buffer", "1")
+    assert status == 0 and "deadlock" in out and "Deadlock: dimension-order / fifo" in out
+
+
+def test_bufferless_rows_carry_rounds_and_discards(capsys):
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=5", "--problem", "h-relation:h=2",
+                           "--paths", "valiant", "--protocols", "trial-and-failure,duplication,fifo",
+                           "--bandwidth", "1,3", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    assert data["bandwidth"] == [1, 3]
+    by = {(r["protocol"], r["bandwidth"]): r for r in data["rows"]}
+    assert len(by) == 6
+    for (protocol, bandwidth), row in by.items():
+        assert row["status"] == "delivered"
+        if protocol == "fifo":
+            assert row["rounds"] is None and row["discarded"] is None and row["buffer"] is None
+        else:
+            # Rounds take 4D steps; the last acknowledgement comes in the last round.
+            assert row["buffer"] == 0 and row["rounds"] >= 1 and row["discarded"] >= 0
+            assert 4 * row["D"] * (row["rounds"] - 1) < row["T"] <= 4 * row["D"] * row["rounds"]
+            assert row["last_delivery"] < row["T"]
+
+
+def test_buffer_sweep_compares_sizes_on_the_same_collection(capsys):
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=6", "--problem", "h-relation:h=4",
+                           "--paths", "valiant", "--protocols", "random-rank,trial-and-failure",
+                           "--buffer", "1,unbounded", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    assert data["buffer"] == [1, None]
+    rows = data["rows"]
+    # The bufferless protocol runs once (buffers do not matter to it); random rank once per size.
+    assert [(r["protocol"], r["buffer"]) for r in rows] == [("random-rank", 1), ("trial-and-failure", 0),
+                                                           ("random-rank", None)]
+    assert len({(r["C"], r["D"]) for r in rows}) == 1
+    assert rows[0]["max_buffer"] <= 1 and rows[0]["T"] >= rows[2]["T"]
