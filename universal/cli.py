@@ -27,7 +27,7 @@ from rich.table import Table
 
 from universal.errors import UserError
 from universal.experiment import Experiment, ExperimentResult, run_experiment, runs_in
-from universal.graph_loads import DEFAULT_SAMPLES
+from universal.oblivious.graphs import DEFAULT_SAMPLES
 from universal.load_analysis import (LoadAnalysis, LoadReport, default_routing, permutation_paths,
                                      progress_total, resolve_target, run_load_analysis, write_permutation_file)
 from universal.networks import build_network

@@ -35,9 +35,9 @@ from typing import Callable, Sequence
 import networkx as nx
 import numpy as np
 
-from universal import graph_loads
+from universal.oblivious import graphs as graph_loads
 from universal.errors import UserError
-from universal.graph_loads import Capacity
+from universal.oblivious.graphs import Capacity
 from universal.networks import NETWORKS, Network, build_network, resolve_path
 from universal.oblivious import (ROUTINGS, LoadResult, Torus, WorstCaseResult, focus_classes, get_routing,
                                  load_table, make_traffic, worst_case)

@@ -16,13 +16,13 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from universal import graph_loads
-from universal.graph_loads import graph_capacity, graph_pair_loads, graph_worst_case
+from universal.cli import main
+from universal.oblivious import graphs as graph_loads
+from universal.oblivious.graphs import graph_capacity, graph_pair_loads, graph_worst_case
 from universal.load_analysis import LoadAnalysis, run_load_analysis
 from universal.networks import build_network, from_networkx
 from universal.oblivious import Torus
 
-from .test_cli import run
 
 
 def _link(net, u, v) -> int:
@@ -169,6 +169,12 @@ def test_locality_of_valiant_and_minimal_routing():
     rows = {r.routing: r for r in rep.loads}
     assert rows["random-shortest"].locality == pytest.approx(1.0)
     assert rows["valiant"].locality == pytest.approx(2.0)          # two minimal legs of mean length each
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
 def test_cli_load_and_worstcase_on_a_mesh(capsys):
