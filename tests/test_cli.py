@@ -385,3 +385,63 @@ def test_buffer_sweep_compares_sizes_on_the_same_collection(capsys):
                                                            ("random-rank", None)]
     assert len({(r["C"], r["D"]) for r in rows}) == 1
     assert rows[0]["max_buffer"] <= 1 and rows[0]["T"] >= rows[2]["T"]
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_route_trace_prints_every_step(capsys):
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=3", "--problem", "permutation:bit-reversal",
+                           "--paths", "dimension-order", "--protocols", "random-rank", "--trace")
+    assert status == 0, err
+    # D = 3 and C = 2 on BF(3) bit-reversal: at least 3 steps, at most C + D - 1 = 4 with one contention each.
+    assert "step 1" in out and "step 3" in out and "lost to" in out and "T = " in out
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=3", "--problem", "permutation:bit-reversal",
+                           "--trace", "--json")
+    assert status == 0 and json.loads(out)["steps"]
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--protocols", "fifo,random-rank"], "--protocols"),
+    (["--seeds", "2"], "--seeds"),
+    (["--bandwidth", "1,2"], "--bandwidth"),
+])
+def test_trace_follows_one_run_only(extra, fragment, capsys):
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=3", "--problem", "permutation:random",
+                           "--trace", *extra)
+    assert status == 2 and fragment in err and "Traceback" not in err
+
+
+def test_trace_refuses_large_instances(capsys):
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=8", "--problem", "permutation:random",
+                           "--trace")
+    assert status == 2 and "small instances" in err
+
+
+def test_plots_from_route_scenario_load_and_worstcase(tmp_path, capsys):
+    sweep = write(tmp_path / "tiny.toml", 'network = "butterfly:d={d}"\nproblem = "h-relation:h=1"\n'
+                                          'paths = ["dimension-order", "valiant"]\nprotocols = "fifo"\n'
+                                          '[sweep]\nd = [3, 4, 5]\n')
+    commands = {
+        "route.png": ["route", "--network", "butterfly:d=4", "--problem", "h-relation:h=2", "--paths", "valiant",
+                      "--protocols", "fifo,trial-and-failure"],
+        "sweep.png": ["scenario", str(sweep), "--out", str(tmp_path / "tiny.jsonl")],
+        "load.png": ["load", "--network", "torus:k=6,n=2", "--routing", "dor,romm",
+                     "--traffic", "tornado,random-perms:50"],
+        "worst.svg": ["worstcase", "--network", "torus:k=5,n=2", "--routing", "romm"],
+    }
+    for name, argv in commands.items():
+        status, out, err = run(capsys, *argv, "--plot", str(tmp_path / name))
+        assert status == 0, err
+        assert f"plot: {tmp_path / name}" in err
+    for name in ("route.png", "sweep.png", "load.png", "load.histogram.png"):
+        data = (tmp_path / name).read_bytes()
+        assert data.startswith(PNG) and len(data) > 10_000
+    assert "<svg" in (tmp_path / "worst.svg").read_text()[:2000]
+
+
+def test_bad_plot_file_is_refused_before_any_work(tmp_path, capsys):
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=4", "--problem", "h-relation:h=2",
+                           "--plot", str(tmp_path / "figure.jpg"))
+    assert status == 2 and "must end in .png or .svg" in err
+    assert out == "" and not list(tmp_path.iterdir())

@@ -33,7 +33,9 @@ from universal.load_analysis import (LoadAnalysis, LoadReport, default_routing, 
 from universal.networks import build_network
 from universal.reporting import make_console, print_experiment
 from universal.reporting.oblivious import print_load_report
+from universal.reporting.plots import check_plot_path, plot_experiment, plot_load_report, plot_sweep
 from universal.reporting.sweeps import sweep_conclusion, sweep_table
+from universal.reporting.trace import print_trace, trace_route, trace_to_json
 from universal.scenario import list_scenarios, load_scenario, seeds_from
 from universal.sweep import Sweep, run_sweep
 
@@ -104,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
     sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
     sc.add_argument("--jobs", type=_positive, default=1, help="sweeps: cells run in parallel processes (default 1)")
+    sc.add_argument("--plot", metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
+                    "packets delivered by step for experiments, channel loads for load scenarios")
 
     sub.add_parser("scenarios", help="list the built-in scenarios")
 
@@ -123,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     rt.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    rt.add_argument("--plot", metavar="FILE", help="also draw packets delivered by step for every run of the "
+                    "first seed (.png or .svg)")
+    rt.add_argument("--trace", action="store_true",
+                    help="follow one small run step by step (who crossed which link, who lost and why, the "
+                         "buffers); with --json as one JSON object")
 
     network_help = ("torus:k=K,n=N (up to 4096 nodes with the torus routings), or any network of at most "
                     "256 nodes: mesh:k=,n=, hypercube:d=, torus:k=,n=, edgelist:FILE")
@@ -139,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--seed", type=_nonnegative, default=0, help="seed of the random permutations (default 0)")
     ld.add_argument("--samples", type=_positive, default=DEFAULT_SAMPLES, help=samples_help)
     ld.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    ld.add_argument("--plot", metavar="FILE", help="also draw (2-D tori) the channel loads of the first routing "
+                    "under the first traffic as a heat map (.png or .svg); with random-perms:M, the "
+                    "throughput histogram with the exact worst case marked, in FILE's name + .histogram")
 
     wc = sub.add_parser("worstcase", help="exact worst-case permutation and throughput of oblivious routings")
     wc.add_argument("--network", required=True, help=network_help)
@@ -150,56 +162,57 @@ def build_parser() -> argparse.ArgumentParser:
                          "(several routings: PATH with .ROUTING before the suffix)")
     wc.add_argument("--samples", type=_positive, default=DEFAULT_SAMPLES, help=samples_help)
     wc.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    wc.add_argument("--plot", metavar="FILE", help="also draw (2-D tori) the channel loads of the first "
+                    "routing under its worst permutation as a heat map (.png or .svg)")
     return parser
 
 
+class _Bar:
+    """A transient rich progress bar on stderr, or nothing (not a terminal, or JSON output)."""
+
+    def __init__(self, bar: Progress | None, task=None) -> None:
+        self.bar, self.task = bar, task
+        self.begun = False
+
+    def begin(self, label: str) -> None:
+        """A new unit of work starts (so the previous one, if any, is done)."""
+        if self.begun:
+            self.advance()
+        self.begun = True
+        self.describe(label)
+
+    def advance(self, amount: int = 1) -> None:
+        self.bar.advance(self.task, amount)
+
+    def set(self, done: int, _total: int | None = None) -> None:
+        self.bar.update(self.task, completed=done)
+
+    def describe(self, label: str) -> None:
+        self.bar.update(self.task, description=label)
+
+
 @contextmanager
-def _progress(total: int, enabled: bool) -> Iterator:
-    """A transient progress bar on stderr (only on a terminal)."""
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        yield lambda label: None
-        return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task("routing", total=total)
-        started = [False]
-
-        def advance(label: str) -> None:
-            if started[0]:
-                bar.advance(task)
-            started[0] = True
-            bar.update(task, description=label)
-
-        yield advance
-
-
-@contextmanager
-def _work_progress(total: int, description: str, enabled: bool) -> Iterator:
-    """A transient progress bar on stderr counting work units (only on a terminal).
-
-    Yields a callable ``advance(amount)`` (a no-op when there is no bar).
-    """
+def _progress_bar(total: int, description: str, enabled: bool) -> Iterator[_Bar | None]:
+    """Yields a :class:`_Bar` counting to ``total`` with the time left, or None when disabled."""
     console = Console(stderr=True)
     if not enabled or not console.is_terminal:
         yield None
         return
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda amount: bar.advance(task, amount)
+        yield _Bar(bar, bar.add_task(description, total=total))
 
 
 def _analyse(analysis: LoadAnalysis, as_json: bool) -> LoadReport:
     target = resolve_target(analysis)
     what = "worst case" if not analysis.traffics else "channel loads"
-    with _work_progress(progress_total(analysis, target), f"{what} on {target.name}", not as_json) as advance:
-        return run_load_analysis(analysis, progress=advance)
+    with _progress_bar(progress_total(analysis, target), f"{what} on {target.name}", not as_json) as bar:
+        return run_load_analysis(analysis, progress=bar.advance if bar else None)
 
 
-def _run(exp: Experiment, as_json: bool) -> ExperimentResult:
-    with _progress(runs_in(exp), not as_json) as advance:
-        return run_experiment(exp, progress=advance)
+def _run(exp: Experiment, as_json: bool, keep_delivery: bool = False) -> ExperimentResult:
+    with _progress_bar(runs_in(exp), "routing", not as_json) as bar:
+        return run_experiment(exp, progress=bar.begin if bar else None, keep_delivery=keep_delivery)
 
 
 def _emit(result: ExperimentResult, as_json: bool) -> None:
@@ -216,8 +229,19 @@ def _emit_report(report: LoadReport, as_json: bool, **options) -> None:
         print_load_report(report, make_console(), **options)
 
 
+def _plot_path(args: argparse.Namespace) -> Path | None:
+    """The --plot file, checked before any work is done (None without --plot)."""
+    return check_plot_path(args.plot) if getattr(args, "plot", None) else None
+
+
+def _plotted(files: list[Path]) -> None:
+    for f in files:
+        print(f"plot: {f}", file=sys.stderr)
+
+
 def cmd_scenario(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.name)
+    plot = _plot_path(args)
     if scenario.analysis is not None:
         _run_load_scenario(scenario.analysis, args)
         return
@@ -231,32 +255,25 @@ def cmd_scenario(args: argparse.Namespace) -> None:
         return
     if args.out or args.resume or args.jobs != 1:
         raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
-    _emit(_run(exp, args.json), args.json)
+    result = _run(exp, args.json, keep_delivery=plot is not None)
+    _emit(result, args.json)
+    if plot is not None:
+        _plotted(plot_experiment(result, plot))
 
 
 def _run_sweep_scenario(sweep: Sweep, args: argparse.Namespace) -> None:
     out = Path(args.out) if args.out else Path(f"{sweep.name}.results.jsonl")
-    with _cells_progress(len(sweep.cells()), sweep.name, not args.json) as advance:
-        result = run_sweep(sweep, results_file=out, resume=args.resume, jobs=args.jobs, progress=advance)
+    with _progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not args.json) as bar:
+        result = run_sweep(sweep, results_file=out, resume=args.resume, jobs=args.jobs,
+                           progress=bar.set if bar else None)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
-        return
-    console = make_console()
-    console.print(sweep_table(result))
-    console.print(sweep_conclusion(result))
-
-
-@contextmanager
-def _cells_progress(total: int, name: str, enabled: bool) -> Iterator:
-    """A transient progress bar on stderr counting finished cells, with the time left."""
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        yield None
-        return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task(f"{name}: cells", total=total)
-        yield lambda done, _total: bar.update(task, completed=done)
+    else:
+        console = make_console()
+        console.print(sweep_table(result))
+        console.print(sweep_conclusion(result))
+    if args.plot:
+        _plotted(plot_sweep(result, check_plot_path(args.plot)))
 
 
 def _run_load_scenario(analysis: LoadAnalysis, args: argparse.Namespace) -> None:
@@ -264,7 +281,12 @@ def _run_load_scenario(analysis: LoadAnalysis, args: argparse.Namespace) -> None
         raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
     if args.seed is not None:
         analysis.seed = args.seed
-    _emit_report(_analyse(analysis, args.json), args.json, compare=True)
+    if args.out or args.resume or args.jobs != 1:
+        raise UserError(f"scenario {analysis.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    report = _analyse(analysis, args.json)
+    _emit_report(report, args.json, compare=True)
+    if args.plot:
+        _plotted(plot_load_report(report, check_plot_path(args.plot)))
 
 
 def cmd_scenarios(args: argparse.Namespace) -> None:
@@ -277,6 +299,10 @@ def cmd_scenarios(args: argparse.Namespace) -> None:
 
 
 def cmd_route(args: argparse.Namespace) -> None:
+    plot = _plot_path(args)
+    if args.trace:
+        _trace(args)
+        return
     exp = Experiment(
         network=args.network,
         problem=_names(args.problem),
@@ -289,7 +315,29 @@ def cmd_route(args: argparse.Namespace) -> None:
         name="route",
         analyze=args.analyze,
     )
-    _emit(_run(exp, args.json), args.json)
+    result = _run(exp, args.json, keep_delivery=plot is not None)
+    _emit(result, args.json)
+    if plot is not None:
+        _plotted(plot_experiment(result, plot))
+
+
+def _trace(args: argparse.Namespace) -> None:
+    """``route --trace``: one small run, step by step, from the reference engine."""
+    choices = {"--problem": _names(args.problem), "--paths": _names(args.paths),
+               "--protocols": _names(args.protocols), "--bandwidth": args.bandwidth, "--buffer": args.buffer}
+    several = [option for option, values in choices.items() if len(values) > 1]
+    if args.seeds > 1:
+        several.append("--seeds")
+    if several:
+        raise UserError(f"--trace follows one run: give one value for {', '.join(several)}")
+    if args.plot or args.analyze:
+        raise UserError("--trace prints the run step by step; it does not combine with --plot or --analyze")
+    trace = trace_route(args.network, choices["--problem"][0], choices["--paths"][0], choices["--protocols"][0],
+                        seed=args.seed, bandwidth=args.bandwidth[0], buffer=args.buffer[0])
+    if args.json:
+        print(json.dumps(trace_to_json(trace), indent=1))
+    else:
+        print_trace(trace, make_console())
 
 
 def _routings(args: argparse.Namespace) -> list[str]:
@@ -301,13 +349,18 @@ def _routings(args: argparse.Namespace) -> list[str]:
 
 def cmd_load(args: argparse.Namespace) -> None:
     """``universal load``: throughput (fraction of capacity) and locality of routings under traffics."""
+    plot = _plot_path(args)
     analysis = LoadAnalysis(args.network, _routings(args), _names(args.traffic), seed=args.seed,
                             samples=args.samples)
-    _emit_report(_analyse(analysis, args.json), args.json)
+    report = _analyse(analysis, args.json)
+    _emit_report(report, args.json)
+    if plot is not None:
+        _plotted(plot_load_report(report, plot))
 
 
 def cmd_worstcase(args: argparse.Namespace) -> None:
     """``universal worstcase``: the exact worst-case permutation of each routing, optionally written out."""
+    plot = _plot_path(args)
     analysis = LoadAnalysis(args.network, _routings(args), worstcase=True, samples=args.samples)
     resolve_target(analysis)                      # a bad network is reported before the file check
     files = permutation_paths(args.permutation_file, analysis.routings) if args.permutation_file else {}
@@ -322,6 +375,8 @@ def cmd_worstcase(args: argparse.Namespace) -> None:
         print(json.dumps(data, indent=1))
     else:
         print_load_report(report, make_console(), show_permutation=args.show_permutation, files=written)
+    if plot is not None:
+        _plotted(plot_load_report(report, plot))
 
 
 COMMANDS = {"scenario": cmd_scenario, "scenarios": cmd_scenarios, "route": cmd_route,

@@ -3,7 +3,10 @@ whitespace-separated fields, one record per line, ``#`` starts a comment (SPEC Â
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
+from typing import BinaryIO, Callable
 
 from universal.errors import UserError
 
@@ -48,17 +51,19 @@ def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
     return rows
 
 
-def write_atomically(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` so that no reader ever sees a half-written file.
+def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO], None]) -> Path:
+    """Write a file so that no reader ever sees it half-written.
 
-    The text goes to a temporary file in the same folder, which then replaces ``path``
-    (``os.replace`` is atomic on POSIX and Windows); on any failure the temporary file is removed
-    and ``path`` is left as it was.
+    The content goes to a temporary file in the same folder, which then replaces ``path``
+    (``os.replace`` is atomic on POSIX and Windows) with the mode a new file would get; on any
+    failure the temporary file is removed and ``path`` is left as it was.
 
     Parameters
     ----------
     path : str or Path
-    text : str
+    content : str, bytes or callable
+        The text (written as UTF-8), the bytes, or a function that writes to the binary file
+        handle it is given (e.g. ``lambda f: figure.savefig(f, format="png")``).
 
     Returns
     -------
@@ -79,17 +84,17 @@ def write_atomically(path: str | Path, text: str) -> Path:
     >>> sorted(p.name for p in folder.iterdir())
     ['a.txt']
     """
-    import os
-    import tempfile
-
     path = Path(path).expanduser()
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
         raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            if callable(content):
+                content(handle)
+            else:
+                handle.write(content.encode() if isinstance(content, str) else content)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, _mode_for(path))  # mkstemp makes the file private; give it the usual mode
@@ -105,8 +110,6 @@ def write_atomically(path: str | Path, text: str) -> Path:
 
 def _mode_for(path: Path) -> int:
     """The mode a new file would get from the umask, or the mode ``path`` already has."""
-    import os
-
     try:
         return path.stat().st_mode & 0o777
     except OSError:

@@ -24,9 +24,7 @@ B. Towles, W. J. Dally and S. Boyd, "Throughput-centric routing algorithm design
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -36,6 +34,7 @@ import networkx as nx
 import numpy as np
 
 from universal.oblivious import graphs as graph_loads
+from universal.datafiles import write_atomically
 from universal.errors import UserError
 from universal.oblivious.graphs import Capacity
 from universal.networks import NETWORKS, Network, build_network, resolve_path
@@ -405,20 +404,5 @@ def write_permutation_file(path: str | Path, result: WorstCaseResult) -> Path:
               f"(throughput {result.throughput:.3f} of capacity)\n"
               f"# use it as: --problem permutation:file={path.name}\n")
     text = header + "".join(f"{int(d)}\n" for d in result.permutation)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text)
     return path

@@ -23,7 +23,6 @@ Examples
 from __future__ import annotations
 
 import math
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from universal.datafiles import write_atomically
 from universal.errors import UserError
 
 __all__ = ["PLOT_FORMATS", "Curve", "check_plot_path", "scaling_series", "plot_scaling",
@@ -104,26 +104,11 @@ def _new_figure(width: float, height: float):
 
 
 def _save(fig, path: str | Path) -> Path:
-    """Write ``fig`` to ``path`` atomically (temporary file in the same folder, then os.replace)."""
+    """Write ``fig`` to ``path`` atomically (:func:`universal.datafiles.write_atomically`)."""
     path = check_plot_path(path)
     fmt = PLOT_FORMATS[path.suffix.lower()]
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            fig.savefig(handle, format=fmt, dpi=_DPI, metadata={"Date": None} if fmt == "svg" else None)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomically(path, lambda handle: fig.savefig(
+        handle, format=fmt, dpi=_DPI, metadata={"Date": None} if fmt == "svg" else None))
 
 
 # --------------------------------------------------------------------------- T versus size
@@ -760,3 +745,98 @@ def plot_delivery_curve(delivery, path: str | Path, *, title: str = "Packets del
     ax.grid(True, alpha=0.4)
     ax.legend(fontsize=9, loc="upper left")
     return _save(fig, path)
+
+
+# --- One figure per kind of result (what `--plot FILE` draws) ------------------------------------
+
+
+def _sibling(path: Path, tag: str) -> Path:
+    """``dir/name.TAG.suffix`` next to ``path`` (a second figure of the same command)."""
+    return path.with_name(f"{path.stem}.{tag}{path.suffix}")
+
+
+def plot_experiment(result, path: str | Path) -> list[Path]:
+    """Packets delivered against steps for every run of the first seed (and first problem).
+
+    ``result`` is an :class:`~universal.experiment.ExperimentResult` run with
+    ``keep_delivery=True``.
+
+    Returns
+    -------
+    list of Path
+        The file written.
+    """
+    if not result.deliveries:
+        raise ValueError("run the experiment with keep_delivery=True to plot its deliveries")
+    first = (result.rows[0].problem, result.rows[0].seed)
+    runs, labels = [], []
+    for row, delivery in zip(result.rows, result.deliveries):
+        if (row.problem, row.seed) != first:
+            continue
+        label = f"{row.paths} / {row.protocol}"
+        label += f", B = {row.bandwidth}" if isinstance(result.bandwidth, list) else ""
+        label += f", b = {'∞' if row.buffer is None else row.buffer}" if isinstance(result.buffer, list) else ""
+        runs.append(delivery)
+        labels.append(label)
+    title = f"{first[0]} on {result.network.name} (seed {first[1]}): packets delivered by step"
+    return [plot_delivery_curve(runs, path, labels=labels, title=title)]
+
+
+def plot_sweep(result, path: str | Path) -> list[Path]:
+    """T against the number of nodes N for every (problem, paths, protocol) of a sweep, next to
+    C + D, the lower bound max(C/B, D) and the theorem bounds (log-log).
+
+    ``result`` is a :class:`~universal.sweep.SweepResult`.
+    """
+    by_size = {cell.network["nodes"]: cell.rows for cell in result.cells}
+    curves = scaling_series(by_size)
+    axes = ", ".join(result.sweep.axes)
+    title = f"{result.sweep.name}: routing time versus size (sweep over {axes})"
+    return [plot_scaling(curves, path, x_label="N, nodes of the network", title=title)]
+
+
+def plot_load_report(report, path: str | Path) -> list[Path]:
+    """The figures of a load analysis (a :class:`~universal.load_analysis.LoadReport`).
+
+    On a 2-D torus: the channel-load heat map of the first routing under the first single
+    traffic pattern (or, when only a worst case was computed, under its worst permutation), to
+    ``path``; and when ``random-perms:M`` was analysed, the throughput histogram of every
+    routing with its exact worst case marked, to ``NAME.histogram.SUFFIX`` beside it (the worst
+    case is computed if the report lacks it).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    from universal.oblivious import channel_loads, pair_loads
+    from universal.oblivious.worstcase import worst_case
+
+    torus = report.torus
+    if torus is None or torus.n != 2:
+        raise UserError("--plot draws channel loads on 2-D tori only (torus:k=K,n=2)")
+    path = Path(path)
+    written: list[Path] = []
+    fixed = [r for r in report.loads if r.histogram is None]
+    if fixed:
+        row = fixed[0]
+        loads = torus_channel_loads(torus, row.routing, row.traffic)
+        title = f"{row.routing} under {row.traffic} on {torus.name}: channel loads"
+        written.append(plot_load_heatmap(loads, path, grid=torus, title=title))
+    elif report.worst:
+        worst = report.worst[0]
+        matrix = np.zeros((torus.N, torus.N))
+        matrix[np.arange(torus.N), worst.permutation] = 1.0
+        loads = channel_loads(pair_loads(worst.routing, torus), matrix)
+        title = f"{worst.routing} under its worst-case permutation on {torus.name}: channel loads"
+        written.append(plot_load_heatmap(loads, path, grid=torus, title=title))
+    sampled = {r.routing: r for r in report.loads if r.histogram is not None}
+    if sampled:
+        known = {w.routing: w for w in report.worst}
+        exact = {name: known.get(name) or worst_case(torus.k, torus.n, name) for name in sampled}
+        target = _sibling(path, "histogram") if written else path
+        title = f"Throughput of {next(iter(sampled.values())).traffic} on {torus.name}"
+        written.append(plot_throughput_histogram(sampled, target, exact_worst=exact, title=title))
+    if not written:
+        raise UserError("nothing to plot: give a traffic pattern or ask for the worst case")
+    return written
