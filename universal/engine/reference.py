@@ -116,7 +116,7 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
 
         # Buffer occupancy at the start of the step: a waiting packet that has made h > 0 hops
         # sits in the buffer of the link it crossed last.
-        occupied = _occupancy(paths, hops, waiting)
+        occupied = _occupancy(paths, hops, waiting) if buffer is not None else {}
         contenders: dict[int, list[tuple[int, int]]] = {}
         for i in waiting:
             contenders.setdefault(paths[i][hops[i]], []).append((key[i], i))
@@ -146,7 +146,8 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
                 crossed.append(i)
                 if last:
                     delivery[i] = step
-            links.append((link, ranked, crossed, no_room))
+            if trace is not None:
+                links.append((link, ranked, crossed, no_room))
         if trace is not None:
             trace.append(_step_record(step, links, paths, hops, delivery, deadlock=moved == 0))
         if moved == 0:
