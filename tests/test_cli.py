@@ -429,12 +429,13 @@ def test_plots_from_route_scenario_load_and_worstcase(tmp_path, capsys):
         "load.png": ["load", "--network", "torus:k=6,n=2", "--routing", "dor,romm",
                      "--traffic", "tornado,random-perms:50"],
         "worst.svg": ["worstcase", "--network", "torus:k=5,n=2", "--routing", "romm"],
+        "mesh.png": ["load", "--network", "mesh:k=4,n=2", "--routing", "dimension-order", "--traffic", "transpose"],
     }
     for name, argv in commands.items():
         status, out, err = run(capsys, *argv, "--plot", str(tmp_path / name))
         assert status == 0, err
         assert f"plot: {tmp_path / name}" in err
-    for name in ("route.png", "sweep.png", "load.png", "load.histogram.png"):
+    for name in ("route.png", "sweep.png", "load.png", "load.histogram.png", "mesh.png"):
         data = (tmp_path / name).read_bytes()
         assert data.startswith(PNG) and len(data) > 10_000
     assert "<svg" in (tmp_path / "worst.svg").read_text()[:2000]

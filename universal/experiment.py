@@ -392,6 +392,7 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "deadlocks": sum(r.deadlock for r in rs),
             "rounds": float(np.mean(rounds)) if rounds else None,
             "discarded": float(np.mean([r.discarded for r in rs])) if rounds else None,
+            "last_delivery": float(np.mean([r.last_delivery for r in rs])),
             "copies_capped": any(bool(r.copies_capped) for r in rs),
         })
     return out

@@ -283,6 +283,7 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
 
     hop_steps = np.full(len(links), -1, dtype=np.int64) if record_hops else None
     blocked = full_links = None
+    shortest = int(lengths[lengths > 0].min()) if n and lengths.any() else 0
     # A buffer never holds more than the C packets that cross its link, so b >= C never binds.
     bounded = buffer is not None and buffer < collection.congestion
     step = 0
@@ -314,9 +315,9 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         cursor = np.take(waiting.cursor, at) + 1
         if hop_steps is not None:
             hop_steps[cursor - 1] = step
-        done = cursor == np.take(waiting.end, at)
         hops_done += len(at)
-        any_done = bool(done.any())
+        # No packet can arrive before it has crossed its whole path: skip the test until then.
+        any_done = step >= shortest and bool((done := cursor == np.take(waiting.end, at)).any())
         if any_done:
             going = ~done
             delivery[np.take(waiting.order, at[done])] = step

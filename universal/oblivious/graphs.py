@@ -57,7 +57,7 @@ from universal.paths import PATH_SYSTEMS, default_base, route_paths
 from universal.registry import Spec, check_known_params, parse_spec
 from universal.workloads import Problem
 
-__all__ = ["GraphPairLoads", "PAIR_LOADS", "MAX_GRAPH_NODES", "check_graph", "graph_pair_loads",
+__all__ = ["GraphPairLoads", "PAIR_LOADS", "MAX_GRAPH_NODES", "check_graph", "graph_pair_loads", "graph_link_loads",
            "graph_capacity", "graph_traffic", "graph_load_row", "graph_worst_case", "routing_names"]
 
 #: Largest network analysed on all pairs (the pair loads are an N x N x links array).
@@ -403,6 +403,24 @@ def graph_load_row(pl: GraphPairLoads, traffic: Traffic, capacity: Capacity, min
     m = float(exact)
     return LoadResult(pl.routing, traffic.name, cap / m if m > 0 else float("inf"), m, loc,
                       max_load_exact=exact, pair_loads=pl.how)
+
+
+def graph_link_loads(pl: GraphPairLoads, traffic: Traffic) -> np.ndarray:
+    """Expected load of every link under one traffic pattern (a matrix or one permutation).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> net = build_network("mesh:k=3,n=2")
+    >>> pl = graph_pair_loads(net, "dimension-order")
+    >>> float(graph_link_loads(pl, graph_traffic(net, "transpose")).max())  # k - 1 packets turn at a corner
+    2.0
+    """
+    if traffic.is_random:
+        raise UserError(f"link loads need one traffic pattern, not {traffic.name!r} (random permutations)")
+    if traffic.perm is not None:
+        return pl.gamma[np.arange(pl.network.num_nodes), traffic.perm].sum(axis=0)
+    return np.einsum("sd,sdc->c", traffic.matrix, pl.gamma)
 
 
 def _exact_perm_max(pl: GraphPairLoads, perm: np.ndarray) -> Fraction:

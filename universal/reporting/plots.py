@@ -813,9 +813,11 @@ def plot_load_report(report, path: str | Path) -> list[Path]:
     from universal.oblivious.worstcase import worst_case
 
     torus = report.torus
-    if torus is None or torus.n != 2:
-        raise UserError("--plot draws channel loads on 2-D tori only (torus:k=K,n=2)")
     path = Path(path)
+    if torus is None:
+        return [_plot_graph_loads(report, path)]
+    if torus.n != 2:
+        raise UserError("--plot draws channel loads on 2-D tori and meshes only (n = 2)")
     written: list[Path] = []
     fixed = [r for r in report.loads if r.histogram is None]
     if fixed:
@@ -840,3 +842,20 @@ def plot_load_report(report, path: str | Path) -> list[Path]:
     if not written:
         raise UserError("nothing to plot: give a traffic pattern or ask for the worst case")
     return written
+
+
+def _plot_graph_loads(report, path: Path) -> Path:
+    """Heat map of the first routing under the first single traffic on a 2-D mesh (general-graph
+    analysis: the link loads come from the exact or sampled pair loads)."""
+    from universal.oblivious.graphs import graph_link_loads, graph_pair_loads, graph_traffic
+
+    net = report.graph
+    if net is None or net.kind not in ("mesh", "torus") or net.params.get("n") != 2:
+        raise UserError("--plot draws channel loads on 2-D tori and meshes only (n = 2)")
+    fixed = [r for r in report.loads if r.histogram is None]
+    if not fixed:
+        raise UserError("--plot on a mesh draws the loads of one traffic pattern: give one besides random-perms")
+    row = fixed[0]
+    loads = graph_link_loads(graph_pair_loads(net, row.routing), graph_traffic(net, row.traffic))
+    title = f"{row.routing} under {row.traffic} on {net.name}: channel loads ({row.pair_loads})"
+    return plot_load_heatmap(loads, path, grid=net, title=title)

@@ -45,8 +45,9 @@ def _caption(result: ExperimentResult) -> list[str]:
         "buf: largest link-buffer occupancy; lat: mean packet latency",
     ]
     if any(r.rounds is not None for r in result.rows):
-        lines.append("bufferless protocols: T is the step of the last acknowledgement, rounds of 4D steps; "
-                     "disc: discarded packet attempts (trial-and-failure) or copies (duplication), mean over seeds")
+        lines.append("bufferless protocols: T is the step of the last acknowledgement (last del: of the last "
+                     "delivery), rounds of 4D steps; disc: discarded packet attempts (trial-and-failure) or "
+                     "copies (duplication); means over seeds")
     if any(r.copies_capped for r in result.rows):
         lines.append("duplication reached its cap on copies per packet (duplication:copies=N; default B·D/C)")
     return lines + result.captions
@@ -80,7 +81,7 @@ def experiment_table(result: ExperimentResult) -> Table:
     columns += [("b", "right")] if swept_buffer else []
     columns += [("C", "right"), ("D", "right"), ("C+D", "right"), ("LB", "right"), ("T", "right"),
                 ("T/(C+D)", "right"), ("bound", "right"), ("T/bound", "right"), ("buf", "right"), ("lat", "right")]
-    columns += [("rounds", "right"), ("disc", "right")] if bufferless else []
+    columns += [("rounds", "right"), ("disc", "right"), ("last del", "right")] if bufferless else []
     for name, justify in columns:
         table.add_column(name, justify=justify)
     best = [] if swept else [fastest(summary, p) for p in problems]
@@ -94,7 +95,9 @@ def experiment_table(result: ExperimentResult) -> Table:
                   "—" if s["T_over_bound"] is None else f"{s['T_over_bound']:.2f}",
                   str(s["max_buffer"]), f"{s['mean_latency']:.1f}"]
         if bufferless:
-            cells += [_num(s["rounds"]), _num(s["discarded"], 0)]
+            bufferless_row = s["rounds"] is not None
+            cells += [_num(s["rounds"]), _num(s["discarded"], 0),
+                      _num(s["last_delivery"]) if bufferless_row else "—"]
         table.add_row(*cells, style=style)
     return table
 
