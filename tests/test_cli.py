@@ -446,3 +446,15 @@ def test_bad_plot_file_is_refused_before_any_work(tmp_path, capsys):
                            "--plot", str(tmp_path / "figure.jpg"))
     assert status == 2 and "must end in .png or .svg" in err
     assert out == "" and not list(tmp_path.iterdir())
+
+
+def test_variants_of_one_protocol_or_path_system_stay_apart(capsys):
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=5", "--problem", "h-relation:h=2",
+                           "--paths", "valiant", "--protocols", "duplication,duplication:copies=1",
+                           "--bandwidth", "2", "--json")
+    assert status == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["protocol"] for r in rows] == ["duplication", "duplication:copies=1"]
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=5", "--problem", "h-relation:h=2",
+                           "--paths", "valiant,valiant:base=shortest", "--protocols", "fifo")
+    assert status == 0 and "valiant:base=shortest" in out

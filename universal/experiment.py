@@ -174,16 +174,20 @@ def _link_label(network: Network, link: int) -> str:
 
 
 def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int,
-             seconds: float) -> Row:
-    """Combine a path collection, a protocol and an engine result into a :class:`Row`."""
+             seconds: float, paths_label: str | None = None, protocol_label: str | None = None) -> Row:
+    """Combine a path collection, a protocol and an engine result into a :class:`Row`.
+
+    ``paths_label`` and ``protocol_label`` name them as the user did (with their parameters,
+    e.g. ``duplication:copies=4``), so that variants of one protocol stay apart.
+    """
     C, D, n = paths.congestion, paths.dilation, paths.size
     deadlock = result.status == "deadlock"
     T = result.T
     bound = protocol.bound(C, D, n, bandwidth)
     return Row(
         problem=problem,
-        paths=paths.system,
-        protocol=protocol.name,
+        paths=paths_label or paths.system,
+        protocol=protocol_label or protocol.name,
         seed=seed,
         n=n,
         C=C,
@@ -224,6 +228,8 @@ class _Plan:
     network: Network
     systems: list[PathSystem]
     protocols: list[Protocol]
+    system_labels: list[str]
+    protocol_labels: list[str]
     problems: list
     names: list[str]
     bandwidths: list[int]
@@ -246,7 +252,13 @@ def _plan(exp: Experiment) -> _Plan:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
             _check_size(network, packets, system.name)
-    return _Plan(network, systems, protocols, problems, names, bandwidths, buffers)
+    return _Plan(network, systems, protocols, _labels(exp.paths), _labels(exp.protocols), problems, names,
+                 bandwidths, buffers)
+
+
+def _labels(items: Sequence) -> list[str]:
+    """How rows name path systems and protocols: as given (parameters included), or by name."""
+    return [item.strip() if isinstance(item, str) else item.name for item in items]
 
 
 def check_experiment(exp: Experiment) -> Network:
@@ -295,24 +307,26 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
         problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
         if problem.note and problem.note not in captions:
             captions.append(problem.note)
-        for system in systems:
+        for system, system_label in zip(systems, plan.system_labels):
             _check_size(network, problem.size, system.name)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
             if exp.analyze:
                 collections.append({"problem": problem_name, "seed": seed, **paths.summary(),
                                     "host": paths.network.name, "load_histogram": paths.load_histogram()})
-            for bandwidth, buffer, protocol in itertools.product(bandwidths, buffers, protocols):
+            for bandwidth, buffer, (protocol, protocol_label) in itertools.product(
+                    bandwidths, buffers, zip(protocols, plan.protocol_labels)):
                 if protocol.bufferless and buffer != buffers[0]:
                     continue  # a bufferless protocol runs the same whatever the buffer size
                 if progress:
                     at = f" / B = {bandwidth}" if len(bandwidths) > 1 else ""
                     at += f" / b = {_buffer_name(buffer)}" if len(buffers) > 1 else ""
-                    progress(f"{problem_name} / {system.name} / {protocol.name}{at} / seed {seed}")
+                    progress(f"{problem_name} / {system_label} / {protocol_label}{at} / seed {seed}")
                 start = time.perf_counter()
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
                                   buffer=buffer)
                 seconds = time.perf_counter() - start
-                rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds))
+                rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds,
+                                     system_label, protocol_label))
                 if keep_delivery:
                     deliveries.append(result.delivery)
     shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
