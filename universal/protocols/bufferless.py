@@ -170,7 +170,7 @@ def _trial_and_failure(spec: Spec) -> Protocol:
 
 
 @PROTOCOLS.register("duplication", "bufferless: 2^(j-1) copies per packet in round j, colliding copies die "
-                                   "(copies= cap, default B·D/C; rounds=)")
+                                   "(copies= cap, default max(1, floor(B·D/C)); rounds=)")
 def _duplication(spec: Spec) -> Protocol:
     check_known_params(spec, {"copies", "rounds"})
     cap = take_int(spec, "copies", low=1, high=MAX_COPIES) if "copies" in spec.params else None

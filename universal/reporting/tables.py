@@ -49,7 +49,7 @@ def _caption(result: ExperimentResult) -> list[str]:
                      "delivery), rounds of 4D steps; disc: discarded packet attempts (trial-and-failure) or "
                      "copies (duplication); means over seeds")
     if any(r.copies_capped for r in result.rows):
-        lines.append("duplication reached its cap on copies per packet (duplication:copies=N; default B·D/C)")
+        lines.append("duplication reached its cap on copies per packet (duplication:copies=N; default max(1, floor(B·D/C)))")
     return lines + result.captions
 
 
