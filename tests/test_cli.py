@@ -458,3 +458,43 @@ def test_variants_of_one_protocol_or_path_system_stay_apart(capsys):
     status, out, err = run(capsys, "route", "--network", "butterfly:d=5", "--problem", "h-relation:h=2",
                            "--paths", "valiant,valiant:base=shortest", "--protocols", "fifo")
     assert status == 0 and "valiant:base=shortest" in out
+
+
+def test_csv_output_has_one_line_per_row(tmp_path, capsys):
+    import csv
+    import io
+
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=4", "--problem", "h-relation:h=1",
+                           "--paths", "dimension-order,valiant", "--protocols", "fifo,trial-and-failure",
+                           "--seeds", "2", "--csv")
+    assert status == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 2 * 2 * 2 and ROW_KEYS <= set(rows[0])
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=4", "--problem", "h-relation:h=1", "--json")
+    as_json = json.loads(out)["rows"][0]
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=4", "--problem", "h-relation:h=1", "--csv")
+    (as_csv,) = list(csv.DictReader(io.StringIO(out)))
+    assert {k: str(v) for k, v in as_json.items() if k not in ("seconds",) and v is not None} == \
+        {k: v for k, v in as_csv.items() if k in as_json and k != "seconds" and v != ""}
+
+    sweep = write(tmp_path / "tiny.toml", 'network = "butterfly:d={d}"\nproblem = "h-relation:h=1"\n'
+                                          'paths = "valiant"\nprotocols = "fifo"\n[sweep]\nd = [3, 4]\n')
+    status, out, err = run(capsys, "scenario", str(sweep), "--out", str(tmp_path / "r.jsonl"), "--csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 0 and [r["d"] for r in rows] == ["3", "4"] and rows[1]["network"] == "butterfly:d=4"
+
+    status, out, err = run(capsys, "worstcase", "--network", "torus:k=5,n=2", "--routing", "dor,romm", "--csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 0 and [r["routing"] for r in rows] == ["dor", "romm"]
+    assert sorted(json.loads(rows[0]["permutation"])) == list(range(25))
+
+    status, out, err = run(capsys, "load", "--network", "torus:k=5,n=2", "--routing", "dor",
+                           "--traffic", "uniform,tornado", "--csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 0 and [(r["table"], r["traffic"]) for r in rows] == [("load", "uniform"), ("load", "tornado")]
+
+
+def test_json_and_csv_exclude_each_other(capsys):
+    status, out, err = run(capsys, "route", "--network", "butterfly:d=4", "--problem", "h-relation:h=1",
+                           "--json", "--csv")
+    assert status == 2 and "not allowed" in err

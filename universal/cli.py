@@ -18,6 +18,7 @@ import json
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -33,6 +34,7 @@ from universal.load_analysis import (LoadAnalysis, LoadReport, default_routing, 
 from universal.networks import build_network
 from universal.reporting import make_console, print_experiment
 from universal.reporting.oblivious import print_load_report
+from universal.reporting.csvout import rows_to_csv
 from universal.reporting.plots import check_plot_path, plot_experiment, plot_load_report, plot_sweep
 from universal.reporting.sweeps import sweep_conclusion, sweep_table
 from universal.reporting.trace import print_trace, trace_route, trace_to_json
@@ -93,6 +95,12 @@ def _positive_list(text: str) -> list[int]:
     return [_positive(part.strip()) for part in text.split(",")]
 
 
+def _output_options(parser: argparse.ArgumentParser) -> None:
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    out.add_argument("--csv", action="store_true", help="print the rows as CSV instead of a table")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="universal", description="Packet-level emulator for universal routing.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -101,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("name", help="built-in scenario name or path to a .toml file")
     sc.add_argument("--seeds", type=_positive, help="number of seeds (overrides the file)")
     sc.add_argument("--seed", type=_nonnegative, help="first seed (overrides the file)")
-    sc.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    _output_options(sc)
     sc.add_argument("--out", metavar="FILE",
                     help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
     sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
@@ -126,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     rt.add_argument("--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
-    rt.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    _output_options(rt)
     rt.add_argument("--plot", metavar="FILE", help="also draw packets delivered by step for every run of the "
                     "first seed (.png or .svg)")
     rt.add_argument("--trace", action="store_true",
@@ -147,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="comma-separated, e.g. uniform,bitcomp,transpose,tornado,random-perms:10000")
     ld.add_argument("--seed", type=_nonnegative, default=0, help="seed of the random permutations (default 0)")
     ld.add_argument("--samples", type=_positive, default=DEFAULT_SAMPLES, help=samples_help)
-    ld.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    _output_options(ld)
     ld.add_argument("--plot", metavar="FILE", help="also draw (2-D tori) the channel loads of the first routing "
                     "under the first traffic as a heat map (.png or .svg); with random-perms:M, the "
                     "throughput histogram with the exact worst case marked, in FILE's name + .histogram")
@@ -161,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write the worst permutation for --problem permutation:file=PATH "
                          "(several routings: PATH with .ROUTING before the suffix)")
     wc.add_argument("--samples", type=_positive, default=DEFAULT_SAMPLES, help=samples_help)
-    wc.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    _output_options(wc)
     wc.add_argument("--plot", metavar="FILE", help="also draw (2-D tori) the channel loads of the first "
                     "routing under its worst permutation as a heat map (.png or .svg)")
     return parser
@@ -215,16 +223,28 @@ def _run(exp: Experiment, as_json: bool, keep_delivery: bool = False) -> Experim
         return run_experiment(exp, progress=bar.begin if bar else None, keep_delivery=keep_delivery)
 
 
-def _emit(result: ExperimentResult, as_json: bool) -> None:
-    if as_json:
+def _machine(args: argparse.Namespace) -> bool:
+    """Output for scripts (JSON or CSV): no tables, no progress bars."""
+    return args.json or args.csv
+
+
+def _emit(result: ExperimentResult, args: argparse.Namespace) -> None:
+    if args.json:
         print(json.dumps(result.to_json(), indent=1))
+    elif args.csv:
+        print(rows_to_csv(result.to_json()["rows"]), end="")
     else:
         print_experiment(result, make_console())
 
 
-def _emit_report(report: LoadReport, as_json: bool, **options) -> None:
-    if as_json:
+def _emit_report(report: LoadReport, args: argparse.Namespace, **options) -> None:
+    if args.json:
         print(json.dumps(report.to_json(), indent=1))
+    elif args.csv:
+        data = report.to_json()
+        rows = [{"table": "load", **r} for r in data["rows"]] if report.loads else []
+        rows += [{"table": "worstcase", **w.as_dict()} for w in report.worst]
+        print(rows_to_csv(rows), end="")
     else:
         print_load_report(report, make_console(), **options)
 
@@ -255,19 +275,22 @@ def cmd_scenario(args: argparse.Namespace) -> None:
         return
     if args.out or args.resume or args.jobs != 1:
         raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
-    result = _run(exp, args.json, keep_delivery=plot is not None)
-    _emit(result, args.json)
+    result = _run(exp, _machine(args), keep_delivery=plot is not None)
+    _emit(result, args)
     if plot is not None:
         _plotted(plot_experiment(result, plot))
 
 
 def _run_sweep_scenario(sweep: Sweep, args: argparse.Namespace) -> None:
     out = Path(args.out) if args.out else Path(f"{sweep.name}.results.jsonl")
-    with _progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not args.json) as bar:
+    with _progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not _machine(args)) as bar:
         result = run_sweep(sweep, results_file=out, resume=args.resume, jobs=args.jobs,
                            progress=bar.set if bar else None)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
+    elif args.csv:
+        print(rows_to_csv({**c.cell, "network": c.network["name"], **asdict(r)}
+                          for c in result.cells for r in c.rows), end="")
     else:
         console = make_console()
         console.print(sweep_table(result))
@@ -283,8 +306,8 @@ def _run_load_scenario(analysis: LoadAnalysis, args: argparse.Namespace) -> None
         analysis.seed = args.seed
     if args.out or args.resume or args.jobs != 1:
         raise UserError(f"scenario {analysis.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
-    report = _analyse(analysis, args.json)
-    _emit_report(report, args.json, compare=True)
+    report = _analyse(analysis, _machine(args))
+    _emit_report(report, args, compare=True)
     if args.plot:
         _plotted(plot_load_report(report, check_plot_path(args.plot)))
 
@@ -315,8 +338,8 @@ def cmd_route(args: argparse.Namespace) -> None:
         name="route",
         analyze=args.analyze,
     )
-    result = _run(exp, args.json, keep_delivery=plot is not None)
-    _emit(result, args.json)
+    result = _run(exp, _machine(args), keep_delivery=plot is not None)
+    _emit(result, args)
     if plot is not None:
         _plotted(plot_experiment(result, plot))
 
@@ -330,8 +353,9 @@ def _trace(args: argparse.Namespace) -> None:
         several.append("--seeds")
     if several:
         raise UserError(f"--trace follows one run: give one value for {', '.join(several)}")
-    if args.plot or args.analyze:
-        raise UserError("--trace prints the run step by step; it does not combine with --plot or --analyze")
+    if args.plot or args.analyze or args.csv:
+        raise UserError("--trace prints the run step by step (or as --json); it does not combine with "
+                        "--plot, --analyze or --csv")
     trace = trace_route(args.network, choices["--problem"][0], choices["--paths"][0], choices["--protocols"][0],
                         seed=args.seed, bandwidth=args.bandwidth[0], buffer=args.buffer[0])
     if args.json:
@@ -352,8 +376,8 @@ def cmd_load(args: argparse.Namespace) -> None:
     plot = _plot_path(args)
     analysis = LoadAnalysis(args.network, _routings(args), _names(args.traffic), seed=args.seed,
                             samples=args.samples)
-    report = _analyse(analysis, args.json)
-    _emit_report(report, args.json)
+    report = _analyse(analysis, _machine(args))
+    _emit_report(report, args)
     if plot is not None:
         _plotted(plot_load_report(report, plot))
 
@@ -364,7 +388,7 @@ def cmd_worstcase(args: argparse.Namespace) -> None:
     analysis = LoadAnalysis(args.network, _routings(args), worstcase=True, samples=args.samples)
     resolve_target(analysis)                      # a bad network is reported before the file check
     files = permutation_paths(args.permutation_file, analysis.routings) if args.permutation_file else {}
-    report = _analyse(analysis, args.json)
+    report = _analyse(analysis, _machine(args))
     written = {w.routing: write_permutation_file(files[r], w) for r, w in zip(analysis.routings, report.worst)
                if r in files}
     if args.json:
@@ -373,6 +397,9 @@ def cmd_worstcase(args: argparse.Namespace) -> None:
             if row["routing"] in written:
                 row["permutation_file"] = str(written[row["routing"]])
         print(json.dumps(data, indent=1))
+    elif args.csv:
+        print(rows_to_csv({**w.as_dict(), "permutation_file": str(written[w.routing]) if w.routing in written
+                           else None} for w in report.worst), end="")
     else:
         print_load_report(report, make_console(), show_permutation=args.show_permutation, files=written)
     if plot is not None:
