@@ -274,8 +274,9 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     # Buffer slot ``num_links`` stands for the injection buffers, so leaving them needs no special case.
     waiting = _Waiting(order, keys, start[order], start[order] + lengths[order], slots, injection=num_links)
 
-    # A buffer never holds more packets than cross its link (<= C): int16 usually suffices.
-    count_type = np.int16 if collection.congestion < np.iinfo(np.int16).max else np.int32
+    # A buffer never holds more packets than cross its link (<= C): the smallest integer type
+    # that holds C keeps the occupancy array, updated at random places every step, in cache.
+    count_type = next(t for t in (np.int8, np.int16, np.int32) if collection.congestion < np.iinfo(t).max)
     occupancy = np.zeros(num_links + 1, dtype=count_type)
     scratch = np.empty(num_links, dtype=np.int32)
     arange = np.arange(n, dtype=np.int32)
