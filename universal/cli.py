@@ -1,12 +1,14 @@
 """Command line: a thin layer over the Python API (SPEC §8).
 
-    python -m universal scenario NAME_OR_FILE [--seeds N] [--json] [--out FILE] [--resume] [--jobs N]
+    python -m universal scenario NAME_OR_FILE [--seeds N] [--seed S] [--json | --csv] [--plot FILE]
+        [--out FILE] [--resume] [--jobs N]
     python -m universal scenarios
     python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N]
-        [--bandwidth B[,B2...]] [--buffer b] [--json]
-    python -m universal load --network NET --routing A,B --traffic X,Y [--seed S] [--samples M] [--json]
+        [--bandwidth B[,B2...]] [--buffer b[,b2...]] [--json | --csv] [--plot FILE] [--trace]
+    python -m universal load --network NET --routing A,B --traffic X,Y [--seed S] [--samples M]
+        [--json | --csv] [--plot FILE]
     python -m universal worstcase --network NET --routing A,B [--show-permutation]
-        [--permutation-file PATH] [--samples M] [--json]
+        [--permutation-file PATH] [--samples M] [--json | --csv] [--plot FILE]
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2.
 """
