@@ -20,8 +20,10 @@ from universal.engine import simulate, simulate_reference
 from universal.networks import build_network, from_networkx
 from universal.paths import PathCollection, route_paths
 from universal.protocols import build_protocol
-from universal.protocols.buffered import RANDOM_KEY_RANGE, RankState
+from universal.protocols.buffered import RANDOM_KEY_RANGE
 from universal.workloads import build_problem
+
+from .helpers import with_ranks
 
 ALL = ["random-rank", "growing-rank", "fifo", "farthest-to-go", "nearest-to-go", "longest-in-system", "random"]
 DETERMINISTIC = ["fifo", "farthest-to-go", "nearest-to-go", "longest-in-system", "random-rank:K=1", "growing-rank:K=1"]
@@ -42,17 +44,6 @@ def run(coll: PathCollection, protocol, seed: int = 0, **kwargs):
     return fast
 
 
-def with_ranks(name: str, ranks: list[int]):
-    """The protocol ``name`` with its random ranks replaced by ``ranks`` (K and D as usual)."""
-    protocol = build_protocol(name)
-    draw = protocol.setup
-
-    def setup(rng, lengths, C, D):
-        state = draw(rng, lengths, C, D)
-        return RankState(K=state.K, D=state.D, ranks=np.array(ranks, dtype=np.int64), lengths=state.lengths)
-
-    protocol.setup = setup
-    return protocol
 
 
 # --- single packets -------------------------------------------------------------------------

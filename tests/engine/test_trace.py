@@ -22,10 +22,11 @@ from universal.errors import UserError
 from universal.networks import build_network, from_networkx
 from universal.paths import PathCollection, route_paths
 from universal.protocols import build_protocol
-from universal.protocols.buffered import RankState
 from universal.reporting.trace import (MAX_TRACE_PACKETS, check_traceable, print_trace, trace_route, trace_run,
                                        trace_to_json)
 from universal.workloads import build_problem
+
+from .helpers import with_ranks
 
 BUFFERED = ["random-rank", "growing-rank", "fifo", "farthest-to-go", "nearest-to-go", "longest-in-system", "random"]
 BUFFERLESS = ["trial-and-failure", "trial-and-failure:redraw=no", "duplication", "duplication:copies=4"]
@@ -286,17 +287,6 @@ def test_bufferless_trace_replays_the_run(protocol, bandwidth, problem, seed):
 # --- hand-worked cases: the printed log ------------------------------------------------------
 
 
-def with_ranks(name: str, ranks: list[int]):
-    """The protocol ``name`` with its random ranks replaced by ``ranks``."""
-    protocol = build_protocol(name)
-    draw = protocol.setup
-
-    def setup(rng, lengths, C, D):
-        state = draw(rng, lengths, C, D)
-        return RankState(K=state.K, D=state.D, ranks=np.array(ranks, dtype=np.int64), lengths=state.lengths)
-
-    protocol.setup = setup
-    return protocol
 
 
 def printed(data) -> list[str]:
