@@ -278,8 +278,11 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     # that holds C keeps the occupancy array, updated at random places every step, in cache.
     count_type = next(t for t in (np.int8, np.int16, np.int32) if collection.congestion < np.iinfo(t).max)
     occupancy = np.zeros(num_links + 1, dtype=count_type)
-    scratch = np.empty(num_links, dtype=np.int32)
-    arange = np.arange(n, dtype=np.int32)
+    # The scratch array holds positions among the waiting packets and is written at random
+    # places every step: the smallest type that holds them keeps it in cache.
+    position_type = np.uint16 if n <= 2**16 else np.int32
+    scratch = np.empty(num_links, dtype=position_type)
+    arange = np.arange(n, dtype=position_type)
     one = count_type(1)  # a matching scalar keeps ufunc.at on its fast path
 
     hop_steps = np.full(len(links), -1, dtype=np.int64) if record_hops else None
