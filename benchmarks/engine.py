@@ -48,7 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, nargs="*", default=[8, 10, 12, 14])
     parser.add_argument("--h", type=int, nargs="*", default=[1, 4])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--reference", action="store_true", help="time the reference engine on the largest instance")
     args = parser.parse_args()
 
