@@ -498,3 +498,30 @@ def test_json_and_csv_exclude_each_other(capsys):
     status, out, err = run(capsys, "route", "--network", "butterfly:d=4", "--problem", "h-relation:h=1",
                            "--json", "--csv")
     assert status == 2 and "not allowed" in err
+
+
+def test_analyze_reports_the_expected_congestion_of_every_path_system(capsys):
+    argv = ("route", "--network", "hypercube:d=4", "--problem", "permutation:transpose",
+            "--paths", "dimension-order,valiant,random-shortest", "--protocols", "fifo", "--analyze")
+    status, out, _ = run(capsys, *argv, "--json")
+    assert status == 0
+    systems = {p["paths"]: p for p in json.loads(out)["path_systems"]}
+    # Bit-fixing: every link 1/2 of a packet per random function; Valiant: two such passes.
+    assert systems["dimension-order"]["exact"] == "1/2"
+    assert systems["valiant"]["exact"] == "1"
+    assert systems["random-shortest"] == {"paths": "random-shortest", "expected_congestion": 0.5, "exact": "1/2",
+                                          "error": 0.0, "link": "0->1", "host": "hypercube:d=4",
+                                          "how": "exact, pair loads"}
+    status, out, _ = run(capsys, *argv)
+    assert status == 0
+    assert "expected congestion over random functions" in out and "exact, all 256 pairs of both passes" in out
+
+
+def test_analyze_explains_why_explicit_paths_have_no_expected_congestion(tmp_path, capsys):
+    paths = write(tmp_path / "paths.txt", "0 1\n1 2\n")
+    pairs = write(tmp_path / "pairs.txt", "0 1\n1 2\n")
+    status, out, _ = run(capsys, "route", "--network", "mesh:k=3,n=1", "--problem", f"pairs:file={pairs}",
+                         "--paths", f"explicit:file={paths}", "--protocols", "fifo", "--analyze", "--json")
+    assert status == 0
+    (entry,) = json.loads(out)["path_systems"]
+    assert entry["expected_congestion"] is None and "explicit paths belong to one problem" in entry["how"]

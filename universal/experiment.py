@@ -22,7 +22,8 @@ import numpy as np
 from universal.engine import ENGINES
 from universal.errors import UserError
 from universal.networks import Network, build_network, resolve_path
-from universal.paths import PathCollection, PathSystem, build_path_system
+from universal.oblivious.expected import expected_congestion
+from universal.paths import PathCollection, PathSystem, build_path_system, longest_path_bound
 from universal.protocols import Protocol, build_protocol
 from universal.registry import parse_spec
 from universal.workloads import Problem, build_problem, estimate_packets
@@ -114,11 +115,12 @@ class ExperimentResult:
     collections: list[dict] = field(default_factory=list)
     buffer: int | None | list[int | None] = None
     deliveries: list[np.ndarray] = field(default_factory=list, repr=False)
+    path_systems: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
         or a list when swept), ``buffer`` (null: unbounded; a list when swept), ``rows`` (and
-        ``collections`` when the run analysed its path collections)."""
+        ``collections`` and ``path_systems`` when the run analysed its path collections)."""
         out = {
             "scenario": self.name,
             "network": self.network.summary(),
@@ -129,6 +131,8 @@ class ExperimentResult:
         }
         if self.collections:
             out["collections"] = self.collections
+        if self.path_systems:
+            out["path_systems"] = self.path_systems
         return out
 
 
@@ -138,14 +142,7 @@ def lower_bound(C: int, D: int, bandwidth: int) -> int:
 
 
 def _estimate_hops(network: Network, packets: int, system: str) -> int:
-    if network.kind in ("butterfly", "wrapped-butterfly"):
-        longest = network.depth
-    elif network.kind in ("mesh", "torus", "hypercube"):
-        longest = network.params["n"] * (network.params["k"] - 1)
-    else:
-        longest = network.num_nodes - 1
-    factor = 2 if system.startswith("valiant") else 1
-    return packets * longest * factor
+    return packets * longest_path_bound(network, system)
 
 
 def _check_size(network: Network, packets: int, system: str) -> None:
@@ -331,8 +328,18 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     deliveries.append(result.delivery)
     shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
     shown_buffer = buffers[0] if len(buffers) == 1 else buffers
+    path_systems = [_expected_congestion(label, network, exp) for label in plan.system_labels] if exp.analyze else []
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
-                            shown_buffer, deliveries)
+                            shown_buffer, deliveries, path_systems)
+
+
+def _expected_congestion(system: str, network: Network, exp: Experiment) -> dict:
+    """The expected congestion of one path system (drawn from the experiment's first seed)."""
+    if parse_spec(system).name == "explicit":
+        return {"paths": system, "expected_congestion": None, "exact": None, "error": None, "link": None,
+                "host": None, "how": "not defined: explicit paths belong to one problem"}
+    rng = np.random.default_rng(exp.seeds[0] if exp.seeds else 0)
+    return expected_congestion(system, network, rng=rng, base_dir=exp.base_dir).to_dict()
 
 
 def _buffer_name(buffer: int | None) -> str:

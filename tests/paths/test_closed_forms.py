@@ -394,3 +394,28 @@ def test_wrapped_butterfly_level_paths_and_valiant(d):
         path = valiant.node_path(i)
         assert net.levels[path[d]] == 0  # the intermediate is a row of level 0
         assert [int(net.levels[v]) for v in path] == [j % d for j in range(2 * d + 1)]
+
+
+@pytest.mark.parametrize("network", ["butterfly:d=3", "wrapped-butterfly:d=3", "hypercube:d=3", "torus:k=4,n=2"])
+def test_valiant_via_given_intermediates(network):
+    """``middle=`` routes through the intermediates given (rows on leveled networks, nodes
+    elsewhere) instead of drawing them, and the rng is then not needed for them."""
+    from universal.paths.systems import valiant_paths
+
+    net = build_network(network)
+    prob = build_problem("permutation:random", net, rng(3))
+    count = len(net.inputs) if net.inputs is not None else net.num_nodes
+    middle = (np.arange(prob.size) * 5 + 1) % count
+    coll = valiant_paths(prob, net, rng(4), middle=middle)
+    again = valiant_paths(prob, net, rng(99), middle=middle)
+    np.testing.assert_array_equal(coll.links, again.links)
+    for i in range(coll.size):
+        path = coll.node_path(i)
+        if net.kind == "butterfly":     # level d of the first butterfly, in row middle[i]
+            d = net.params["d"]
+            assert path[d] == d * 2**d + middle[i]
+        elif net.inputs is not None:    # the wrapped butterfly: the row's input node
+            assert net.inputs[middle[i]] in path
+        else:
+            assert middle[i] in path
+        assert path[0] == prob.sources[i]

@@ -36,12 +36,15 @@ from universal.workloads import Problem
 class PathSystem:
     """A named rule that turns a problem into a :class:`PathCollection`.
 
-    ``route(problem, network, rng)`` does the work; ``caption`` explains the layout in tables.
+    ``route(problem, network, rng)`` does the work; ``caption`` explains the layout in tables;
+    ``deterministic`` says the paths do not depend on ``rng`` (one routing of every pair then
+    gives exact pair loads, e.g. for the expected congestion).
     """
 
     name: str
     route: Callable[[Problem, Network, np.random.Generator], PathCollection]
     caption: str = ""
+    deterministic: bool = False
 
 
 PATH_SYSTEMS: Registry[PathSystem] = Registry("path system")
@@ -243,19 +246,22 @@ VALIANT_BUTTERFLY_NOTE = "valiant on BF(d): two butterflies back to back (depth 
 VALIANT_WRAPPED_NOTE = "valiant on W-BF(d): both passes (d hops each) share the wrapped butterfly's links"
 
 
-def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.Generator) -> PathCollection:
+def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.Generator,
+                            middle: np.ndarray | None = None) -> PathCollection:
     """Valiant's trick on BF(d): the first pass ends in a random row of a second butterfly.
 
     The paths live on :func:`~universal.networks.butterfly` ``(d, passes=2)``: levels
     ``0..d`` are the first butterfly, ``d..2d`` the second, so the collection stays leveled with
-    depth 2d and C counts the links of both.
+    depth 2d and C counts the links of both. ``middle`` gives the intermediate rows instead of
+    drawing them (one per packet).
     """
     _check_leveled_problem(problem, network)
     d = network.params["d"]
     width = 1 << d
     host = butterfly(d, passes=2)
     src_rows, dst_rows = problem.sources % width, problem.dests % width
-    middle = rng.integers(0, width, size=problem.size)
+    if middle is None:
+        middle = rng.integers(0, width, size=problem.size)
     first, rows = _level_links(d, 0, src_rows, middle)
     second, _ = _level_links(d, d, rows, dst_rows)
     links = np.concatenate([first, second], axis=1)
@@ -264,12 +270,14 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
 
 
 def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
-                  base: PathSystem | None = None) -> PathCollection:
+                  base: PathSystem | None = None, middle: np.ndarray | None = None) -> PathCollection:
     """Valiant's trick: route to a random intermediate, then to the destination, on the base system.
 
     On BF(d) with the default base see :func:`valiant_butterfly_paths`. On W-BF(d) the
     intermediate is a random row and both passes use the level paths of the same links.
-    Elsewhere the intermediate is a uniformly random node.
+    Elsewhere the intermediate is a uniformly random node. ``middle`` gives the intermediates
+    instead of drawing them: one per packet, as indices into the inputs (rows) on leveled
+    networks and as nodes elsewhere.
 
     References
     ----------
@@ -279,8 +287,10 @@ def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
     if base is None:
         base = PATH_SYSTEMS.entry(default_base(network)).factory(Spec(default_base(network)), network, None)
     if network.kind == "butterfly" and base.name in ("dimension-order", "shortest", "random-shortest"):
-        return valiant_butterfly_paths(problem, network, rng)
-    if network.inputs is not None:
+        return valiant_butterfly_paths(problem, network, rng, middle)
+    if middle is not None:
+        middle = network.inputs[middle] if network.inputs is not None else np.asarray(middle, dtype=np.int64)
+    elif network.inputs is not None:
         middle = network.inputs[rng.integers(0, len(network.inputs), size=problem.size)]
     else:
         middle = rng.integers(0, network.num_nodes, size=problem.size)
@@ -288,6 +298,25 @@ def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
     second = base.route(Problem(problem.name, middle, problem.dests), network, rng)
     note = VALIANT_WRAPPED_NOTE if network.kind == "wrapped-butterfly" else f"valiant over {base.name}"
     return _concatenate(first, second, "valiant", note)
+
+
+def longest_path_bound(network: Network, system: str) -> int:
+    """A rough upper bound on path lengths under ``system``, to size work before routing anything.
+
+    The depth of a leveled network, n(k - 1) on a mesh or torus, N - 1 elsewhere; twice that
+    for Valiant's trick.
+
+    >>> from universal.networks import build_network
+    >>> longest_path_bound(build_network("butterfly:d=8"), "valiant")
+    16
+    """
+    if network.leveled:
+        longest = network.depth
+    elif network.kind in ("mesh", "torus", "hypercube"):
+        longest = network.params["n"] * (network.params["k"] - 1)
+    else:
+        longest = network.num_nodes - 1
+    return longest * (2 if parse_spec(system).name == "valiant" else 1)
 
 
 def default_base(network: Network) -> str:
@@ -336,7 +365,7 @@ def explicit_paths(problem: Problem, network: Network, file: Path) -> PathCollec
 @PATH_SYSTEMS.register("shortest", "shortest paths, lowest-numbered next hop")
 def _shortest(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
     check_known_params(spec, set())
-    return PathSystem("shortest", lambda prob, net, rng: shortest_paths(prob, net))
+    return PathSystem("shortest", lambda prob, net, rng: shortest_paths(prob, net), deterministic=True)
 
 
 @PATH_SYSTEMS.register("random-shortest", "shortest paths, uniformly random next hop among closer neighbours")
@@ -348,7 +377,8 @@ def _random_shortest(spec: Spec, network: Network, base_dir: Path | None) -> Pat
 @PATH_SYSTEMS.register("dimension-order", "bit-fixing / dimension order; the level path on butterflies")
 def _dimension_order(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
     check_known_params(spec, set())
-    return PathSystem("dimension-order", lambda prob, net, rng: dimension_order_paths(prob, net))
+    return PathSystem("dimension-order", lambda prob, net, rng: dimension_order_paths(prob, net),
+                      deterministic=True)
 
 
 @PATH_SYSTEMS.register("valiant", "Valiant's trick: via a random intermediate (valiant:base=NAME)")

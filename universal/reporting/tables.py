@@ -201,10 +201,29 @@ def collections_table(result: ExperimentResult) -> Table:
     return table
 
 
+def path_systems_table(result: ExperimentResult) -> Table:
+    """Expected congestion of every path system over random functions (survey §2.3)."""
+    table = Table(title="Path systems: expected congestion over random functions", header_style="bold",
+                  caption="C̄: largest expected number of packets on one link when every source sends one "
+                          "packet to a uniformly random destination; ± standard error when sampled")
+    for name in ["paths", "C̄", "±", "exact", "busiest link", "host network", "how"]:
+        table.add_column(name, justify="right" if name in ("C̄", "±") else "left")
+    for p in result.path_systems:
+        if p["expected_congestion"] is None:
+            table.add_row(p["paths"], "—", "", "", "", "", p["how"])
+            continue
+        error = "" if p["exact"] is not None else f"{p['error']:.3f}"
+        table.add_row(p["paths"], f"{p['expected_congestion']:.4g}", error, p["exact"] or "no", p["link"],
+                      p["host"], p["how"])
+    return table
+
+
 def print_experiment(result: ExperimentResult, console: Console | None = None) -> None:
     """Print the table and the conclusion (and the path-collection analysis if it was asked for)."""
     console = console or make_console()
     if result.collections:
         console.print(collections_table(result))
+    if result.path_systems:
+        console.print(path_systems_table(result))
     console.print(experiment_table(result))
     console.print(conclusion(result))
