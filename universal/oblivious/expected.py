@@ -4,8 +4,9 @@ Meyer auf der Heide and Scheideler ("Communication in Parallel Systems", §2.3) 
 expected congestion of link ``e`` under a path system as the expected number of packets that
 cross ``e`` when every source sends one packet to a destination drawn uniformly and
 independently (a random function), and the expected congestion of the system as the largest of
-these, ``C̄ = max_e C̄_e``. Theorem 12 bounds the congestion of Valiant's trick by ``2h·C̄``
-plus a deviation term, and Theorem 16 bounds growing rank by ``O(C̄ + D + log n)``.
+these, ``C̄ = max_e C̄_e``. Theorem 12 bounds the congestion of Valiant's trick over a system
+by ``2h·C̄`` of that system plus a deviation term, and Theorem 16 bounds growing rank by
+``O(C̄ + D + log n)``.
 
 Since the destinations are independent, ``C̄_e = (1/|destinations|) · sum over all (s, d) of
 gamma_e(s, d)``, where ``gamma_e(s, d)`` is the expected number of crossings of ``e`` by the
