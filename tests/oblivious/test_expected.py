@@ -66,12 +66,14 @@ TINY = {
 }
 
 
-@pytest.mark.parametrize("name", list(TINY))
-@pytest.mark.parametrize("system", ["shortest", "dimension-order"])
+# Dimension order needs a mesh, torus, hypercube or butterfly: not the star or the path graph.
+DETERMINISTIC = [(name, "shortest") for name in TINY] + [
+    (name, "dimension-order") for name in TINY if name not in ("star-5", "path-4")]
+
+
+@pytest.mark.parametrize("name, system", DETERMINISTIC)
 def test_exact_value_equals_the_average_over_every_function(name, system):
     network = TINY[name]()
-    if system == "dimension-order" and network.kind not in ("mesh", "torus", "hypercube", "butterfly"):
-        pytest.skip("dimension order needs a mesh, torus, hypercube or butterfly")
     result = expected_congestion(system, network)
     assert result.how.startswith("exact")
     assert result.exact == brute_force(system, network)
