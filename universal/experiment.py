@@ -328,7 +328,11 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     deliveries.append(result.delivery)
     shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
     shown_buffer = buffers[0] if len(buffers) == 1 else buffers
-    path_systems = [_expected_congestion(label, network, exp) for label in plan.system_labels] if exp.analyze else []
+    path_systems = []
+    for label in plan.system_labels if exp.analyze else []:
+        if progress:
+            progress(f"expected congestion of {label}")
+        path_systems.append(_expected_congestion(label, network, exp))
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
                             shown_buffer, deliveries, path_systems)
 
@@ -374,7 +378,8 @@ def runs_in(exp: Experiment) -> int:
     bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
     buffers = 1 if exp.buffer is None or isinstance(exp.buffer, int) else len(exp.buffer)
     per_system = sum(1 if build_protocol(p).bufferless else buffers for p in exp.protocols)
-    return problems * len(exp.seeds) * len(exp.paths) * per_system * bandwidths
+    expected_congestions = len(exp.paths) if exp.analyze else 0  # one per path system, after the runs
+    return problems * len(exp.seeds) * len(exp.paths) * per_system * bandwidths + expected_congestions
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:
