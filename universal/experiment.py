@@ -166,10 +166,6 @@ def _resolve(spec: str, base_dir: Path | None) -> str:
 DEADLOCK_LISTED = 20
 
 
-def _link_label(network: Network, link: int) -> str:
-    return f"{network.label_of(int(network.link_tail[link]))}->{network.label_of(int(network.link_head[link]))}"
-
-
 def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int,
              seconds: float, paths_label: str | None = None, protocol_label: str | None = None) -> Row:
     """Combine a path collection, a protocol and an engine result into a :class:`Row`.
@@ -213,7 +209,7 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
         deadlock_step=result.deadlock_step,
         blocked_count=len(result.blocked) if deadlock else 0,
         blocked_packets=[int(p) for p in result.blocked[:DEADLOCK_LISTED]] if deadlock else None,
-        full_links=[_link_label(paths.network, l) for l in result.full_links[:DEADLOCK_LISTED]] if deadlock else None,
+        full_links=[paths.network.link_label(l) for l in result.full_links[:DEADLOCK_LISTED]] if deadlock else None,
         seconds=round(seconds, 4),
     )
 

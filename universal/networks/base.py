@@ -94,6 +94,15 @@ class Network:
         order = np.argsort(keys, kind="stable")
         return keys[order], order
 
+    def link_label(self, link: int) -> str:
+        """The printed name ``tail->head`` of a link.
+
+        >>> from universal.networks import build_network
+        >>> build_network("torus:k=4,n=2").link_label(0)
+        '0,0->1,0'
+        """
+        return f"{self.label_of(int(self.link_tail[link]))}->{self.label_of(int(self.link_head[link]))}"
+
     def links_between(self, tails: np.ndarray, heads: np.ndarray) -> np.ndarray:
         """Link ids of the links ``tails[i] -> heads[i]``.
 

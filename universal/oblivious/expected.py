@@ -53,7 +53,9 @@ import numpy as np
 
 from universal.errors import UserError
 from universal.networks import Network
-from universal.paths import PATH_SYSTEMS, build_path_system, default_base, longest_path_bound, route_paths
+from universal.oblivious.graphs import PAIR_LOADS, check_graph
+from universal.paths import (PATH_SYSTEMS, PathSystem, build_path_system, default_base, longest_path_bound, route_paths,
+                             valiant_paths)
 from universal.registry import parse_spec
 from universal.workloads import Problem, build_problem, endpoints
 
@@ -116,13 +118,9 @@ def _all_pairs(network: Network) -> Problem:
     return Problem("all pairs", np.repeat(sources, len(dests)), np.tile(dests, len(sources)))
 
 
-def _link_name(host: Network, link: int) -> str:
-    return f"{host.label_of(int(host.link_tail[link]))}->{host.label_of(int(host.link_head[link]))}"
-
-
 def _result(paths: str, host: Network, loads: np.ndarray, how: str, exact: Fraction,
             link: int) -> ExpectedCongestion:
-    return ExpectedCongestion(paths, float(exact), exact, 0.0, link, _link_name(host, link), host.name, how, loads)
+    return ExpectedCongestion(paths, float(exact), exact, 0.0, link, host.link_label(link), host.name, how, loads)
 
 
 def _exact_all_pairs(paths: str, network: Network, base_dir: Path | None) -> ExpectedCongestion:
@@ -137,8 +135,6 @@ def _exact_all_pairs(paths: str, network: Network, base_dir: Path | None) -> Exp
 
 def _exact_pair_loads(paths: str, network: Network, base_dir: Path | None) -> ExpectedCongestion | None:
     """From exact pair loads on a small network without levels, or None if there are none."""
-    from universal.oblivious.graphs import PAIR_LOADS, check_graph
-
     spec = parse_spec(paths)
     provider = PAIR_LOADS.get(spec.name)
     if network.leveled or provider is None:
@@ -167,11 +163,7 @@ def _exact_pair_loads(paths: str, network: Network, base_dir: Path | None) -> Ex
     return _result(paths, network, loads, "exact, pair loads", exact=totals[link] / N, link=link)
 
 
-def _exact_valiant(paths: str, network: Network, base_dir: Path | None) -> ExpectedCongestion:
-    from universal.paths.systems import valiant_paths
-
-    spec = parse_spec(paths)
-    base = build_path_system(spec.params.get("base", default_base(network)), network, base_dir)
+def _exact_valiant(paths: str, network: Network, base: PathSystem) -> ExpectedCongestion:
     sources, dests = endpoints(network)
     N = len(sources)
     first, through = np.divmod(np.arange(N * N, dtype=np.int64), N)
@@ -183,13 +175,15 @@ def _exact_valiant(paths: str, network: Network, base_dir: Path | None) -> Expec
                    exact=Fraction(int(counts[link]), N), link=link)
 
 
-def _valiant_base_is_deterministic(paths: str, network: Network, base_dir: Path | None) -> bool:
+def _deterministic_valiant_base(paths: str, network: Network, base_dir: Path | None) -> PathSystem | None:
+    """The base of ``valiant[:base=...]`` if its paths do not depend on the rng, else None."""
     spec = parse_spec(paths)
     if spec.name != "valiant":
-        return False
+        return None
     base = build_path_system(spec.params.get("base", default_base(network)), network, base_dir)
     # On BF(d) all three bases give the unique level path (see valiant_paths).
-    return base.deterministic or (network.kind == "butterfly" and base.name == "random-shortest")
+    fixed = base.deterministic or (network.kind == "butterfly" and base.name == "random-shortest")
+    return base if fixed else None
 
 
 def _sampled_all_pairs(paths: str, network: Network, samples: int, rng: np.random.Generator,
@@ -228,7 +222,7 @@ def _split_estimate(paths: str, draw, samples: int, how: str) -> ExpectedCongest
         total += loads
     value = float(np.mean(measured))
     error = float(np.std(measured, ddof=1) / math.sqrt(len(measured))) if len(measured) > 1 else math.inf
-    return ExpectedCongestion(paths, value, None, error, link, _link_name(host, link), host.name, how,
+    return ExpectedCongestion(paths, value, None, error, link, host.link_label(link), host.name, how,
                               total / samples)
 
 
@@ -284,8 +278,9 @@ def expected_congestion(paths: str, network: Network, *, samples: int = DEFAULT_
     hops = pairs * longest_path_bound(network, paths)
     if system.deterministic and hops <= MAX_ALL_PAIRS_HOPS:
         return _exact_all_pairs(paths, network, base_dir)
-    if _valiant_base_is_deterministic(paths, network, base_dir) and hops <= MAX_ALL_PAIRS_HOPS:
-        return _exact_valiant(paths, network, base_dir)
+    base = _deterministic_valiant_base(paths, network, base_dir)
+    if base is not None and hops <= MAX_ALL_PAIRS_HOPS:
+        return _exact_valiant(paths, network, base)
     if not system.deterministic:
         exact = _exact_pair_loads(paths, network, base_dir)
         if exact is not None:

@@ -226,8 +226,7 @@ def trace_to_json(trace: TraceResult) -> dict:
     C, D, n = coll.congestion, coll.dilation, coll.size
     key_name, rule = _key_rule(protocol)
 
-    def link_name(link: int) -> str:
-        return f"{net.label_of(int(net.link_tail[link]))}->{net.label_of(int(net.link_head[link]))}"
+    link_name = net.link_label
 
     def by_link(links: list[dict]) -> list[dict]:
         """Link records in the order of (tail, head) node ids: easier to read than the engine's."""
