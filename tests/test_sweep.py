@@ -81,11 +81,20 @@ def test_interrupted_sweep_resumes_without_recomputing_and_ends_identical(tmp_pa
     assert rows_of(again) == rows_of(whole)
 
 
-def test_without_resume_the_results_file_starts_over(tmp_path):
+def test_overwrite_starts_the_results_file_over(tmp_path):
     path = tmp_path / "results.jsonl"
     run_sweep(small_sweep(), results_file=path)
-    fresh = run_sweep(small_sweep(), results_file=path)
+    fresh = run_sweep(small_sweep(), results_file=path, overwrite=True)
     assert (fresh.resumed, fresh.computed) == (0, 4)
+
+
+def test_an_existing_results_file_needs_resume_or_overwrite(tmp_path):
+    path = tmp_path / "results.jsonl"
+    run_sweep(small_sweep(seeds=(0,)), results_file=path)
+    before = path.read_bytes()
+    with pytest.raises(UserError, match="give --resume to continue it or --overwrite"):
+        run_sweep(small_sweep(seeds=(0,)), results_file=path)
+    assert path.read_bytes() == before
 
 
 def test_resume_refuses_results_of_other_settings(tmp_path):

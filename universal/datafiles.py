@@ -3,10 +3,12 @@ whitespace-separated fields, one record per line, ``#`` starts a comment (SPEC Â
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterable
 
 from universal.errors import UserError
 
@@ -52,11 +54,15 @@ def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
 
 
 def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO], None]) -> Path:
-    """Write a file so that no reader ever sees it half-written.
+    """Write a file so that no reader ever sees it half-written, and never replace what is not a file.
 
-    The content goes to a temporary file in the same folder, which then replaces ``path``
-    (``os.replace`` is atomic on POSIX and Windows) with the mode a new file would get; on any
-    failure the temporary file is removed and ``path`` is left as it was.
+    A regular file (or a new name) gets the content through a temporary file in the same folder,
+    which then replaces it (``os.replace`` is atomic on POSIX and Windows) with the mode a new file
+    would get; on any failure, Ctrl-C included, the temporary file is removed and ``path`` is left
+    as it was. A symbolic link is followed: its target is written that way (the temporary file in
+    the target's folder) and the link stays a link. A FIFO or a character device (``/dev/null``,
+    ``/dev/stdout``) is written directly, as a stream, and stays what it was; any other kind of
+    entry (a folder, a socket, a block device) is refused.
 
     Parameters
     ----------
@@ -68,12 +74,12 @@ def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO
     Returns
     -------
     Path
-        The file written.
+        The file written (the path given, also when it is a link).
 
     Raises
     ------
     UserError
-        If the folder cannot be written.
+        If the folder cannot be written or ``path`` is not something a file can be written to.
 
     Examples
     --------
@@ -81,30 +87,176 @@ def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO
     >>> folder = Path(tempfile.mkdtemp())
     >>> write_atomically(folder / "a.txt", "hello\\n").read_text()
     'hello\\n'
+    >>> (folder / "link.txt").symlink_to(folder / "a.txt")
+    >>> _ = write_atomically(folder / "link.txt", "through the link\\n")
+    >>> (folder / "link.txt").is_symlink(), (folder / "a.txt").read_text()
+    (True, 'through the link\\n')
     >>> sorted(p.name for p in folder.iterdir())
-    ['a.txt']
+    ['a.txt', 'link.txt']
     """
     path = Path(path).expanduser()
+    target = Path(os.path.realpath(path))  # a link's target; the path itself otherwise
+    kind = output_kind(path)
+    if kind == "stream":
+        return _write_stream(path, content)
+    if kind != "file":
+        raise UserError(f"cannot write {str(path)!r}: {kind}")
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
         raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            if callable(content):
-                content(handle)
-            else:
-                handle.write(content.encode() if isinstance(content, str) else content)
+            _put(handle, content)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, _mode_for(path))  # mkstemp makes the file private; give it the usual mode
-        os.replace(tmp, path)
+        os.chmod(tmp, _mode_for(target))  # mkstemp makes the file private; give it the usual mode
+        os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path
+
+
+def _put(handle: BinaryIO, content: str | bytes | Callable[[BinaryIO], None]) -> None:
+    if callable(content):
+        content(handle)
+    else:
+        handle.write(content.encode() if isinstance(content, str) else content)
+
+
+def _write_stream(path: Path, content: str | bytes | Callable[[BinaryIO], None]) -> Path:
+    """Write to a FIFO or character device as it is: opened for writing, never created or replaced."""
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "wb") as handle:
+            _put(handle, content)
+    except BrokenPipeError:
+        pass  # the reader of the FIFO went away: like a closed pipe on standard output, not an error
+    except OSError as exc:
+        raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
+    return path
+
+
+def output_kind(path: str | Path) -> str:
+    """How :func:`write_atomically` would treat ``path``: ``"file"`` (a regular file, a new name, or
+    a link to either: replaced atomically), ``"stream"`` (a FIFO or character device: written
+    directly), or the reason it refuses (a folder, a socket, a block device, a missing folder,
+    a name too long, a folder it may not enter).
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> output_kind("/dev/null"), output_kind("/"), output_kind("/no/such/folder/x.txt")
+    ('stream', 'it is a folder', "folder '/no/such/folder' does not exist")
+    """
+    path = Path(path).expanduser()
+    try:
+        mode = os.stat(path).st_mode  # follows links: the target decides
+    except FileNotFoundError:
+        return _new_name_kind(path)
+    except OSError as exc:
+        return _reason(exc)
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return "stream"
+    if stat.S_ISDIR(mode):
+        return "it is a folder"
+    return "it is not a regular file, a FIFO or a character device"
+
+
+def _new_name_kind(path: Path) -> str:
+    """A name that does not exist yet (or a dangling link): its folder must exist."""
+    target = Path(os.path.realpath(path))
+    if len(os.fsencode(target.name)) > _name_max(target.parent):
+        return f"the file name is longer than the file system allows ({_name_max(target.parent)} bytes)"
+    try:
+        if not stat.S_ISDIR(os.stat(target.parent).st_mode):
+            return f"{str(target.parent)!r} is not a folder"
+    except FileNotFoundError:
+        return f"folder {str(target.parent)!r} does not exist"
+    except OSError as exc:
+        return _reason(exc)
+    return "file"
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ENAMETOOLONG:
+        return "the name is longer than the file system allows"
+    return (exc.strerror or str(exc)).lower() if exc.errno != errno.EACCES else "permission denied"
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two names are one file once links are resolved (a hard link counts too).
+
+    Examples
+    --------
+    >>> same_file("/tmp/../tmp/x", "/tmp/x")
+    True
+    """
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output(path: str | Path, what: str, inputs: Iterable[str | Path] = ()) -> Path:
+    """Refuse, before any work, an output path that is an input of the same run or cannot be written.
+
+    Parameters
+    ----------
+    path : str or Path
+        Where the output goes.
+    what : str
+        What is written, for the message (``"plot"``, ``"permutation file"``).
+    inputs : iterable of str or Path
+        The files the run reads (scenario, edge list, permutation, pairs, paths, matrix).
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    UserError
+        If ``path`` is one of ``inputs`` (after resolving links) or :func:`output_kind` refuses it.
+
+    Examples
+    --------
+    >>> check_output("/dev/null", "plot").name
+    'null'
+    >>> check_output("/etc/hostname", "plot", ["/etc/hostname"])
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: cannot write the plot to '/etc/hostname': it is an input of this run
+    """
+    if str(path) == "":
+        raise UserError(f"the {what} file name is empty")
+    path = Path(path).expanduser()
+    for source in inputs:
+        if same_file(path, source):
+            raise UserError(f"cannot write the {what} to {str(path)!r}: it is an input of this run")
+    kind = output_kind(path)
+    if kind not in ("file", "stream"):
+        raise UserError(f"cannot write the {what} to {str(path)!r}: {kind}")
     return path
 
 
@@ -116,3 +268,56 @@ def _mode_for(path: Path) -> int:
         mask = os.umask(0)
         os.umask(mask)
         return 0o666 & ~mask
+
+
+#: Deepest nesting of arrays and tables accepted in scenario (TOML) and results (JSON) files; real
+#: files nest a few levels, and the Python parsers recurse once per level.
+MAX_NESTING = 64
+
+
+def parse_nested(parse: Callable[[str], object], text: str, where: str) -> object:
+    """``parse(text)`` (e.g. ``tomllib.loads`` or ``json.loads``), refusing nesting deeper than
+    :data:`MAX_NESTING` levels with one clear error instead of a ``RecursionError``.
+
+    Parameters
+    ----------
+    parse : callable
+    text : str
+    where : str
+        The file, for the message.
+
+    Returns
+    -------
+    object
+        What ``parse`` returned.
+
+    Examples
+    --------
+    >>> import json
+    >>> parse_nested(json.loads, "[[1], {\\"a\\": [2]}]", "x.json")
+    [[1], {'a': [2]}]
+    >>> parse_nested(json.loads, "[" * 100 + "]" * 100, "x.json")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: x.json: arrays or tables nested deeper than 64 levels
+    """
+    try:
+        value = parse(text)
+    except RecursionError:
+        value = None
+    else:
+        if _depth(value) <= MAX_NESTING:
+            return value
+    raise UserError(f"{where}: arrays or tables nested deeper than {MAX_NESTING} levels")
+
+
+def _depth(value: object) -> int:
+    """Nesting depth of lists and dicts, without recursion (a scalar is 0, ``[]`` is 1)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            level += 1
+            deepest = max(deepest, level)
+            stack.extend((v, level) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest

@@ -9,7 +9,8 @@ bare argument instead (``edgelist:PATH``); their factories receive it as ``arg``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Iterator, TypeVar
+from pathlib import Path
+from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
 from universal.errors import UserError
 
@@ -169,3 +170,51 @@ def check_known_params(spec: Spec, allowed: set[str]) -> None:
     if unknown:
         want = ", ".join(sorted(allowed)) or "none"
         raise UserError(f"unknown parameter {unknown[0]!r} in {spec.text!r} (takes: {want})")
+
+
+def named_files(texts: Iterable[object], base_dir: Path | None = None) -> list[Path]:
+    """The existing files that names such as ``edgelist:FILE``, ``permutation:file=PATH`` or
+    ``paths:FILE`` point to: what a run reads, so that no output of the same run replaces it.
+
+    A relative name resolves against ``base_dir`` (a scenario file's folder) when given, else the
+    current folder; names that are not files (``torus:k=8,n=2``, ``permutation:random``) are
+    skipped, and so are texts that do not parse (they are reported when the run checks them).
+
+    Parameters
+    ----------
+    texts : iterable
+        Names as the user wrote them (strings; anything else is skipped).
+    base_dir : Path, optional
+
+    Returns
+    -------
+    list of Path
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "g.edges").write_text("0 1\\n")
+    >>> [p.name for p in named_files(["edgelist:g.edges", "torus:k=4,n=2", "shortest"], folder)]
+    ['g.edges']
+    """
+    found = []
+    for text in texts:
+        if not isinstance(text, str):
+            continue
+        try:
+            spec = parse_spec(text)
+        except UserError:
+            continue
+        for name in (spec.arg, spec.params.get("file")):
+            if not name:
+                continue
+            path = Path(name).expanduser()
+            if not path.is_absolute() and base_dir is not None:
+                path = Path(base_dir) / path
+            try:
+                if path.is_file():
+                    found.append(path)
+            except OSError:
+                pass  # too long a name, a folder we may not enter: the run says so when it reads it
+    return found

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from universal.datafiles import parse_nested
 from universal.errors import UserError
 from universal.experiment import Experiment
 from universal.load_analysis import LoadAnalysis
@@ -82,13 +83,19 @@ def list_scenarios() -> list[Scenario]:
 def find_scenario(name_or_file: str) -> Path:
     """Path of a built-in scenario by name, or of a scenario file."""
     candidate = Path(name_or_file).expanduser()
-    if candidate.suffix == ".toml" or candidate.exists():
-        if not candidate.is_file():
-            raise UserError(f"scenario file {name_or_file!r} does not exist")
-        return candidate
+    try:
+        if candidate.suffix == ".toml" or candidate.exists():
+            if not candidate.is_file():
+                raise UserError(f"scenario file {name_or_file!r} does not exist")
+            return candidate
+    except OSError as exc:  # a name too long for the file system, a folder we may not enter
+        raise UserError(f"cannot read scenario {name_or_file!r}: {exc.strerror}") from None
     builtin = builtin_dir() / f"{name_or_file.replace('-', '_')}.toml"
-    if builtin.is_file():
-        return builtin
+    try:
+        if builtin.is_file():
+            return builtin
+    except OSError:
+        pass  # e.g. a name too long to be a file: not a built-in scenario either
     known = ", ".join(p.stem for p in sorted(builtin_dir().glob("*.toml")))
     raise UserError(f"unknown scenario {name_or_file!r} (built-in: {known})")
 
@@ -102,17 +109,44 @@ def _string_list(data: dict, key: str, where: Path) -> list[str]:
     return value
 
 
+#: Seeds and seed counts are 64-bit unsigned integers (numpy's seeding takes more, but a larger
+#: number is a typing mistake, and the results files keep them as JSON numbers).
+MAX_SEED = 2**64 - 1
+
+
 def seeds_from(value: object, first: object, where: str) -> list[int]:
-    """Seeds from a count (``first .. first+count-1``) or an explicit list."""
+    """Seeds from a count (``first .. first+count-1``) or an explicit list, each at most :data:`MAX_SEED`.
+
+    Examples
+    --------
+    >>> seeds_from(3, 10, "here")
+    [10, 11, 12]
+    >>> seeds_from(1, 2**64, "here")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: here: 'seed' must be at most 2**64 - 1, got 18446744073709551616
+    """
     if not isinstance(first, int) or isinstance(first, bool) or first < 0:
         raise UserError(f"{where}: 'seed' must be a non-negative integer")
+    check_seed(first, where, "seed")
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
             raise UserError(f"{where}: 'seeds' must be at least 1")
+        check_seed(value, where, "seeds")
+        check_seed(first + value - 1, where, "seed + seeds - 1")
         return list(range(first, first + value))
     if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
+        for s in value:
+            check_seed(s, where, "seeds")
         return list(value)
     raise UserError(f"{where}: 'seeds' must be a positive count or a list of non-negative integers")
+
+
+def check_seed(value: int, where: str, what: str) -> int:
+    """``value`` if it fits in 64 bits (see :data:`MAX_SEED`), else one clear error."""
+    if value > MAX_SEED:
+        raise UserError(f"{where}: {what!r} must be at most 2**64 - 1, got {value}")
+    return value
 
 
 def load_scenario(name_or_file: str | Path) -> Scenario:
@@ -126,7 +160,7 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
     """
     path = find_scenario(str(name_or_file))
     try:
-        data = tomllib.loads(path.read_text())
+        data = parse_nested(tomllib.loads, path.read_text(), str(path))
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: malformed scenario file ({exc})") from None
     except OSError as exc:
@@ -209,6 +243,7 @@ def _load_analysis_scenario(data: dict, path: Path) -> Scenario:
     seed = data.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise UserError(f"{path}: 'seed' must be a non-negative integer")
+    check_seed(seed, str(path), "seed")
     analysis = LoadAnalysis(network=data["network"], routings=_string_list(data, "routing", path),
                             traffics=traffic, worstcase=worstcase, seed=seed, name=path.stem,
                             base_dir=path.parent)

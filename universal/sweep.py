@@ -11,7 +11,9 @@ system and protocol names may hold ``{axis}`` placeholders::
 Every *cell* (one value per axis) runs the experiment with every seed. Finished cells are
 written to a JSON Lines results file as they complete, atomically (the whole file is rewritten
 to a temporary file that replaces it), so a sweep that is interrupted keeps what it finished and
-``resume=True`` skips those cells. A cell's rows depend only on the cell and the seeds, never on
+``resume=True`` skips those cells. An existing results file is continued (``resume=True``) or
+replaced (``overwrite=True``) only when it is one (recognised by its header line); anything else
+at that name is refused and left as it is. A cell's rows depend only on the cell and the seeds, never on
 the order cells run in, so ``jobs > 1`` (local processes) and resumed runs give the same final
 results as one uninterrupted run.
 
@@ -25,15 +27,18 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import re
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from universal.datafiles import write_atomically
+from universal.datafiles import output_kind, parse_nested, write_atomically
 from universal.errors import UserError
 from universal.experiment import Experiment, Row, check_experiment, run_experiment
+from universal.registry import named_files
+from universal.workers import run_in_processes
 
 #: Placeholders may appear in these fields of the experiment.
 TEMPLATED = ("network", "problem", "paths", "protocols")
@@ -74,6 +79,16 @@ class Sweep:
         changes = {name: _fill(getattr(self.experiment, name), cell) for name in TEMPLATED}
         label = ", ".join(f"{k}={v}" for k, v in cell.items())
         return replace(self.experiment, name=f"{self.name} [{label}]", **changes)
+
+    def inputs(self) -> list[Path]:
+        """The files every cell reads (edge lists, permutations, pairs, paths), links not resolved."""
+        texts = []
+        for cell in self.cells():
+            exp = self.experiment_for(cell)
+            for name in TEMPLATED:
+                value = getattr(exp, name)
+                texts.extend(value if isinstance(value, (list, tuple)) else [value])
+        return named_files(texts, self.experiment.base_dir)
 
     def settings(self) -> dict:
         """What the results depend on (stored in the results file and compared on resume)."""
@@ -161,13 +176,14 @@ def read_results(path: Path, sweep: Sweep) -> dict[str, CellResult]:
     except OSError as exc:
         raise UserError(f"cannot read results file {str(path)!r}: {exc.strerror}") from None
     try:
-        header = json.loads(lines[0]) if lines else None
+        header = parse_nested(json.loads, lines[0], f"{path} line 1") if lines else None
         if not header or header.get("sweep") is None:
             raise ValueError("no header line")
         if header.get("settings") != json.loads(json.dumps(sweep.settings())):
             raise UserError(f"results file {str(path)!r} was computed with other settings than this sweep; "
                             f"remove it or run without --resume")
-        cells = [CellResult.from_json(json.loads(line)) for line in lines[1:] if line.strip()]
+        cells = [CellResult.from_json(parse_nested(json.loads, line, f"{path} line {number}"))
+                 for number, line in enumerate(lines[1:], 2) if line.strip()]
     except UserError:
         raise
     except (ValueError, KeyError, TypeError) as exc:
@@ -182,7 +198,116 @@ def _write_results(path: Path, sweep: Sweep, done: dict[str, CellResult]) -> Non
     write_atomically(path, "\n".join(lines) + "\n")
 
 
-def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: bool = False, jobs: int = 1,
+def is_results_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file whose first line is a results-file header of this tool.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "notes.txt").write_text("my notes\\n")
+    >>> is_results_file(folder / "notes.txt"), is_results_file(folder / "new.jsonl")
+    (False, False)
+    """
+    if output_kind(path) != "file":
+        return False
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(1 << 20)
+        header = parse_nested(json.loads, first.decode("utf-8"), str(path))
+    except (OSError, ValueError):  # UnicodeDecodeError and UserError are ValueErrors
+        return False
+    return isinstance(header, dict) and isinstance(header.get("sweep"), str) and isinstance(
+        header.get("settings"), dict)
+
+
+def check_results_path(path: str | Path, *, resume: bool = False, overwrite: bool = False) -> Path:
+    """Refuse a results file name that would replace something else, before any work.
+
+    A name that does not exist yet is fine. An existing results file of this tool is continued
+    with ``resume`` or replaced with ``overwrite``; without either it is refused, so that running
+    a sweep again never throws away its results by accident. Anything else (the user's notes, a
+    scenario, a FIFO, a folder) is refused and left as it is. A link to a results file counts as
+    the results file (its target is written and the link kept).
+
+    Parameters
+    ----------
+    path : str or Path
+    resume, overwrite : bool
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    UserError
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "notes.txt").write_text("my notes\\n")
+    >>> check_results_path(folder / "notes.txt", overwrite=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: ...notes.txt' exists and is not a sweep results file; ...
+    """
+    path = Path(path).expanduser()
+    if str(path) in ("", "."):
+        raise UserError("the results file name is empty")
+    kind = output_kind(path)
+    if kind == "stream":
+        raise UserError(f"results file {str(path)!r} must be a regular file (it is read back by --resume), "
+                        f"not a FIFO or device")
+    if kind != "file":
+        raise UserError(f"cannot write results file {str(path)!r}: {kind}")
+    if not os.path.lexists(path) or not os.path.exists(path):
+        return path  # a new name, or a link to a name not written yet
+    if not is_results_file(path):
+        raise UserError(f"{str(path)!r} exists and is not a sweep results file; it is left as "
+                        f"it is (choose another --out)")
+    if not (resume or overwrite):
+        raise UserError(f"results file {str(path)!r} exists: give --resume to continue it or --overwrite "
+                        f"to replace it")
+    return path
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove the temporary files an earlier run killed mid-write left next to results file ``path``.
+
+    :func:`universal.datafiles.write_atomically` names them ``.NAME.XXXXXXXX.tmp`` in the folder of
+    the file (the target's folder for a link); only that exact pattern is removed.
+
+    Returns
+    -------
+    list of Path
+        The files removed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / ".r.jsonl.ab_cd123.tmp").write_text("{")
+    >>> [p.name for p in remove_stale_temporaries(folder / "r.jsonl")]
+    ['.r.jsonl.ab_cd123.tmp']
+    """
+    target = Path(os.path.realpath(path))
+    pattern = re.compile(re.escape(f".{target.name}.") + r"[A-Za-z0-9_]{8}\.tmp")
+    removed = []
+    try:
+        entries = list(target.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        if pattern.fullmatch(entry.name) and entry.is_file() and not entry.is_symlink():
+            entry.unlink(missing_ok=True)
+            removed.append(entry)
+    return removed
+
+
+def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: bool = False,
+              overwrite: bool = False, jobs: int = 1,
               progress: Callable[[int, int], None] | None = None) -> SweepResult:
     """Run every cell of ``sweep`` (skipping finished ones when resuming) and collect the rows.
 
@@ -193,8 +318,13 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         JSON Lines file that receives every finished cell as soon as it finishes (atomically).
     resume : bool
         Read ``results_file`` first and skip the cells it already holds.
+    overwrite : bool
+        Replace an existing ``results_file`` (without ``resume`` or ``overwrite`` an existing
+        results file is refused; a file that is not one is always refused: see
+        :func:`check_results_path`).
     jobs : int
-        Worker processes (1: run in this process).
+        Worker processes (1: run in this process). They ignore Ctrl-C and never outlive the call
+        (:func:`universal.workers.run_in_processes`).
     progress : callable, optional
         Called as ``progress(done, total)`` whenever a cell finishes (and once at the start).
 
@@ -217,8 +347,10 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
     experiments = {_key(c): sweep.experiment_for(c) for c in cells}
     for exp in experiments.values():
         check_experiment(exp)  # every cell's names and sizes, before the first run
-    path = None if results_file is None else Path(results_file).expanduser()
+    path = None if results_file is None else check_results_path(results_file, resume=resume, overwrite=overwrite)
     done: dict[str, CellResult] = {}
+    if path is not None:
+        remove_stale_temporaries(path)
     if resume and path is not None and path.exists():
         done = {k: c for k, c in read_results(path, sweep).items() if k in experiments}
     resumed = len(done)
@@ -240,14 +372,7 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         for cell in pending:
             finished(run_cell(experiments[_key(cell)], cell))
     else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(pending))) as pool:
-            futures = [pool.submit(run_cell, experiments[_key(c)], c) for c in pending]
-            try:
-                for future in as_completed(futures):
-                    finished(future.result())
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        for result in run_in_processes(run_cell, [(experiments[_key(c)], c) for c in pending], jobs):
+            finished(result)
     ordered = [done[_key(c)] for c in cells]
     return SweepResult(sweep, ordered, resumed, len(pending), path, time.perf_counter() - start)
