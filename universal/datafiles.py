@@ -95,6 +95,7 @@ def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO
     ['a.txt', 'link.txt']
     """
     path = Path(path).expanduser()
+    _refuse_inputs(path, "")
     target = Path(os.path.realpath(path))  # a link's target; the path itself otherwise
     kind = output_kind(path)
     if kind == "stream":
@@ -168,7 +169,8 @@ def output_kind(path: str | Path) -> str:
     except OSError as exc:
         return _reason(exc)
     if stat.S_ISREG(mode):
-        return "file"
+        folder = Path(os.path.realpath(path)).parent  # the temporary file goes next to the target
+        return "file" if os.access(folder, os.W_OK | os.X_OK) else f"folder {str(folder)!r} is not writable"
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
         return "stream"
     if stat.S_ISDIR(mode):
@@ -188,6 +190,8 @@ def _new_name_kind(path: Path) -> str:
         return f"folder {str(target.parent)!r} does not exist"
     except OSError as exc:
         return _reason(exc)
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        return f"folder {str(target.parent)!r} is not writable"
     return "file"
 
 
@@ -251,13 +255,42 @@ def check_output(path: str | Path, what: str, inputs: Iterable[str | Path] = ())
     if str(path) == "":
         raise UserError(f"the {what} file name is empty")
     path = Path(path).expanduser()
-    for source in inputs:
-        if same_file(path, source):
-            raise UserError(f"cannot write the {what} to {str(path)!r}: it is an input of this run")
+    _refuse_inputs(path, f"the {what} to ", inputs)
     kind = output_kind(path)
     if kind not in ("file", "stream"):
         raise UserError(f"cannot write the {what} to {str(path)!r}: {kind}")
     return path
+
+
+#: Files the current run reads (see :func:`protect_inputs`): no output of the run may replace them.
+_PROTECTED: list[Path] = []
+
+
+def protect_inputs(paths: Iterable[str | Path]) -> None:
+    """Declare ``paths`` inputs of the current run: :func:`write_atomically` and :func:`check_output`
+    refuse to write over them (compared after resolving links) until :func:`forget_inputs`.
+
+    Examples
+    --------
+    >>> protect_inputs(["/etc/hostname"])
+    >>> write_atomically("/etc/hostname", "x")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: cannot write '/etc/hostname': it is an input of this run
+    >>> forget_inputs()
+    """
+    _PROTECTED.extend(Path(p) for p in paths)
+
+
+def forget_inputs() -> None:
+    """End the current run's protection (:func:`protect_inputs`)."""
+    _PROTECTED.clear()
+
+
+def _refuse_inputs(path: Path, what: str, inputs: Iterable[str | Path] = ()) -> None:
+    for source in [*inputs, *_PROTECTED]:
+        if same_file(path, source):
+            raise UserError(f"cannot write {what}{str(path)!r}: it is an input of this run")
 
 
 def _mode_for(path: Path) -> int:

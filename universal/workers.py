@@ -29,31 +29,6 @@ from universal.errors import UserError
 STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None)) if s)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised like Ctrl-C so that every ``finally`` and temporary-file cleanup runs."""
-
-
-def _raise_terminated(signum, frame) -> None:
-    raise Terminated()
-
-
-def install_stop_handlers() -> None:
-    """Make SIGTERM end the process like Ctrl-C (a :class:`Terminated`, a ``KeyboardInterrupt``) and
-    make sure Ctrl-C raises ``KeyboardInterrupt``; call once, in the main thread, before any work.
-
-    Examples
-    --------
-    >>> install_stop_handlers()
-    >>> signal.getsignal(signal.SIGTERM) is _raise_terminated
-    True
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, _raise_terminated)
-
-
 @contextmanager
 def _stop_signals_blocked() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back (they are delivered on leaving) where that is possible."""

@@ -16,19 +16,25 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
 ``run``, so that building the parser costs nothing and each command loads only what it uses
 (``tests/cli/test_imports.py`` checks this).
 
-User errors print one line, ``error: ...``, on stderr and exit with status 2.
+User errors print one line, ``error: ...``, on stderr and exit with status 2; a standard output
+that cannot be written (a full disk) is one ``error:`` line and status 1; Ctrl-C is one line,
+``interrupted``, and status 130 (SIGTERM: ``terminated``, 143), with every temporary file removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
 from typing import Sequence
 
 from universal.cli.common import Parser
+from universal.datafiles import forget_inputs
 from universal.errors import UserError
+from universal.interrupts import Terminated, install_stop_handlers, restore_handlers
+from universal.ascii import install_ascii_fallback
 
 #: The commands, in the order ``--help`` lists them: name -> module of this package.
 COMMANDS: dict[str, str] = {
@@ -65,27 +71,60 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 2 user error, 130 interrupted).
+    """Entry point; returns the exit status (0 ok, 1 standard output could not be written, 2 user
+    error, 130 interrupted by Ctrl-C, 143 by SIGTERM).
 
     Examples
     --------
     >>> main(["route", "--network", "nowhere:d=3", "--problem", "permutation:random"])
     2
     """
+    previous = install_stop_handlers()  # before any work: SIGTERM then cleans up like Ctrl-C
     try:
+        return _run(argv)
+    finally:
+        forget_inputs()
+        restore_handlers(previous)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    try:
+        install_ascii_fallback()  # an ASCII-only stdout gets Cbar for C-bar instead of a traceback
         args = build_parser().parse_args(argv)
         args.run(args)
+        sys.stdout.flush()  # a full disk is reported here, not as a traceback at exit
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print("terminated" if isinstance(exc, Terminated) else "interrupted", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); stop quietly, as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _discard_stdout()
         return 0
+    except OSError as exc:
+        if not _stdout_failed(exc):
+            raise
+        _discard_stdout()
+        print(f"error: cannot write to standard output: {exc.strerror}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _stdout_failed(exc: OSError) -> bool:
+    """Whether ``exc`` is a failed write to standard output (a full or failing device): the library
+    turns every failure on a named file into a UserError, so an unnamed one is a stream's."""
+    return exc.filename is None and exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG,
+                                                  errno.ENXIO, errno.EROFS, errno.EBADF, errno.EINVAL)
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so the unwritten rest is dropped silently at exit."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (captured by a test)
+        pass
 
 
 __all__ = ["COMMANDS", "build_parser", "main"]

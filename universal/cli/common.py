@@ -60,8 +60,12 @@ def names(text: str) -> list[str]:
     return out
 
 
+#: Seeds and counts on the command line are 64-bit unsigned integers.
+MAX_INT = 2**64 - 1
+
+
 def int_at_least(low: int, what: str):
-    """An argparse type: an integer >= ``low``.
+    """An argparse type: an integer >= ``low`` and at most :data:`MAX_INT`.
 
     Examples
     --------
@@ -76,6 +80,9 @@ def int_at_least(low: int, what: str):
             raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
+        if value > MAX_INT:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer of at most 64 bits (2**64 - 1), "
+                                             f"got {text[:30]}{'...' if len(text) > 30 else ''}")
         return value
 
     return parse
@@ -161,12 +168,29 @@ def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Bar | 
 
 
 def plot_path(args: argparse.Namespace) -> Path | None:
-    """The ``--plot`` file, checked before any work is done (None without ``--plot``)."""
-    if not getattr(args, "plot", None):
+    """The ``--plot`` file, checked before any work is done (None without ``--plot``): a ``.png`` or
+    ``.svg`` name that can be written and is no input of the run (:func:`protect_run_inputs`)."""
+    if getattr(args, "plot", None) is None:
         return None
+    from universal.datafiles import check_output
     from universal.reporting.plots import check_plot_path
 
-    return check_plot_path(args.plot)
+    return check_plot_path(check_output(args.plot, "plot"))
+
+
+def protect_run_inputs(texts, base_dir: Path | None = None, files=()) -> None:
+    """Declare the files this run reads (``files`` and those named in ``texts``, such as
+    ``edgelist:g.edges``) so that no output of the run replaces them (refused with one line)."""
+    from universal.datafiles import protect_inputs
+    from universal.registry import named_files
+
+    flat = []
+    for text in texts:
+        try:
+            flat.extend(names(text) if isinstance(text, str) else text or [])
+        except UserError:
+            pass  # an empty list: the command reports it where it reads the option
+    protect_inputs([*files, *named_files(flat, base_dir)])
 
 
 def plotted(files: list[Path]) -> None:

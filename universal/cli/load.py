@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import analysis_arguments, machine, names, nonnegative, output_options, plot_path, plotted, routings
+from universal.cli.common import (analysis_arguments, machine, names, nonnegative, output_options, plot_path,
+                                  plotted, protect_run_inputs, routings)
 from universal.cli.outputs import analyse_with_bar, default_samples, emit_report
 
 HELP = "throughput and locality of oblivious routings under traffic patterns"
@@ -23,6 +24,7 @@ def add_arguments(ld: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    protect_run_inputs([args.network, args.routing, args.traffic])
     plot = plot_path(args)
     from universal.load_analysis import LoadAnalysis
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from universal.cli.common import (buffer_list, machine, names, nonnegative, output_options, plot_path, plotted,
-                                  positive, positive_list, print_json)
+                                  positive, positive_list, print_json, protect_run_inputs)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -38,6 +38,7 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    protect_run_inputs([args.network, args.problem, args.paths, args.protocols])
     plot = plot_path(args)
     if args.trace:
         _trace(args)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from universal.cli.common import (machine, nonnegative, output_options, plot_path, plotted, positive, print_json,
-                                  progress_bar)
+                                  progress_bar, protect_run_inputs)
 from universal.cli.outputs import analyse_with_bar, emit_experiment, emit_report, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -27,6 +27,8 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("--out", metavar="FILE",
                     help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
     sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
+    sc.add_argument("--overwrite", action="store_true",
+                    help="sweeps: replace an existing results file (without --resume or --overwrite it is refused)")
     sc.add_argument("--jobs", type=positive, default=1, help="sweeps: cells run in parallel processes (default 1)")
     sc.add_argument("--plot", metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
                     "packets delivered by step for experiments, channel loads for load scenarios")
@@ -36,6 +38,7 @@ def run(args: argparse.Namespace) -> None:
     from universal.scenario import load_scenario, seeds_from
 
     scenario = load_scenario(args.name)
+    _protect_inputs(scenario)
     plot = plot_path(args)
     if scenario.analysis is not None:
         _run_load_scenario(scenario.analysis, args)
@@ -48,8 +51,9 @@ def run(args: argparse.Namespace) -> None:
     if scenario.sweep is not None:
         _run_sweep_scenario(scenario.sweep, args)
         return
-    if args.out or args.resume or args.jobs != 1:
-        raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    if args.out is not None or args.resume or args.overwrite or args.jobs != 1:
+        raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume, --overwrite and --jobs "
+                        f"apply to sweeps")
     result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None)
     emit_experiment(result, args)
     if plot is not None:
@@ -63,9 +67,15 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
 
     from universal.sweep import run_sweep
 
-    out = Path(args.out) if args.out else Path(f"{sweep.name}.results.jsonl")
+    from universal.datafiles import check_output, protect_inputs
+
+    protect_inputs(sweep.inputs())  # the files the cells name, placeholders filled in
+    out = check_output(args.out if args.out is not None else f"{sweep.name}.results.jsonl", "results file")
+    if args.resume and args.overwrite:
+        raise UserError("--resume continues the results file and --overwrite replaces it: give one of them")
+    plot_path(args)
     with progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not machine(args)) as bar:
-        result = run_sweep(sweep, results_file=out, resume=args.resume, jobs=args.jobs,
+        result = run_sweep(sweep, results_file=out, resume=args.resume, overwrite=args.overwrite, jobs=args.jobs,
                            progress=bar.set if bar else None)
     if args.json:
         print_json(result.to_json())
@@ -82,9 +92,20 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
         console.print(sweep_table(result))
         console.print(sweep_conclusion(result))
     if args.plot:
-        from universal.reporting.plots import check_plot_path, plot_sweep
+        from universal.reporting.plots import plot_sweep
 
-        plotted(plot_sweep(result, check_plot_path(args.plot)))
+        plotted(plot_sweep(result, plot_path(args)))
+
+
+def _protect_inputs(scenario) -> None:
+    """The scenario file and every file it names are inputs of this run: no output replaces them."""
+    if scenario.analysis is not None:
+        a = scenario.analysis
+        texts, base = [a.network, list(a.routings), list(a.traffics)], a.base_dir
+    else:
+        e = scenario.experiment
+        texts, base = [e.network, e.problem, e.paths, e.protocols], e.base_dir
+    protect_run_inputs([t if isinstance(t, list) else [t] for t in texts], base, files=[scenario.path])
 
 
 def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> None:
@@ -92,11 +113,12 @@ def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> No
         raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
     if args.seed is not None:
         analysis.seed = args.seed
-    if args.out or args.resume or args.jobs != 1:
-        raise UserError(f"scenario {analysis.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    if args.out is not None or args.resume or args.overwrite or args.jobs != 1:
+        raise UserError(f"scenario {analysis.name!r} is not a sweep: --out, --resume, --overwrite and --jobs "
+                        f"apply to sweeps")
     report = analyse_with_bar(analysis, args)
     emit_report(report, args, compare=True)
     if args.plot:
-        from universal.reporting.plots import check_plot_path, plot_load_report
+        from universal.reporting.plots import plot_load_report
 
-        plotted(plot_load_report(report, check_plot_path(args.plot)))
+        plotted(plot_load_report(report, plot_path(args)))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import analysis_arguments, output_options, plot_path, plotted, print_json, routings
+from universal.cli.common import (analysis_arguments, output_options, plot_path, plotted, print_json,
+                                  protect_run_inputs, routings)
 from universal.cli.outputs import analyse_with_bar, default_samples
 
 HELP = "exact worst-case permutation and throughput of oblivious routings"
@@ -24,12 +25,19 @@ def add_arguments(wc: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    protect_run_inputs([args.network, args.routing])
     plot = plot_path(args)
     from universal.load_analysis import LoadAnalysis, permutation_paths, resolve_target, write_permutation_file
 
     analysis = LoadAnalysis(args.network, routings(args), worstcase=True, samples=args.samples or default_samples())
     resolve_target(analysis)                      # a bad network is reported before the file check
-    files = permutation_paths(args.permutation_file, analysis.routings) if args.permutation_file else {}
+    files = {}
+    if args.permutation_file is not None:
+        from universal.datafiles import check_output
+
+        check_output(args.permutation_file, "permutation file")
+        files = {r: check_output(p, "permutation file")
+                 for r, p in permutation_paths(args.permutation_file, analysis.routings).items()}
     report = analyse_with_bar(analysis, args)
     written = {w.routing: write_permutation_file(files[r], w) for r, w in zip(analysis.routings, report.worst)
                if r in files}

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from universal.experiment import ExperimentResult, fastest, summarize
+from universal.ascii import ascii_renderable, can_encode
 
 
 def _num(x: float | None, digits: int = 1) -> str:
@@ -175,12 +176,22 @@ def conclusion(result: ExperimentResult) -> str:
     return line
 
 
+class AsciiAwareConsole(Console):
+    """A rich console that spells the tables' symbols in ASCII (C̄ as Cbar, — as -) before measuring
+    the columns when its output encoding cannot show them (:mod:`universal.ascii`)."""
+
+    def print(self, *objects, **kwargs) -> None:  # type: ignore[override]
+        if not can_encode(self.encoding):
+            objects = tuple(ascii_renderable(o) for o in objects)
+        super().print(*objects, **kwargs)
+
+
 def make_console() -> Console:
     """A console for stdout; wide enough for the tables when output is not a terminal."""
     # Names such as permutation:tornado must not turn into emoji or markup.
-    console = Console(emoji=False, markup=False, highlight=False)
+    console = AsciiAwareConsole(emoji=False, markup=False, highlight=False)
     if not console.is_terminal:
-        console = Console(width=150, emoji=False, markup=False, highlight=False)
+        console = AsciiAwareConsole(width=150, emoji=False, markup=False, highlight=False)
     return console
 
 
