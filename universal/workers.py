@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterable, Iterator
 
 from universal.errors import UserError
+from universal.interrupts import deferred
 
 #: The signals the parent turns into an interruption; blocked while workers are forked so that a
 #: worker never runs the parent's handlers.
@@ -31,15 +32,18 @@ STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal
 
 @contextmanager
 def _stop_signals_blocked() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back (they are delivered on leaving) where that is possible."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    """Hold SIGINT and SIGTERM back (they take effect on leaving): the signal mask keeps them from
+    a forked worker before it ignores them, :func:`universal.interrupts.deferred` keeps the
+    parent's handler from raising half-way through a fork."""
+    with deferred():
+        if not hasattr(signal, "pthread_sigmask"):
+            yield
+            return
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _die_with_parent(parent: int) -> None:

@@ -1,0 +1,186 @@
+"""Ctrl-C, SIGTERM and SIGKILL against a ``--jobs 2`` sweep, at many moments: the run ends within
+5 s with one line and no traceback, no worker process survives, the results file stays valid and
+``--resume`` then ends with exactly the rows of an uninterrupted run.
+
+The process runs in its own session, so that "no worker left" can be checked by session id and
+Ctrl-C can be sent the way a terminal sends it: to the whole process group.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from universal.scenario import load_scenario
+from universal.sweep import read_results
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists() or not hasattr(os, "killpg"),
+                                reason="needs Linux /proc and process groups")
+
+# A sweep of 14 cells of a few tenths of a second each: long enough (a few seconds with two
+# workers) that the interruptions below land while it runs, short enough to run 20 times.
+SWEEP = """\
+network = "butterfly:d=11"
+problem = "h-relation:h={h}"
+paths = ["valiant"]
+protocols = ["random-rank"]
+seeds = 1
+[sweep]
+h = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+"""
+
+
+def start(folder: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "universal", "scenario", "sw.toml", "--out", "sw.jsonl",
+                             "--jobs", "2", "--json", *extra], cwd=folder, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def handles_sigterm(pid: int) -> bool:
+    """Whether the tool's own code runs (its main() installs a SIGTERM handler; Python has none)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt")), 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+def wait_until_running(process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while not handles_sigterm(process.pid):
+        assert process.poll() is None and time.monotonic() < deadline, "the tool never started"
+        time.sleep(0.002)
+
+
+def session_members(sid: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getsid(int(entry)) == sid:
+                    members.append(int(entry))
+            except OSError:
+                pass
+    return members
+
+
+def assert_no_process_left(sid: int) -> None:
+    deadline = time.monotonic() + 5
+    while session_members(sid):
+        assert time.monotonic() < deadline, f"processes still alive: {session_members(sid)}"
+        time.sleep(0.05)
+
+
+def rows(path: Path, sweep) -> dict[str, list]:
+    """Every cell's rows, without the timings."""
+    cells = read_results(path, sweep)
+    return {key: [{k: v for k, v in vars(r).items() if k != "seconds"} for r in c.rows]
+            for key, c in cells.items()}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reference")
+    (folder / "sw.toml").write_text(SWEEP)
+    done = start(folder)
+    out, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    sweep = load_scenario(folder / "sw.toml").sweep
+    return sweep, rows(folder / "sw.jsonl", sweep)
+
+
+def check_stopped(process: subprocess.Popen, sent: float, status: int, line: str, finished_ok: bool = False) -> int:
+    """The process ends within 5 s with ``status`` and the one ``line`` on stderr (or, with
+    ``finished_ok``, with status 0 and nothing on stderr: the signal came as the sweep ended)."""
+    try:
+        _, err = process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail("the sweep did not stop within 5 s")
+    assert time.monotonic() - sent < 5
+    if finished_ok and process.returncode == 0:
+        assert err == ""
+    else:
+        assert process.returncode == status, err
+        assert err == line + "\n"  # one line, no traceback
+    assert_no_process_left(process.pid)
+    return process.returncode
+
+
+def resume_in_process(folder: Path, monkeypatch, capsys) -> dict:
+    """``scenario sw.toml --resume`` in this process (no interpreter start-up to pay 20 times)."""
+    from universal.cli import main
+
+    monkeypatch.chdir(folder)
+    assert main(["scenario", "sw.toml", "--out", "sw.jsonl", "--jobs", "2", "--json", "--resume"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_ctrl_c_at_any_moment_of_a_parallel_sweep_loses_nothing(tmp_path, reference, monkeypatch, capsys):
+    sweep, expected = reference
+    (tmp_path / "sw.toml").write_text(SWEEP)
+    results = tmp_path / "sw.jsonl"
+    interrupted = []
+    for delay in [0.1 + i * 1.9 / 19 for i in range(20)]:  # 20 moments over the first two seconds
+        results.unlink(missing_ok=True)
+        began = time.monotonic()
+        run = start(tmp_path)
+        wait_until_running(run)  # Python's own start-up (before the tool's first line) is not the tool's
+        time.sleep(max(0.0, began + delay - time.monotonic()))
+        if run.poll() is not None:  # already finished: a Ctrl-C now would come after the end
+            assert run.wait() == 0 and rows(results, sweep) == expected
+            continue
+        sent = time.monotonic()
+        os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        if check_stopped(run, sent, 130, "interrupted", finished_ok=True) == 0:
+            assert rows(results, sweep) == expected  # it ended just before the Ctrl-C
+            continue
+        kept = rows(results, sweep) if results.exists() else {}
+        assert all(kept[key] == expected[key] for key in kept)  # finished cells kept, unchanged
+        assert {p.name for p in tmp_path.iterdir()} <= {"sw.toml", "sw.jsonl"}  # no temporary file
+        interrupted.append(len(kept))
+        assert resume_in_process(tmp_path, monkeypatch, capsys)["resumed_cells"] == len(kept)
+        assert rows(results, sweep) == expected
+    # The sweep outlasts the two seconds on this machine; a much faster one still interrupts most.
+    assert len(interrupted) >= 12, interrupted
+    assert interrupted[0] == 0 and max(interrupted) > 0  # before and after the first cells finished
+
+
+def test_sigterm_stops_workers_and_leaves_no_temporary_file(tmp_path, reference):
+    sweep, expected = reference
+    (tmp_path / "sw.toml").write_text(SWEEP)
+    run = start(tmp_path)
+    wait_until_running(run)
+    time.sleep(0.8)
+    sent = time.monotonic()
+    run.send_signal(signal.SIGTERM)  # to the main process only, as `kill PID` does
+    check_stopped(run, sent, 143, "terminated")
+    assert {p.name for p in tmp_path.iterdir()} <= {"sw.toml", "sw.jsonl"}
+
+
+def test_sigkill_leaves_no_worker_and_resume_removes_the_stale_temporary_file(tmp_path, reference):
+    sweep, expected = reference
+    (tmp_path / "sw.toml").write_text(SWEEP)
+    run = start(tmp_path)
+    wait_until_running(run)
+    time.sleep(0.8)
+    run.kill()
+    run.communicate()
+    assert_no_process_left(run.pid)  # the kernel ends the workers with their parent
+    stale = tmp_path / ".sw.jsonl.k1ll3d_x.tmp"  # what a SIGKILL in the middle of a write leaves
+    stale.write_text('{"sweep"')
+    resumed = start(tmp_path, "--resume")
+    _, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sw.jsonl", "sw.toml"]
+    assert rows(tmp_path / "sw.jsonl", sweep) == expected
