@@ -320,7 +320,26 @@ def longest_path_bound(network: Network, system: str) -> int:
 
 
 def default_base(network: Network) -> str:
-    """The base path system Valiant's trick uses when none is named."""
+    """The path system used when none is named: by Valiant's trick and by ``route`` without ``--paths``.
+
+    Dimension order where the network has dimensions, shortest paths elsewhere (edge lists,
+    networkx graphs), where dimension order does not exist.
+
+    Parameters
+    ----------
+    network : Network
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from universal.networks import build_network, from_networkx
+    >>> default_base(build_network("torus:k=4,n=2")), default_base(from_networkx(nx.petersen_graph()))
+    ('dimension-order', 'shortest')
+    """
     if network.kind in ("butterfly", "wrapped-butterfly", "mesh", "torus", "hypercube"):
         return "dimension-order"
     return "shortest"
