@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import networkx as nx
 import numpy as np
 
 from universal.errors import UserError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,8 @@ class Network:
     @cached_property
     def graph(self) -> nx.Graph:
         """The network as a networkx graph on nodes ``0..N-1`` (built on first use)."""
+        import networkx as nx  # lazily: most commands never need a networkx view
+
         g = nx.Graph()
         g.add_nodes_from(range(self.num_nodes))
         g.add_edges_from(map(tuple, self.edges.tolist()))

@@ -14,13 +14,16 @@ Each returns a :class:`~universal.networks.base.Network`. Node numbering:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks.base import ComputedEdges, Network
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 #: Instances above this many links are refused before allocating. A butterfly's edges are computed
 #: on demand, so a link costs routing about 10 bytes (loads, buffer counts): 2 GB at the limit,
@@ -230,6 +233,7 @@ def from_networkx(graph: nx.Graph, name: str = "graph") -> Network:
 
     Examples
     --------
+    >>> import networkx as nx
     >>> net = from_networkx(nx.petersen_graph(), "petersen")
     >>> net.num_nodes, net.num_links
     (10, 30)
@@ -262,6 +266,8 @@ def read_edgelist(path: str | Path) -> Network:
     UserError
         Missing file, malformed line, self-loop, or no edges.
     """
+    import networkx as nx  # lazily: only edge lists need it
+
     path = Path(path)
     graph = nx.Graph()
     for lineno, fields in read_rows(path, "edge list"):

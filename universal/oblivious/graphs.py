@@ -45,7 +45,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy.sparse.csgraph import shortest_path
 
 from universal.errors import UserError
 from universal.networks import Network
@@ -261,6 +260,8 @@ def check_routing(text: str, network: Network) -> Spec:
 
 def _distances(network: Network) -> np.ndarray:
     """All-pairs BFS distances (float; inf between components)."""
+    from scipy.sparse.csgraph import shortest_path  # lazily: a plain route never needs scipy
+
     return shortest_path(network.adjacency, unweighted=True)
 
 
