@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (buffer_list, machine, names, nonnegative, output_options, plot_path, plotted,
+from universal.cli.common import (table_options, buffer_list, machine, names, nonnegative, output_options, plot_path, plotted,
                                   positive, positive_list, print_json)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
 from universal.errors import UserError
@@ -30,6 +30,7 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     output_options(rt)
+    table_options(rt)
     rt.add_argument("--plot", metavar="FILE", help="also draw packets delivered by step for every run of the "
                     "first seed (.png or .svg)")
     rt.add_argument("--trace", action="store_true",
