@@ -28,11 +28,13 @@ One module per family of figures: :mod:`~universal.reporting.plots.scaling` (T a
 from __future__ import annotations
 
 from universal.reporting.plots.common import PLOT_FORMATS, check_plot_path
-from universal.reporting.plots.delivery import delivery_counts, plot_delivery_curve, plot_experiment
+from universal.reporting.plots.delivery import (delivery_counts, delivery_figure, distinct_styles, experiment_figure,
+                                                plot_delivery_curve, plot_experiment)
 from universal.reporting.plots.loads import (_throughput_data, load_grids, plot_load_heatmap, plot_load_report,
                                              plot_throughput_histogram, torus_channel_loads)
 from universal.reporting.plots.scaling import Curve, plot_scaling, plot_sweep, scaling_series
 
 __all__ = ["PLOT_FORMATS", "Curve", "check_plot_path", "scaling_series", "plot_scaling", "plot_sweep",
            "torus_channel_loads", "load_grids", "plot_load_heatmap", "plot_throughput_histogram",
-           "plot_load_report", "delivery_counts", "plot_delivery_curve", "plot_experiment"]
+           "plot_load_report", "delivery_counts", "delivery_figure", "distinct_styles", "experiment_figure",
+           "plot_delivery_curve", "plot_experiment"]
