@@ -179,9 +179,29 @@ def _curves(series: Sequence[Curve | Mapping]) -> list[Curve]:
     return out
 
 
-#: Factor between the x positions of neighbouring measured curves in a log-log panel (3%: apart
-#: enough to see every marker, close enough to read the size).
-DODGE = 1.03
+#: Distance between the x positions of neighbouring measured curves in a log-log panel, as a
+#: fraction of the x axis (apart enough to see every marker, close enough to read the size).
+DODGE = 0.012
+
+
+def dodge_factor(xs: Sequence[float], curves: int) -> float:
+    """The factor between the x positions of neighbouring measured curves on a log x axis:
+    :data:`DODGE` of the axis's log range, but the whole group within a third of the closest
+    two sizes, so that groups never mix.
+
+    Examples
+    --------
+    >>> round(dodge_factor([16, 64, 256, 1024], 3), 4)    # 1.2% of 6 octaves
+    1.0512
+    >>> round(dodge_factor([100, 110, 10_000], 2), 4)      # close sizes: a third of their gap
+    1.0323
+    """
+    logs = np.unique(np.log(np.asarray(xs, dtype=float)))
+    if curves < 2 or logs.size < 2:
+        return 1.0
+    step = DODGE * (logs[-1] - logs[0])
+    step = min(step, np.diff(logs).min() / 3 / (curves - 1))
+    return float(np.exp(step))
 
 
 def plot_scaling(series: Sequence[Curve | Mapping], path: str | Path, *, x_label: str = "size",
@@ -192,8 +212,8 @@ def plot_scaling(series: Sequence[Curve | Mapping], path: str | Path, *, x_label
     Measured curves are drawn with markers, solid lines and min/max error bars; bound curves
     (C + D, max(C/B, D), the protocols' theorem bounds) as dashed or dotted lines without markers.
     Curves with the same label have the same style in every panel and one legend entry. On
-    log-log axes the measured curves of a panel are set side by side (a factor :data:`DODGE`
-    apart) so that curves with equal values do not hide each other. When all x values are powers
+    log-log axes the measured curves of a panel are set side by side (:func:`dodge_factor` apart)
+    so that curves with equal values do not hide each other. When all x values are powers
     of two the x axis is labelled 2^k.
 
     Parameters
@@ -254,9 +274,9 @@ def plot_scaling(series: Sequence[Curve | Mapping], path: str | Path, *, x_label
             style = styles[c.label]
             x = np.asarray(c.x, dtype=float)
             if c.kind == "measured" and loglog and len(measured) > 1:
-                # Dodge: the measured curves of a panel sit side by side, DODGE apart on the log
-                # axis, so that equal means (random rank and growing rank often agree) stay visible.
-                x = x * DODGE ** (measured.index(c) - (len(measured) - 1) / 2)
+                # Dodge: the measured curves of a panel sit side by side on the log axis, so that
+                # equal means (random rank and growing rank often agree) stay visible.
+                x = x * dodge_factor(xs, len(measured)) ** (measured.index(c) - (len(measured) - 1) / 2)
             if c.kind == "measured" and c.y_min is not None and c.y_max is not None:
                 y = np.asarray(c.y, dtype=float)
                 err = [y - np.asarray(c.y_min, dtype=float), np.asarray(c.y_max, dtype=float) - y]
