@@ -107,7 +107,10 @@ def load_results_table(report: LoadReport) -> FitTable:
                _pair_loads_caption(report.loads)]
     if random:
         caption.append(f"random-perms:M: throughput of the worst of M random permutations (seed "
-                       f"{report.seed}), mean and best beside it; histogram from worst to best, 20 bins")
+                       f"{report.seed}), mean and best beside it; histogram from worst to best, 20 bins"
+                       + ("; one bin where every permutation gave the same throughput"
+                          if any(r.histogram is not None and len(r.histogram[0]) == 1 for r in report.loads)
+                          else ""))
     cols = [Col("routing", "left", "name"), Col("traffic", "left", "name"),
             Col("throughput", folded_header="through-\nput"), Col("max load", folded_header="max\nload"),
             Col("locality", folded_header="local-\nity")]
