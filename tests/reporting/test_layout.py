@@ -76,7 +76,13 @@ def test_wide_keeps_every_column_and_columns_selects(flagship):
     wide = experiment_table(flagship, wide=True)
     headers, _ = wide.visible(80)
     assert {"buf", "lat", "rounds", "disc"} <= {h.replace("\n", " ") for h in headers}
-    assert "…" not in render_text(wide, 100)
+    for width in (80, 100, 120):
+        text = render_text(wide, width)
+        assert_fits(text, width)                      # in pieces where one table does not fit
+        for cells, _ in wide.rows:                    # every value of every column is printed
+            for cell in cells[2:]:
+                for part in (cell.parts if isinstance(cell, Fold) else [cell]):
+                    assert part in text
     chosen = experiment_table(flagship, columns=["T", "C"])
     assert chosen.visible(80)[0] == ["paths", "protocol", "C", "T"]
 

@@ -15,9 +15,9 @@ the console's width without cutting anything:
    under the table; a label is only used where it is unique in its column;
 6. a compact frame: no outer border, one space between columns.
 
-Free-text columns (a description, how a value was found) wrap between words at every step. Only
-when even the last layout is too wide does rich squeeze it, and then cells fold onto more lines
-instead of being cut.
+Free-text columns (a description, how a value was found) wrap between words at every step. When
+even the last layout is too wide (``wide=True`` on a narrow terminal), the table is printed in
+pieces, each with the name columns and as many value columns as fit.
 """
 
 from __future__ import annotations
@@ -197,8 +197,45 @@ class FitTable:
         _, headers, body = self._grid(self.layout_for(width))
         return headers, body
 
+    def parts(self, width: int) -> list["FitTable"]:
+        """This table, or, when even its last layout is wider than ``width``, consecutive pieces
+        of it: each repeats the label columns (names, B, b) and takes as many of the value
+        columns as fit; the caption goes under the last piece.
+
+        Examples
+        --------
+        >>> t = FitTable([Col("paths", "left", "name")] + [Col(f"value {i}") for i in range(6)],
+        ...              [(["valiant"] + [str(10 ** i) for i in range(6)], None)], caption=["note"])
+        >>> [p.headers for p in t.parts(40)]
+        [['paths', 'value 0', 'value 1', 'value 2'], ['paths', 'value 3', 'value 4', 'value 5']]
+        """
+        if self._fits(self.layout_for(width), width):
+            return [self]
+        labels = [i for i, c in enumerate(self.columns) if c.kind in ("name", "label")]
+        values = [i for i in range(len(self.columns)) if i not in labels]
+        pieces: list[FitTable] = []
+        while values:
+            take = 1
+            while take < len(values) and self._piece(labels, values[:take + 1], last=False).layout_fits(width):
+                take += 1
+            last = take == len(values)
+            pieces.append(self._piece(labels, values[:take], last=last, first=not pieces))
+            values = values[take:]
+        return pieces
+
+    def _piece(self, labels: list[int], values: list[int], last: bool, first: bool = True) -> "FitTable":
+        index = sorted(labels + values)
+        return FitTable([self.columns[i] for i in index], [([cells[i] for i in index], style) for cells, style in self.rows],
+                        title=self.title if first else f"{self.title} (continued)" if self.title else None,
+                        caption=self.caption if last else [], sections=self.sections, wide=True)
+
+    def layout_fits(self, width: int) -> bool:
+        """Whether some layout of this table is at most ``width`` cells wide."""
+        return self._fits(self.layout_for(width), width)
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.table(options.max_width)
+        for part in self.parts(options.max_width):
+            yield part.table(options.max_width)
 
     # -- measuring ----------------------------------------------------------------------------
     def _shown(self, layout: Layout) -> list[int]:
