@@ -90,6 +90,9 @@ def test_wide_keeps_every_column_and_columns_selects(flagship):
 def test_left_out_columns_are_named_under_the_table(flagship):
     text = re.sub(r"\s+", " ", render_text(experiment_table(flagship), 80))
     assert "left out at this width: last del, lat, buf, disc, rounds" in text
+    # and their explanations in the caption go with them
+    assert "lat: mean packet latency" not in text and "disc: discarded" not in text
+    assert "lat: mean packet latency" in re.sub(r"\s+", " ", render_text(experiment_table(flagship), 200))
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -323,7 +323,10 @@ class FitTable:
     # -- building -------------------------------------------------------------------------------
     def _build(self, layout: Layout, text_widths: dict[int, int]) -> Table:
         shown, headers, body = self._grid(layout)
-        caption = list(self.caption)
+        # A caption part "NAME: explanation" of a column left out goes with it.
+        caption = ["; ".join(part for part in line.split("; ")
+                             if not any(part.startswith(f"{name}: ") for name in layout.dropped))
+                   for line in self.caption]
         if layout.dropped:
             caption.append(f"left out at this width: {', '.join(layout.dropped)} (--wide shows every column)")
         legend = self._legend(layout)
