@@ -118,7 +118,16 @@ def table_options(parser: argparse.ArgumentParser, columns: bool = True) -> None
     """``--wide`` and (for routing tables) ``--columns``: which columns a table shows.
 
     Tables fit the terminal by folding cells, leaving out optional columns, then shortening
-    names (see :mod:`universal.reporting.layout`); these options choose instead."""
+    names (see :mod:`universal.reporting.layout`); these options choose instead.
+
+    Examples
+    --------
+    >>> parser = Parser(prog="universal route")
+    >>> table_options(parser)
+    >>> args = parser.parse_args(["--wide", "--columns", "T,C"])
+    >>> args.wide, args.columns
+    (True, ['T', 'C'])
+    """
     parser.add_argument("--wide", action="store_true",
                         help="never leave a column out to fit the terminal (names are shortened instead)")
     if columns:

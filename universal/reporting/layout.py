@@ -181,7 +181,13 @@ class FitTable:
         return ladder[-1]
 
     def table(self, width: int) -> Table:
-        """The rich table for a console ``width`` cells wide."""
+        """The rich table for a console ``width`` cells wide (one piece: see :meth:`parts`).
+
+        Examples
+        --------
+        >>> FitTable([Col("T")], [([Fold("11.3", "(10–13)")], None)]).table(80).row_count
+        1
+        """
         layout = self.layout_for(width)
         return self._build(layout, self._text_widths(layout, width))
 
@@ -230,7 +236,14 @@ class FitTable:
                         caption=self.caption if last else [], sections=self.sections, wide=True)
 
     def layout_fits(self, width: int) -> bool:
-        """Whether some layout of this table is at most ``width`` cells wide."""
+        """Whether some layout of this table is at most ``width`` cells wide.
+
+        Examples
+        --------
+        >>> t = FitTable([Col("T")], [(["12345"], None)])
+        >>> t.layout_fits(6), t.layout_fits(5)         # 5 digits and one space before them
+        (True, False)
+        """
         return self._fits(self.layout_for(width), width)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -39,7 +39,17 @@ def growth_exponent(sizes: list[float], times: list[float]) -> float | None:
 
 
 def sweep_table(result: SweepResult, columns: list[str] | None = None, wide: bool = False) -> Group:
-    """The tables of :func:`sweep_tables` as one renderable."""
+    """The tables of :func:`sweep_tables` as one renderable.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment
+    >>> from universal.sweep import Sweep, run_sweep
+    >>> res = run_sweep(Sweep("demo", Experiment("butterfly:d={d}", "h-relation:h=1", ["valiant"], ["fifo"]),
+    ...                       {"d": [3, 4]}))
+    >>> len(sweep_table(res).renderables)
+    1
+    """
     return Group(*sweep_tables(result, columns, wide))
 
 
@@ -61,6 +71,17 @@ def sweep_tables(result: SweepResult, columns: list[str] | None = None, wide: bo
     list of FitTable
         Tables that fit the console they are printed on (:mod:`universal.reporting.layout`); the
         caption is under the last one.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment
+    >>> from universal.sweep import Sweep, run_sweep
+    >>> res = run_sweep(Sweep("demo", Experiment("butterfly:d={d}", ["permutation:bit-reversal", "h-relation:h=1"],
+    ...                                          ["valiant"], ["fifo"]), {"d": [3, 4]}))
+    >>> [t.title for t in sweep_tables(res, columns=["T"])]
+    ['demo: permutation:bit-reversal, sweep over d', 'demo: h-relation:h=1, sweep over d']
+    >>> sweep_tables(res, columns=["T"])[0].headers
+    ['paths', 'protocol', 'd', 'T']
     """
     summaries = sweep_summaries(result)
     axes = list(result.sweep.axes)

@@ -80,7 +80,13 @@ def _value_columns(bufferless: bool) -> list[Col]:
 
 def select_columns(columns: list[Col], wanted: list[str] | None) -> list[Col]:
     """Keep the label columns and, if ``wanted`` is given, only the value columns it names (in
-    the table's order); an unknown name is a :class:`UserError` listing the known ones."""
+    the table's order); an unknown name is a :class:`UserError` listing the known ones.
+
+    Examples
+    --------
+    >>> [c.header for c in select_columns([Col("paths", "left", "name"), Col("C"), Col("T")], ["T"])]
+    ['paths', 'T']
+    """
     if wanted is None:
         return columns
     values = [c.header for c in columns if c.kind == "number"]

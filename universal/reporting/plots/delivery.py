@@ -198,7 +198,16 @@ def plot_experiment(result, path: str | Path) -> list[Path]:
 
 
 def experiment_figure(result):
-    """The :class:`matplotlib.figure.Figure` of :func:`plot_experiment`."""
+    """The :class:`matplotlib.figure.Figure` of :func:`plot_experiment`.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment, run_experiment
+    >>> res = run_experiment(Experiment("butterfly:d=3", "permutation:random", ["dimension-order"],
+    ...                                 ["fifo", "trial-and-failure"]), keep_delivery=True)
+    >>> [ax.get_title() for ax in experiment_figure(res).axes]
+    ['buffered protocols', 'bufferless protocols']
+    """
     if not result.deliveries:
         raise ValueError("run the experiment with keep_delivery=True to plot its deliveries")
     first = (result.rows[0].problem, result.rows[0].seed)
