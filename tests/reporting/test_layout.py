@@ -143,3 +143,22 @@ def test_a_short_label_is_used_only_where_it_is_unique():
                      [(["random-rank", "1"], None), (["RR", "2"], None)])
     _, body = table.visible(10)
     assert [row[0] for row in body] == ["random-rank", "RR"]
+
+
+def test_several_problems_get_a_table_each_and_fit_80_columns():
+    from universal.experiment import Experiment
+    from universal.reporting.tables import experiment_tables
+
+    res = run_experiment(Experiment("hypercube:d=6", ["permutation:bit-reversal", "permutation:transpose"],
+                                    ["dimension-order", "valiant"],
+                                    ["random-rank", "growing-rank", "fifo", "farthest-to-go"], seeds=[0, 1]))
+    tables = experiment_tables(res)
+    assert [t.title for t in tables] == ["route: permutation:bit-reversal on hypercube:d=6",
+                                         "route: permutation:transpose on hypercube:d=6"]
+    for table in tables:
+        assert "problem" not in table.headers
+        for width in WIDTHS:
+            text = render_text(table, width)
+            assert_fits(text, width)
+            assert "(continued)" not in text              # one piece: the core columns fit
+            assert_labels_unambiguous(table, width, "protocol")

@@ -218,7 +218,8 @@ class FitTable:
         if self._fits(self.layout_for(width), width):
             return [self]
         labels = [i for i, c in enumerate(self.columns) if c.kind in ("name", "label")]
-        values = [i for i in range(len(self.columns)) if i not in labels]
+        left_out = set(self.layouts()[-1].dropped)      # none with wide=True
+        values = [i for i, c in enumerate(self.columns) if i not in labels and c.header not in left_out]
         pieces: list[FitTable] = []
         while values:
             take = 1
@@ -227,6 +228,9 @@ class FitTable:
             last = take == len(values)
             pieces.append(self._piece(labels, values[:take], last=last, first=not pieces))
             values = values[take:]
+        if left_out:
+            pieces[-1].caption = pieces[-1].caption + [f"left out at this width: {', '.join(sorted(left_out))} "
+                                                       "(--columns chooses the columns)"]
         return pieces
 
     def _piece(self, labels: list[int], values: list[int], last: bool, first: bool = True) -> "FitTable":

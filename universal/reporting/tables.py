@@ -96,7 +96,27 @@ def select_columns(columns: list[Col], wanted: list[str] | None) -> list[Col]:
     return [c for c in columns if c.kind != "number" or c.header in wanted]
 
 
-def experiment_table(result: ExperimentResult, columns: list[str] | None = None, wide: bool = False) -> FitTable:
+def experiment_tables(result: ExperimentResult, columns: list[str] | None = None,
+                      wide: bool = False) -> list[FitTable]:
+    """One :func:`experiment_table` per problem (the problem in its title), the caption under the
+    last: narrower than one table with a problem column.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment, run_experiment
+    >>> res = run_experiment(Experiment("hypercube:d=4", ["permutation:transpose", "permutation:bit-reversal"],
+    ...                                 ["dimension-order"], ["fifo"]))
+    >>> [t.title for t in experiment_tables(res)]
+    ['route: permutation:transpose on hypercube:d=4', 'route: permutation:bit-reversal on hypercube:d=4']
+    """
+    problems = list(dict.fromkeys(r.problem for r in result.rows))
+    if len(problems) < 2:
+        return [experiment_table(result, columns, wide)]
+    return [experiment_table(result, columns, wide, problem=p, caption=p == problems[-1]) for p in problems]
+
+
+def experiment_table(result: ExperimentResult, columns: list[str] | None = None, wide: bool = False,
+                     problem: str | None = None, caption: bool = True) -> FitTable:
     """The comparison table of an experiment (means over seeds; T with its range).
 
     The table fits the console it is printed on (see :mod:`universal.reporting.layout`).
@@ -110,6 +130,10 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
         ``disc``, ``last del``).
     wide : bool
         Never leave a column out to fit the terminal (short names and folding instead).
+    problem : str, optional
+        Only the rows of this problem (named in the title instead of a column).
+    caption : bool
+        Print the caption under the table.
 
     Returns
     -------
@@ -125,8 +149,8 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
     ['paths', 'protocol', 'C', 'T']
     """
     net = result.network
-    title = f"{result.name or 'route'}: {result.problem} on {net.name}"
-    summary = summarize(result.rows)
+    title = f"{result.name or 'route'}: {problem or result.problem} on {net.name}"
+    summary = [s for s in summarize(result.rows) if problem is None or s["problem"] == problem]
     # Sweeps produce a protocol's rows for every B and b far apart: keep them together.
     first_seen = {key: i for i, key in reversed(list(enumerate((s["problem"], s["paths"], s["protocol"])
                                                                for s in summary)))}
@@ -157,7 +181,8 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
             cells += [_num(s["rounds"]), _num(s["discarded"], 0),
                       _num(s["last_delivery"]) if bufferless_row else "—"]
         rows.append((cells, style))
-    return _selected(FitTable(cols, rows, title=title, caption=_caption(result), wide=wide), columns)
+    return _selected(FitTable(cols, rows, title=title, caption=_caption(result) if caption else [], wide=wide),
+                     columns)
 
 
 def _selected(table: FitTable, columns: list[str] | None) -> FitTable:
@@ -310,5 +335,6 @@ def print_experiment(result: ExperimentResult, console: Console | None = None, c
         console.print(collections_table(result))
     if result.path_systems:
         console.print(path_systems_table(result))
-    console.print(experiment_table(result, columns=columns, wide=wide))
+    for table in experiment_tables(result, columns=columns, wide=wide):
+        console.print(table)
     console.print(conclusion(result))
