@@ -13,6 +13,48 @@ from typing import BinaryIO, Callable, Iterable
 from universal.errors import UserError
 
 
+def read_text(path: str | Path, what: str) -> str:
+    """The text of a file the user gave, decoded as UTF-8 (a leading byte-order mark is dropped).
+
+    Parameters
+    ----------
+    path : str or Path
+    what : str
+        What the file holds, for the error message (``"scenario"``, ``"edge list"``).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    UserError
+        If the file cannot be read or is not UTF-8 text (the message names the line and byte).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False) as f:
+    ...     _ = f.write(b"# caf\\xe9\\n0 1\\n")
+    >>> read_text(f.name, "pairs")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: pairs file '...' is not UTF-8 text: line 1 holds the byte 0xe9; save it as UTF-8
+    >>> os.remove(f.name)
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {what} file {str(path)!r}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UserError(f"{what} file {str(path)!r} is not UTF-8 text: line {line} holds the byte "
+                        f"0x{data[exc.start]:02x}; save it as UTF-8") from None
+
+
 def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
     """The non-empty lines of a data file as ``(line number, fields)``, comments removed.
 
@@ -29,7 +71,7 @@ def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
     Raises
     ------
     UserError
-        If the file cannot be read.
+        If the file cannot be read or is not UTF-8 text.
 
     Examples
     --------
@@ -40,11 +82,7 @@ def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
     [(2, ['0', '1']), (4, ['2', '3'])]
     >>> os.remove(f.name)
     """
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read {what} file {str(path)!r}: {exc.strerror}") from None
+    text = read_text(path, what)
     rows = []
     for lineno, line in enumerate(text.splitlines(), 1):
         fields = line.split("#", 1)[0].split()
@@ -222,43 +260,66 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def check_output(path: str | Path, what: str, inputs: Iterable[str | Path] = ()) -> Path:
-    """Refuse, before any work, an output path that is an input of the same run or cannot be written.
+def check_writable(path: str | Path, what: str, inputs: Iterable[str | Path] = ()) -> Path:
+    """Check, before any work, that ``what`` could be written at ``path`` without replacing what
+    it must not: refuse an input of the run and anything :func:`output_kind` refuses.
+
+    For a regular file or a new name, a probe file is created in the folder that will receive the
+    temporary file (the link target's folder for a link) and removed at once: the only test that
+    also holds for read-only mounts and for the superuser, whom permission bits do not stop. A
+    FIFO or character device needs no probe: it is written in place.
 
     Parameters
     ----------
     path : str or Path
-        Where the output goes.
     what : str
-        What is written, for the message (``"plot"``, ``"permutation file"``).
+        What will be written, for the error message (``"plot"``, ``"results file"``).
     inputs : iterable of str or Path
-        The files the run reads (scenario, edge list, permutation, pairs, paths, matrix).
+        Files the run reads, besides those declared with :func:`protect_inputs`.
 
     Returns
     -------
     Path
+        ``path`` with ``~`` expanded.
 
     Raises
     ------
     UserError
-        If ``path`` is one of ``inputs`` (after resolving links) or :func:`output_kind` refuses it.
+        If ``path`` is empty, an input of the run (after resolving links), a folder, a socket, a
+        block device, too long a name, or its folder is missing or cannot be written.
 
     Examples
     --------
-    >>> check_output("/dev/null", "plot").name
+    >>> import tempfile
+    >>> check_writable(Path(tempfile.mkdtemp()) / "loads.txt", "links file").name
+    'loads.txt'
+    >>> check_writable("/dev/null", "plot").name
     'null'
-    >>> check_output("/etc/hostname", "plot", ["/etc/hostname"])
+    >>> check_writable("", "plot")
     Traceback (most recent call last):
     ...
-    universal.errors.UserError: cannot write the plot to '/etc/hostname': it is an input of this run
+    universal.errors.UserError: the plot file name is empty
+    >>> check_writable("/etc/hostname", "plot", ["/etc/hostname"])
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: cannot write plot '/etc/hostname': it is an input of this run
     """
-    if str(path) == "":
+    if not str(path).strip():
         raise UserError(f"the {what} file name is empty")
     path = Path(path).expanduser()
-    _refuse_inputs(path, f"the {what} to ", inputs)
+    _refuse_inputs(path, f"{what} ", inputs)
     kind = output_kind(path)
-    if kind not in ("file", "stream"):
-        raise UserError(f"cannot write the {what} to {str(path)!r}: {kind}")
+    if kind == "stream":
+        return path
+    if kind != "file":
+        raise UserError(f"cannot write {what} {str(path)!r}: {kind}")
+    folder = Path(os.path.realpath(path)).parent
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
+    except OSError as exc:
+        raise UserError(f"cannot write {what} {str(path)!r}: {exc.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
     return path
 
 
@@ -267,7 +328,7 @@ _PROTECTED: list[Path] = []
 
 
 def protect_inputs(paths: Iterable[str | Path]) -> None:
-    """Declare ``paths`` inputs of the current run: :func:`write_atomically` and :func:`check_output`
+    """Declare ``paths`` inputs of the current run: :func:`write_atomically` and :func:`check_writable`
     refuse to write over them (compared after resolving links) until :func:`forget_inputs`.
 
     Examples

@@ -16,6 +16,8 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
 ``run``, so that building the parser costs nothing and each command loads only what it uses
 (``tests/cli/test_imports.py`` checks this).
 
+    python -m universal --version
+
 User errors print one line, ``error: ...``, on stderr and exit with status 2; a standard output
 that cannot be written (a full disk) is one ``error:`` line and status 1; Ctrl-C is one line,
 ``interrupted``, and status 130 (SIGTERM: ``terminated``, 143), with every temporary file removed.
@@ -57,10 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     Examples
     --------
     >>> args = build_parser().parse_args(["route", "--network", "hypercube:d=3", "--problem", "permutation:random"])
-    >>> args.command, args.paths
-    ('route', 'dimension-order')
+    >>> args.command, args.protocols
+    ('route', 'random-rank')
     """
+    from universal import __version__
+
     parser = Parser(prog="universal", description="Packet-level emulator for universal routing.")
+    parser.add_argument("--version", action="version", version=f"universal {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f"universal.cli.{module_name}")
@@ -80,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     previous = install_stop_handlers()  # before any work: SIGTERM then cleans up like Ctrl-C
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return _run(argv)
     finally:
@@ -91,6 +97,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         install_ascii_fallback()  # an ASCII-only stdout gets Cbar for C-bar instead of a traceback
         args = build_parser().parse_args(argv)
+        args.argv = argv                      # recorded in JSON outputs and results files
         args.run(args)
         sys.stdout.flush()  # a full disk is reported here, not as a traceback at exit
     except UserError as exc:

@@ -4,11 +4,10 @@ experiment, a sweep over sizes (results file, ``--resume``, ``--jobs``) or a loa
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from universal.cli.common import (machine, nonnegative, output_options, plot_path, plotted, positive, print_json,
-                                  progress_bar, protect_run_inputs)
+from universal.cli.common import (command_line, machine, nonnegative, output_file, output_options, plot_path, plotted,
+                                  positive, print_json, progress_bar, protect_run_inputs, table_options, writable)
 from universal.cli.outputs import analyse_with_bar, emit_experiment, emit_report, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -24,13 +23,14 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("--seeds", type=positive, help="number of seeds (overrides the file)")
     sc.add_argument("--seed", type=nonnegative, help="first seed (overrides the file)")
     output_options(sc)
-    sc.add_argument("--out", metavar="FILE",
+    table_options(sc)
+    sc.add_argument("--out", type=output_file("results"), metavar="FILE",
                     help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
     sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
     sc.add_argument("--overwrite", action="store_true",
                     help="sweeps: replace an existing results file (without --resume or --overwrite it is refused)")
     sc.add_argument("--jobs", type=positive, default=1, help="sweeps: cells run in parallel processes (default 1)")
-    sc.add_argument("--plot", metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
+    sc.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
                     "packets delivered by step for experiments, channel loads for load scenarios")
 
 
@@ -67,18 +67,18 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
 
     from universal.sweep import run_sweep
 
-    from universal.datafiles import check_output, protect_inputs
+    from universal.datafiles import protect_inputs
 
     protect_inputs(sweep.inputs())  # the files the cells name, placeholders filled in
-    out = check_output(args.out if args.out is not None else f"{sweep.name}.results.jsonl", "results file")
+    out = writable(args.out if args.out is not None else f"{sweep.name}.results.jsonl", "results file")
     if args.resume and args.overwrite:
         raise UserError("--resume continues the results file and --overwrite replaces it: give one of them")
     plot_path(args)
     with progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not machine(args)) as bar:
         result = run_sweep(sweep, results_file=out, resume=args.resume, overwrite=args.overwrite, jobs=args.jobs,
-                           progress=bar.set if bar else None)
+                           progress=bar.set if bar else None, command=command_line(args))
     if args.json:
-        print_json(result.to_json())
+        print_json(result.to_json(), args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 
@@ -89,7 +89,7 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
         from universal.reporting.sweeps import sweep_conclusion, sweep_table
 
         console = make_console()
-        console.print(sweep_table(result))
+        console.print(sweep_table(result, columns=args.columns, wide=args.wide))
         console.print(sweep_conclusion(result))
     if args.plot:
         from universal.reporting.plots import plot_sweep

@@ -57,7 +57,7 @@ class _Waiting:
         self.keys = keys
         self.cursor = cursor
         self.end = end
-        self.want = links[cursor] >> shift
+        self.want = (links[cursor] >> shift).astype(np.int64)  # int64: numpy's native index type
         self.prev = np.full(len(order), injection, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -250,7 +250,7 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         if not len(at):
             status = "deadlock"
             blocked = np.sort(waiting.order)
-            full_links = np.unique(np.take(links, waiting.cursor))
+            full_links = np.unique(np.take(links, waiting.cursor)).astype(np.int64)
             break
         crossed = np.take(waiting.want, at)
         left_from = np.take(waiting.prev, at)
