@@ -183,7 +183,7 @@ def _write_results(path: Path, sweep: Sweep, done: dict[str, CellResult]) -> Non
 
 
 def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: bool = False, jobs: int = 1,
-              progress: Callable[[int, int], None] | None = None) -> SweepResult:
+              progress: Callable[[int, int], None] | None = None, executor=None) -> SweepResult:
     """Run every cell of ``sweep`` (skipping finished ones when resuming) and collect the rows.
 
     Parameters
@@ -197,6 +197,8 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         Worker processes (1: run in this process).
     progress : callable, optional
         Called as ``progress(done, total)`` whenever a cell finishes (and once at the start).
+    executor : universal.executors.DaskExecutor, optional
+        Run the pending cells as tasks on a Dask cluster instead (``jobs`` is then ignored).
 
     Returns
     -------
@@ -236,7 +238,9 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         progress(len(done), len(cells))
     if path is not None and not done:
         _write_results(path, sweep, done)  # a fresh run starts a fresh file
-    if jobs == 1 or len(pending) <= 1:
+    if executor is not None and pending:
+        executor.run(run_cell, [(experiments[_key(c)], c) for c in pending], finished)
+    elif jobs == 1 or len(pending) <= 1:
         for cell in pending:
             finished(run_cell(experiments[_key(cell)], cell))
     else:
