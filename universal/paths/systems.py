@@ -336,7 +336,26 @@ def longest_path_bound(network: Network, system: str) -> int:
 
 
 def default_base(network: Network) -> str:
-    """The base path system Valiant's trick uses when none is named."""
+    """The path system used when none is named: by Valiant's trick and by ``route`` without ``--paths``.
+
+    Dimension order where the network has dimensions, shortest paths elsewhere (edge lists,
+    networkx graphs), where dimension order does not exist.
+
+    Parameters
+    ----------
+    network : Network
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from universal.networks import build_network, from_networkx
+    >>> default_base(build_network("torus:k=4,n=2")), default_base(from_networkx(nx.petersen_graph()))
+    ('dimension-order', 'shortest')
+    """
     if network.kind in ("butterfly", "wrapped-butterfly", "mesh", "torus", "hypercube"):
         return "dimension-order"
     return "shortest"
@@ -478,6 +497,12 @@ def _register_oblivious(name: str, summary: str) -> None:
             raise UserError(f"path system {name!r} takes no argument (got {spec.arg!r})")
         if network.kind != "torus":
             raise UserError(f"path system {name!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
+        if network.params["k"] < 3:
+            # On a 2-ary torus the + and - links of a dimension join the same two nodes, so a
+            # routing's choice of direction, which these algorithms are made of, names no link.
+            raise UserError(f"path system {name!r} needs a torus with k >= 3 (on {network.name} the + and - "
+                            f"directions of a dimension lead to the same node); use dimension-order or "
+                            f"shortest there")
         return PathSystem(name, lambda prob, net, rng: oblivious_paths(name, prob, net, rng))
 
 
