@@ -6,13 +6,14 @@ Usage::
     python benchmarks/engine.py --d 14 --h 4    # one instance
     python benchmarks/engine.py --reference     # also time the reference engine on the last instance
 
-One column per protocol and buffer setting, in millions of packet-hops per second (a duplication
-or trial-and-failure hop is a hop of a copy or attempt, discarded or not), then the same figures
-as ratios to unbounded random rank, which is what to compare on a shared machine: every protocol
-of one instance runs in the same round, round after round (``--repeat``), and each keeps its best
-time, so a busy moment slows all of them alike. Times are CPU time of this process
-(``time.process_time``): on a machine shared by many, wall time mostly measures the wait for a core. ``B/hop`` is the peak memory (numpy
-allocations, traced) of choosing the paths and routing them with random rank, per packet-hop.
+One column per protocol and buffer setting, in millions of packet-hops per second (for
+duplication and trial-and-failure, every link crossed by a copy or attempt, also by those
+discarded later), then the same figures as ratios to unbounded random rank, which is what to
+compare on a shared machine: every protocol of one instance runs in the same round, round after
+round (``--repeat``), and each keeps its best time, so a busy moment slows all of them alike.
+Times are CPU time of this process (``time.process_time``): on a machine shared by many, wall
+time mostly measures the wait for a core. ``B/hop`` is the peak memory (numpy allocations,
+traced) of choosing the paths and routing them with random rank, per packet-hop.
 
 Engine time includes the engine's own set-up (ranks, sorting) but not the choice of paths,
 which is timed separately (``paths s``). Runs on one core (numpy does not thread here).
@@ -118,7 +119,8 @@ def main() -> None:
         ref_seconds = time.perf_counter() - start
         same = np.array_equal(ref.delivery, fast.delivery)
         print(f"reference engine on d={d}, h={h}: {ref_seconds:.1f} s ({ref.hops / ref_seconds / 1e6:.2f} Mhops/s); "
-              f"fast engine is {ref_seconds / (fast_per_hop * fast.hops):.0f}x faster; identical delivery steps: {same}")
+              f"fast engine is {ref_seconds / (fast_per_hop * fast.hops):.0f}x faster; "
+              f"identical delivery steps: {same}")
 
 
 if __name__ == "__main__":
