@@ -231,3 +231,14 @@ def test_sampled_pair_loads_claim_no_fraction():
     row = graph_loads.graph_load_row(pl, graph_loads.graph_traffic(net, "uniform"), graph_capacity(net), 1.0,
                                      np.random.default_rng(0))
     assert row.max_load_exact is None and row.throughput_exact is None and row.max_load > 0
+
+
+def test_random_perms_where_every_permutation_gives_the_same_throughput():
+    """Valiant's routing on the 5 x 5 mesh loads its busiest channel the same under every
+    permutation, so the exact worst case (a second method) equals every sample; the histogram is
+    one bin holding all M samples instead of numpy's zero-width-range error."""
+    report = run_load_analysis(LoadAnalysis("mesh:k=5,n=2", ["valiant"], ["random-perms:50"], worstcase=True))
+    (sampled,), (worst,) = report.loads, report.worst
+    counts, edges = sampled.histogram
+    assert counts.tolist() == [50] and edges[0] <= sampled.throughput <= edges[-1]
+    assert sampled.throughput == pytest.approx(sampled.best) == pytest.approx(worst.throughput)

@@ -134,3 +134,17 @@ def test_random_permutations_claim_no_exact_value():
     [row] = load_table(4, 2, ["dor"], ["random-perms:5"], np.random.default_rng(0))
     assert row.max_load_exact is None and row.throughput_exact is None
     assert "throughput_exact" not in row.as_dict()
+
+
+@pytest.mark.parametrize("short, long", [("bitcomp", "bit-complement"), ("bitrev", "bit-reversal")])
+def test_traffics_take_the_long_permutation_names_too(short, long):
+    torus = Torus(4, 2)
+    assert make_traffic(torus, long).perm.tolist() == make_traffic(torus, short).perm.tolist()
+    assert make_traffic(torus, long).name == long
+
+
+
+def test_hotspot_background_takes_either_name_of_bit_complement():
+    torus = Torus(4, 2)
+    hot = make_traffic(torus, "hotspot:background=bit-complement").matrix
+    assert np.array_equal(hot, make_traffic(torus, "hotspot:background=bitcomp").matrix)

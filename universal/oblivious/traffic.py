@@ -29,7 +29,7 @@ Names (SPEC §8, traffic for the load analysis):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -37,7 +37,7 @@ import numpy as np
 
 from universal.datafiles import read_rows
 from universal.errors import UserError
-from universal.registry import Spec, check_known_params, parse_spec, take_int
+from universal.registry import Spec, check_known_params, parse_spec, pattern_name, take_int
 
 from .torus import Torus
 
@@ -204,7 +204,7 @@ def _hotspot(t: Torus, spec: Spec) -> Traffic:
     # every row sums to N + (factor - 1) * count, the common denominator.
     if background == "uniform":
         num = np.ones((t.N, t.N), dtype=np.int64)
-    elif background == "bitcomp":
+    elif pattern_name(background, ["bitcomp"]) == "bitcomp":
         num = np.zeros((t.N, t.N), dtype=np.int64)
         num[np.arange(t.N), _bitcomp(t, parse_spec("bitcomp")).perm] = t.N
     else:
@@ -289,6 +289,7 @@ def make_traffic(torus: Torus | Grid, text: str) -> Traffic:
     10
     """
     spec = parse_spec(text)
+    spec = replace(spec, name=pattern_name(spec.name, TRAFFICS))
     if spec.name not in TRAFFICS:
         raise UserError(f"unknown traffic {spec.name!r} (known: {', '.join(TRAFFICS)})")
     if spec.arg is not None and spec.name != "random-perms":
