@@ -41,8 +41,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from universal.datafiles import read_text
 from universal.errors import UserError
-from universal.experiment import Experiment
+from universal.experiment import Experiment, check_seed_count
 from universal.load_analysis import LoadAnalysis
 from universal.sweep import Sweep
 
@@ -109,6 +110,7 @@ def seeds_from(value: object, first: object, where: str) -> list[int]:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
             raise UserError(f"{where}: 'seeds' must be at least 1")
+        check_seed_count(value, where)
         return list(range(first, first + value))
     if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
         return list(value)
@@ -126,11 +128,9 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
     """
     path = find_scenario(str(name_or_file))
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_text(path, "scenario"))
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: malformed scenario file ({exc})") from None
-    except OSError as exc:
-        raise UserError(f"cannot read scenario {str(path)!r}: {exc.strerror}") from None
     if "kind" in data:
         return _load_analysis_scenario(data, path)
     unknown = sorted(set(data) - KNOWN_KEYS)

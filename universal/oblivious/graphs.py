@@ -45,13 +45,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy.sparse.csgraph import shortest_path
 
 from universal.errors import UserError
 from universal.networks import Network
 from universal.oblivious import ROUTINGS, LoadResult, Torus, WorstCaseResult, pair_loads
 from universal.oblivious.loads import advance_progress
 from universal.oblivious.matching import max_weight_matching
+from universal.oblivious.throughput import throughput_histogram
 from universal.oblivious.traffic import Grid, Traffic, make_traffic
 from universal.paths import PATH_SYSTEMS, default_base, route_paths
 from universal.registry import Spec, check_known_params, parse_spec
@@ -245,7 +245,8 @@ def check_graph(network: Network) -> None:
     N, L = network.num_nodes, network.num_links
     if N > MAX_GRAPH_NODES or N * N * L > MAX_PAIR_ENTRIES:
         raise UserError(f"{network.name} has {N:,} nodes and {L:,} links; the all-pairs load analysis "
-                        f"handles at most {MAX_GRAPH_NODES} nodes and {MAX_PAIR_ENTRIES:,} pair-link entries")
+                        f"handles at most {MAX_GRAPH_NODES} nodes and {MAX_PAIR_ENTRIES:,} pair-link entries "
+                        f"(nodes² x links, here {N * N * L:,})")
     if np.isinf(_distances(network)).any():
         raise UserError(f"{network.name} is not connected; the load analysis needs a path between every pair")
 
@@ -261,6 +262,8 @@ def check_routing(text: str, network: Network) -> Spec:
 
 def _distances(network: Network) -> np.ndarray:
     """All-pairs BFS distances (float; inf between components)."""
+    from scipy.sparse.csgraph import shortest_path  # lazily: a plain route never needs scipy
+
     return shortest_path(network.adjacency, unweighted=True)
 
 
@@ -393,7 +396,7 @@ def graph_load_row(pl: GraphPairLoads, traffic: Traffic, capacity: Capacity, min
             advance_progress(progress, 1)
         thr = cap / worst
         return LoadResult(pl.routing, traffic.name, float(thr.min()), float(worst.max()), loc,
-                          mean=float(thr.mean()), best=float(thr.max()), histogram=np.histogram(thr, bins=20),
+                          mean=float(thr.mean()), best=float(thr.max()), histogram=throughput_histogram(thr),
                           pair_loads=pl.how)
     if traffic.perm is None:
         m = float(np.einsum("sd,sdc->c", traffic.matrix, pl.gamma).max())
