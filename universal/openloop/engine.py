@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine.fast import _entering_allowed, _winners, _winners_at
+from universal.engine.contention import winners as _winners, winners_at as _winners_at
+from universal.engine.fast import _entering_allowed
 from universal.errors import UserError
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
@@ -92,6 +93,7 @@ class _Batch:
         self.pending = None
         self.pending_at = 0
         self._init_measurement()
+        self.progress = None
 
     # ------------------------------------------------------------------ storage
     def _fields(self) -> dict[str, tuple]:
@@ -512,6 +514,8 @@ class _Batch:
             self.drain_steps = getattr(self, "drain_steps", {})
             self.drain_steps[r] = t + 1 - self.phase_start[r]
         self.phase[r] = DONE
+        if self.progress is not None:
+            self.progress(1)
         self.end_step = getattr(self, "end_step", {})
         self.end_step[r] = t + 1
         h, a = self.head, self.a
@@ -574,7 +578,7 @@ def _pair_table(src: np.ndarray, dst: np.ndarray, lat: np.ndarray, hops: np.ndar
 
 
 def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | None = None,
-                   measurement: Measurement | None = None) -> list[RunResult]:
+                   measurement: Measurement | None = None, progress=None) -> list[RunResult]:
     """Run several open-loop runs together in one array state (see the module docstring).
 
     Parameters
@@ -586,6 +590,8 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
     buffer : int, optional
         Link-buffer size b (default unbounded).
     measurement : Measurement, optional
+    progress : callable, optional
+        Called with 1 whenever a run finishes.
 
     Returns
     -------
@@ -612,7 +618,9 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         s.check()
     if not specs:
         return []
-    return _Batch(specs, bandwidth, buffer, measurement).run()
+    batch = _Batch(specs, bandwidth, buffer, measurement)
+    batch.progress = progress
+    return batch.run()
 
 
 def simulate(spec: RunSpec, **kwargs) -> RunResult:
