@@ -29,7 +29,12 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
     sc.add_argument("--overwrite", action="store_true",
                     help="sweeps: replace an existing results file (without --resume or --overwrite it is refused)")
-    sc.add_argument("--jobs", type=positive, default=1, help="sweeps: cells run in parallel processes (default 1)")
+    sc.add_argument("--jobs", type=positive, default=1, help="sweeps: cells run in parallel processes (default 1); "
+                    "with --executor dask and no --scheduler, the workers of the local Dask cluster")
+    sc.add_argument("--executor", choices=("local", "dask"), default="local",
+                    help="sweeps: run cells here (local, default) or as tasks on a Dask cluster (dask)")
+    sc.add_argument("--scheduler", metavar="tcp://HOST:8786",
+                    help="sweeps with --executor dask: a running Dask scheduler (default: a local cluster)")
     sc.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
                     "packets delivered by step for experiments, channel loads for load scenarios")
 
@@ -51,8 +56,8 @@ def run(args: argparse.Namespace) -> None:
     if scenario.sweep is not None:
         _run_sweep_scenario(scenario.sweep, args)
         return
-    if args.out is not None or args.resume or args.overwrite or args.jobs != 1:
-        raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume, --overwrite and --jobs "
+    if _sweep_options(args):
+        raise UserError(f"scenario {scenario.name!r} is not a sweep: {', '.join(_sweep_options(args))} "
                         f"apply to sweeps")
     result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None)
     emit_experiment(result, args)
@@ -76,7 +81,7 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
     plot_path(args)
     with progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not machine(args)) as bar:
         result = run_sweep(sweep, results_file=out, resume=args.resume, overwrite=args.overwrite, jobs=args.jobs,
-                           progress=bar.set if bar else None, command=command_line(args))
+                           progress=bar.set if bar else None, command=command_line(args), executor=_executor(args))
     if args.json:
         print_json(result.to_json(), args)
     elif args.csv:
@@ -108,13 +113,31 @@ def _protect_inputs(scenario) -> None:
     protect_run_inputs([t if isinstance(t, list) else [t] for t in texts], base, files=[scenario.path])
 
 
+def _sweep_options(args: argparse.Namespace) -> list[str]:
+    """The options given that only sweeps take."""
+    given = {"--out": args.out is not None, "--resume": args.resume, "--overwrite": args.overwrite,
+             "--jobs": args.jobs != 1, "--executor": args.executor != "local", "--scheduler": bool(args.scheduler)}
+    return [option for option, present in given.items() if present]
+
+
+def _executor(args: argparse.Namespace):
+    """The Dask executor that ``--executor dask [--scheduler ADDRESS]`` asks for, or None."""
+    if args.executor != "dask":
+        if args.scheduler:
+            raise UserError("--scheduler applies to --executor dask")
+        return None
+    from universal.executors import DaskExecutor
+
+    return DaskExecutor(args.scheduler, workers=args.jobs)
+
+
 def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> None:
     if args.seeds is not None:
         raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
     if args.seed is not None:
         analysis.seed = args.seed
-    if args.out is not None or args.resume or args.overwrite or args.jobs != 1:
-        raise UserError(f"scenario {analysis.name!r} is not a sweep: --out, --resume, --overwrite and --jobs "
+    if _sweep_options(args):
+        raise UserError(f"scenario {analysis.name!r} is not a sweep: {', '.join(_sweep_options(args))} "
                         f"apply to sweeps")
     report = analyse_with_bar(analysis, args)
     emit_report(report, args, compare=True)
