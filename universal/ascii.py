@@ -19,7 +19,10 @@ import sys
 SPELLINGS: dict[str, str] = {
     "\u0304": "bar",      # combining macron: C̄ (expected congestion) -> Cbar
     "—": "-", "–": "-", "…": "...", "∞": "inf", "±": "+/-", "·": "*", "²": "^2", "×": "x",
-    "≤": "<=", "≥": ">=", "≈": "~", "→": "->",
+    "≤": "<=", "≥": ">=", "≈": "~", "→": "->", "≠": "!=", "√": "sqrt",
+    # Greek letters the papers name parameters with
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "eps", "λ": "lambda", "μ": "mu",
+    "ρ": "rho", "σ": "sigma", "Θ": "Theta", "Ω": "Omega",
     # sparkline blocks, lowest to highest
     "▁": "_", "▂": ".", "▃": ",", "▄": "-", "▅": "~", "▆": "=", "▇": "*", "█": "#",
 }
