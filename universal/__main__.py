@@ -6,7 +6,12 @@ import sys
 
 def _main() -> int:
     try:
-        from universal.cli import main  # a Ctrl-C while the modules load is an interruption too
+        # First of all, so that a Ctrl-C while the modules load waits for the import in progress to
+        # end (an interrupted import can swallow it) and then becomes one line, not a traceback.
+        from universal.interrupts import install_stop_handlers
+
+        install_stop_handlers()
+        from universal.cli import main
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
