@@ -18,8 +18,13 @@ def _main() -> int:
     return main()
 
 
-if __name__ == "__main__":
+def run() -> int:
+    """The ``universal`` command (``python -m universal`` and the installed script): the exit status."""
     status = _main()
     # The work is over: a Ctrl-C now could only turn the exit into a traceback from the interpreter.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.exit(status)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(run())
