@@ -16,6 +16,8 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
 ``run``, so that building the parser costs nothing and each command loads only what it uses
 (``tests/cli/test_imports.py`` checks this).
 
+    python -m universal --version
+
 User errors print one line, ``error: ...``, on stderr and exit with status 2.
 """
 
@@ -51,10 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
     Examples
     --------
     >>> args = build_parser().parse_args(["route", "--network", "hypercube:d=3", "--problem", "permutation:random"])
-    >>> args.command, args.paths
-    ('route', 'dimension-order')
+    >>> args.command, args.protocols
+    ('route', 'random-rank')
     """
+    from universal import __version__
+
     parser = Parser(prog="universal", description="Packet-level emulator for universal routing.")
+    parser.add_argument("--version", action="version", version=f"universal {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f"universal.cli.{module_name}")
@@ -72,8 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["route", "--network", "nowhere:d=3", "--problem", "permutation:random"])
     2
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
+        args.argv = argv                      # recorded in JSON outputs and results files
         args.run(args)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)

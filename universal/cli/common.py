@@ -202,12 +202,13 @@ def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Bar | 
 
 
 def plot_path(args: argparse.Namespace) -> Path | None:
-    """The ``--plot`` file, checked before any work is done (None without ``--plot``)."""
-    if not getattr(args, "plot", None):
+    """The ``--plot`` file, checked before any work is done: its suffix, and that its folder can be
+    written (None without ``--plot``)."""
+    if getattr(args, "plot", None) is None:
         return None
     from universal.reporting.plots import check_plot_path
 
-    return check_plot_path(args.plot)
+    return writable(check_plot_path(args.plot), "plot")
 
 
 def plotted(files: list[Path]) -> None:
@@ -216,11 +217,58 @@ def plotted(files: list[Path]) -> None:
         print(f"plot: {f}", file=sys.stderr)
 
 
-def print_json(data: dict) -> None:
-    """One JSON object on stdout, indented for reading."""
+def command_line(args: argparse.Namespace) -> str:
+    """The command line that asked for this run, as a shell would read it back.
+
+    Examples
+    --------
+    >>> command_line(argparse.Namespace(argv=["route", "--network", "torus:k=4,n=2", "--problem", "a b"]))
+    "universal route --network torus:k=4,n=2 --problem 'a b'"
+    """
+    import shlex
+
+    return shlex.join(["universal", *getattr(args, "argv", [])])
+
+
+def provenance(args: argparse.Namespace) -> dict:
+    """``version`` and ``command``: what every JSON output and results file records about its making."""
+    from universal import __version__
+
+    return {"version": __version__, "command": command_line(args)}
+
+
+def print_json(data: dict, args: argparse.Namespace) -> None:
+    """One JSON object on stdout, indented for reading, led by :func:`provenance`."""
     import json
 
-    print(json.dumps(data, indent=1))
+    print(json.dumps({**provenance(args), **data}, indent=1))
+
+
+def output_file(what: str):
+    """An argparse type: a file name that is not empty (checked for writing by :func:`writable`).
+
+    Examples
+    --------
+    >>> output_file("plot")("a.png")
+    'a.png'
+    """
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"the {what} file name is empty")
+        return text
+
+    return parse
+
+
+def writable(path: str | None, what: str) -> Path | None:
+    """``path`` checked for writing before any work (None stays None); see
+    :func:`universal.datafiles.check_writable`."""
+    if path is None:
+        return None
+    from universal.datafiles import check_writable
+
+    return check_writable(path, what)
 
 
 def analysis_arguments(parser: argparse.ArgumentParser) -> None:

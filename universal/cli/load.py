@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import table_options, analysis_arguments, machine, names, nonnegative, output_options, plot_path, plotted, routings
+from universal.cli.common import table_options, output_file, analysis_arguments, machine, names, nonnegative, output_options, plot_path, plotted, routings
 from universal.cli.outputs import analyse_with_bar, default_samples, emit_report
 
 HELP = "throughput and locality of oblivious routings under traffic patterns"
@@ -18,7 +18,7 @@ def add_arguments(ld: argparse.ArgumentParser) -> None:
     ld.add_argument("--seed", type=nonnegative, default=0, help="seed of the random permutations (default 0)")
     output_options(ld)
     table_options(ld, columns=False)
-    ld.add_argument("--plot", metavar="FILE", help="also draw (2-D tori) the channel loads of the first routing "
+    ld.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw (2-D tori) the channel loads of the first routing "
                     "under the first traffic as a heat map (.png or .svg); with random-perms:M, the "
                     "throughput histogram with the exact worst case marked, in FILE's name + .histogram")
 

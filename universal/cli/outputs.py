@@ -25,7 +25,7 @@ def run_experiment_with_bar(exp: "Experiment", as_json: bool, keep_delivery: boo
 def emit_experiment(result: "ExperimentResult", args: argparse.Namespace) -> None:
     """The experiment's rows as JSON, CSV or the rich table with its conclusion."""
     if args.json:
-        print_json(result.to_json())
+        print_json(result.to_json(), args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 
@@ -50,7 +50,7 @@ def analyse_with_bar(analysis: "LoadAnalysis", args: argparse.Namespace) -> "Loa
 def emit_report(report: "LoadReport", args: argparse.Namespace, **options) -> None:
     """A load report as JSON, CSV (load and worst-case rows, told apart by ``table``) or tables."""
     if args.json:
-        print_json(report.to_json())
+        print_json(report.to_json(), args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 

@@ -485,6 +485,12 @@ def _register_oblivious(name: str, summary: str) -> None:
             raise UserError(f"path system {name!r} takes no argument (got {spec.arg!r})")
         if network.kind != "torus":
             raise UserError(f"path system {name!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
+        if network.params["k"] < 3:
+            # On a 2-ary torus the + and - links of a dimension join the same two nodes, so a
+            # routing's choice of direction, which these algorithms are made of, names no link.
+            raise UserError(f"path system {name!r} needs a torus with k >= 3 (on {network.name} the + and - "
+                            f"directions of a dimension lead to the same node); use dimension-order or "
+                            f"shortest there")
         return PathSystem(name, lambda prob, net, rng: oblivious_paths(name, prob, net, rng))
 
 
