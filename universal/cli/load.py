@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import table_options, output_file, analysis_arguments, machine, names, nonnegative, output_options, plot_path, plotted, routings
+from universal.cli.common import (analysis_arguments, machine, names, nonnegative, output_file, output_options,
+                                  plot_path, plotted, routings, table_options)
 from universal.cli.outputs import analyse_with_bar, default_samples, emit_report
 
 HELP = "throughput and locality of oblivious routings under traffic patterns"

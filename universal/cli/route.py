@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (table_options, output_file, buffer_list, machine, names, nonnegative, output_options, plot_path, plotted,
-                                  positive, positive_list, print_json)
+from universal.cli.common import (buffer_list, machine, names, nonnegative, output_file, output_options, plot_path, plotted,
+                                  positive, positive_list, print_json, table_options)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
 from universal.errors import UserError
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import table_options, output_file, analysis_arguments, output_options, plot_path, plotted, print_json, routings
+from universal.cli.common import (analysis_arguments, output_file, output_options, plot_path, plotted, print_json,
+                                  routings, table_options)
 from universal.cli.outputs import analyse_with_bar, default_samples
 
 HELP = "exact worst-case permutation and throughput of oblivious routings"
