@@ -210,6 +210,14 @@ def test_an_ascii_only_standard_output_gets_the_whole_table(tmp_path, env):
         assert part in out
     if env.get("PYTHONIOENCODING") == "ascii":
         assert out.isascii() and "Cbar" in out and "+/-" in out and "?" not in out
+        # Spelled before the columns were measured: every line of each table box is equally wide.
+        boxes, box = [], []
+        for line in out.splitlines():
+            if line[:1] in "+|" and line:
+                box.append(len(line.rstrip()))
+            elif box:
+                boxes, box = boxes + [box], []
+        assert len(boxes) == 3 and all(len(set(b)) == 1 for b in boxes), boxes
 
 
 def test_a_closed_pipe_stays_quiet(tmp_path):

@@ -278,12 +278,13 @@ def conclusion(result: ExperimentResult) -> str:
 
 class AsciiAwareConsole(Console):
     """A rich console that spells the tables' symbols in ASCII (C̄ as Cbar, — as -) before measuring
-    the columns when its output encoding cannot show them (:mod:`universal.ascii`)."""
+    the columns when its output encoding cannot show them (:mod:`universal.ascii`); every piece
+    of a composite renderable (a fitted table yields rich tables) passes through :meth:`render`."""
 
-    def print(self, *objects, **kwargs) -> None:  # type: ignore[override]
+    def render(self, renderable, options=None):  # type: ignore[override]
         if not can_encode(self.encoding):
-            objects = tuple(ascii_renderable(o) for o in objects)
-        super().print(*objects, **kwargs)
+            renderable = ascii_renderable(renderable)
+        return super().render(renderable, options)
 
 
 def make_console() -> Console:
