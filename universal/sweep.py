@@ -244,7 +244,7 @@ _HEADER_TYPES = {"sweep": str, "settings": dict, "version": str, "command": (str
 
 def _check_header(header: object, path: Path, sweep: Sweep) -> None:
     where = f"results file {str(path)!r}, line 1"
-    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str):
+    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str) or "settings" not in header:
         raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep header "
                         f"(an object with \"sweep\" and \"settings\"); remove the file or run without --resume")
     for key, value in header.items():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from universal.cli.common import (command_line, machine, output_file, writable, nonnegative, output_options, plot_path, plotted, positive, print_json,
-                                  progress_bar)
+from universal.cli.common import (command_line, machine, nonnegative, output_file, output_options, plot_path, plotted,
+                                  positive, print_json, progress_bar, writable)
 from universal.cli.outputs import analyse_with_bar, emit_experiment, emit_report, run_experiment_with_bar
 from universal.errors import UserError
 
