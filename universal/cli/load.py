@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from universal.cli.common import (analysis_arguments, names, nonnegative, output_file, output_options, plot_path,
-                                  plotted, routings, writable)
+                                  plotted, routings, table_options, writable)
 from universal.cli.outputs import analyse_with_bar, check_load_outputs, default_samples, emit_report
 
 HELP = "throughput and locality of oblivious routings under traffic patterns"
@@ -22,6 +22,7 @@ def add_arguments(ld: argparse.ArgumentParser) -> None:
                     help="write the expected load of every link under the first routing and the first traffic "
                          "pattern (not random-perms), one line per link: tail head load")
     output_options(ld)
+    table_options(ld, columns=False)
     ld.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw (2-D tori) the channel loads of the first routing "
                     "under the first traffic as a heat map (.png or .svg); with random-perms:M, the "
                     "throughput histogram with the exact worst case marked, in FILE's name + .histogram")

@@ -64,15 +64,18 @@ def _check_leveled_problem(problem: Problem, network: Network) -> None:
         )
 
 
-def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.ndarray,
+                 out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Links of the level paths over levels ``start_level .. start_level + d`` fixing bits 0..d-1.
 
     Uses the link numbering of :func:`universal.networks.generators.butterfly`: the forward link
     from ``(i, r)`` of kind ``c`` is ``4 * (i * 2**d + r) + 2 * c``. Returns ``(links, final rows)``
-    with ``links`` of shape (len(rows), d).
+    with ``links`` of shape (len(rows), d), written into ``out`` if given (e.g. int32 columns of
+    a larger matrix, so that no int64 copy of the paths is ever made).
     """
     rows = rows.astype(np.int64).copy()
-    out = np.empty((len(rows), d), dtype=np.int64)
+    if out is None:
+        out = np.empty((len(rows), d), dtype=np.int64)
     width = np.int64(1) << d
     for step in range(d):
         bit = np.int64(1) << step
@@ -80,6 +83,16 @@ def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.nda
         out[:, step] = 4 * ((start_level + step) * width + rows) + 2 * (cross != 0)
         rows ^= cross
     return out, rows
+
+
+def _row_blocks(rows: int, columns: int, cache_bytes: int = 1 << 20) -> list[slice]:
+    """Slices of about ``cache_bytes`` of a (rows, columns) int32 matrix filled column by column.
+
+    Filling a whole column of a million-row path matrix touches a cache line per row; a block
+    that fits in cache is filled column by column at the speed of sequential writes.
+    """
+    step = max(1, cache_bytes // (4 * max(columns, 1)))
+    return [slice(i, min(i + step, rows)) for i in range(0, rows, step)]
 
 
 def _collection_from_matrix(network: Network, link_matrix: np.ndarray, sources: np.ndarray,
@@ -94,7 +107,9 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
     _check_leveled_problem(problem, network)
     d = network.params["d"]
     width = 1 << d
-    links, _ = _level_links(d, 0, problem.sources % width, problem.dests % width)
+    links = np.empty((problem.size, d), dtype=network.link_type)
+    for block in _row_blocks(problem.size, d):
+        _level_links(d, 0, problem.sources[block] % width, problem.dests[block] % width, out=links[block])
     return _collection_from_matrix(network, links, problem.sources, problem.dests, "dimension-order")
 
 
@@ -262,9 +277,10 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
     src_rows, dst_rows = problem.sources % width, problem.dests % width
     if middle is None:
         middle = rng.integers(0, width, size=problem.size)
-    first, rows = _level_links(d, 0, src_rows, middle)
-    second, _ = _level_links(d, d, rows, dst_rows)
-    links = np.concatenate([first, second], axis=1)
+    links = np.empty((problem.size, 2 * d), dtype=host.link_type)
+    for block in _row_blocks(problem.size, 2 * d):
+        _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
+        _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
     dests = 2 * d * width + dst_rows
     return _collection_from_matrix(host, links, problem.sources.copy(), dests, "valiant", VALIANT_BUTTERFLY_NOTE)
 
