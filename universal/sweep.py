@@ -76,7 +76,14 @@ class Sweep:
     axes: dict[str, list]
 
     def cell_count(self) -> int:
-        """Number of cells (the product of the axis lengths), without making them."""
+        """Number of cells (the product of the axis lengths), without making them.
+
+        Examples
+        --------
+        >>> Sweep("big", Experiment("torus:k={k},n={n}", "h-relation:h=1", None, ["fifo"]),
+        ...       {"k": list(range(3, 1003)), "n": list(range(1, 1001))}).cell_count()
+        1000000
+        """
         return math.prod(len(values) for values in self.axes.values())
 
     def cells(self) -> list[dict]:

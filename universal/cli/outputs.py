@@ -62,7 +62,16 @@ def analyse_with_bar(analysis: "LoadAnalysis", args: argparse.Namespace) -> "Loa
 def check_load_outputs(analysis: "LoadAnalysis", plot: bool, links: bool = False) -> None:
     """Refuse, before the computation, a ``--plot`` or ``--links`` that would find nothing to write:
     a heat map needs a 2-D torus or mesh, a histogram ``random-perms:M``, link loads a single
-    traffic pattern."""
+    traffic pattern.
+
+    Examples
+    --------
+    >>> from universal.load_analysis import LoadAnalysis
+    >>> check_load_outputs(LoadAnalysis("hypercube:d=3", ["valiant"], ["uniform"]), plot=True)
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: --plot draws channel loads on 2-D tori and meshes (n = 2), not on hypercube:d=3, and throughput histograms of random-perms:M traffic; there is nothing to draw here
+    """
     from universal.errors import UserError
     from universal.load_analysis import resolve_target
     from universal.registry import parse_spec
