@@ -56,7 +56,7 @@ MAX_PERM_ENTRIES = 50_000_000
 #: Analyses estimated to run longer than this (seconds) are refused before they start.
 MAX_SECONDS = 3600
 #: Seconds per route and channel class when tabulating pair loads (measured on a 2-core machine;
-#: the estimate is a rough guide, good to a factor of about two).
+#: the estimate is a rough guide: 2.5 times too long for ROMM on the 16-ary 3-cube, close for RLB).
 _SECONDS_PER_ROUTE_CLASS = 2e-6
 
 
@@ -351,7 +351,9 @@ def estimate_seconds(analysis: LoadAnalysis, target: Target | None = None) -> fl
     On tori the time goes into tabulating the pair loads: it grows with the number of routes
     of every offset times the channel classes tabulated. The routes of up to 16 evenly spaced
     offsets are counted (stopping early once the estimate passes :data:`MAX_SECONDS`) and
-    scaled to all N offsets. General graphs have at most 256 nodes and are estimated as 0.
+    scaled to all N offsets. Not counted: the M permutations of ``random-perms:M`` (bounded by
+    :data:`MAX_PERM_ENTRIES`; at most about ten minutes, for ROMM on the 64-ary 2-cube) and
+    general graphs (at most 256 nodes; seconds to a minute), both shown by the progress bar.
 
     Parameters
     ----------
