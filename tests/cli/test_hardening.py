@@ -48,6 +48,7 @@ JSON_COMMANDS = {
     "load": ["load", "--network", "torus:k=4,n=2", "--traffic", "uniform", "--json"],
     "worstcase": ["worstcase", "--network", "torus:k=4,n=2", "--json"],
     "scenario (load)": ["scenario", "load.toml", "--json"],
+    "openloop": ["openloop", "--network", "torus:k=4,n=2", "--loads", "0.2", "--window", "50", "--json"],
     "scenario (experiment)": ["scenario", "exp.toml", "--json"],
     "scenario (sweep)": ["scenario", "sweep.toml", "--out", "r.jsonl", "--json"],
 }
