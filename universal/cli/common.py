@@ -114,6 +114,47 @@ def output_options(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--csv", action="store_true", help="print the rows as CSV instead of a table")
 
 
+def table_options(parser: argparse.ArgumentParser, columns: bool = True) -> None:
+    """``--wide`` and (for routing tables) ``--columns``: which columns a table shows.
+
+    Tables fit the terminal by folding cells, leaving out optional columns, then shortening
+    names (see :mod:`universal.reporting.layout`); these options choose instead.
+
+    Examples
+    --------
+    >>> parser = Parser(prog="universal route")
+    >>> table_options(parser)
+    >>> args = parser.parse_args(["--wide", "--columns", "T,C"])
+    >>> args.wide, args.columns
+    (True, ['T', 'C'])
+    """
+    parser.add_argument("--wide", action="store_true",
+                        help="never leave a column out to fit the terminal (names are shortened instead)")
+    if columns:
+        parser.add_argument("--columns", type=column_list, metavar="A,B",
+                            help="show only these value columns, e.g. C,D,T,T/(C+D) "
+                                 "(C, D, C+D, LB, T, T/(C+D), bound, T/bound, buf, lat, rounds, disc, 'last del'; "
+                                 "N in sweeps)")
+
+
+def column_list(text: str) -> list[str]:
+    """An argparse type: column names separated by commas, each one a known column.
+
+    Examples
+    --------
+    >>> column_list("T, C+D,T/(C+D)")
+    ['T', 'C+D', 'T/(C+D)']
+    """
+    wanted = [part.strip() for part in text.split(",") if part.strip()]
+    known = ["N", "C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound", "buf", "lat", "rounds", "disc",
+             "last del"]
+    unknown = [w for w in wanted if w not in known]
+    if unknown or not wanted:
+        raise argparse.ArgumentTypeError(f"unknown column {unknown[0]!r}; the columns are: {', '.join(known)}"
+                                         if unknown else "expected at least one column name")
+    return wanted
+
+
 def machine(args: argparse.Namespace) -> bool:
     """Output for scripts (JSON or CSV): no tables, no progress bars."""
     return args.json or args.csv

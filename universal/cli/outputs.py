@@ -33,7 +33,8 @@ def emit_experiment(result: "ExperimentResult", args: argparse.Namespace) -> Non
     else:
         from universal.reporting import make_console, print_experiment
 
-        print_experiment(result, make_console())
+        print_experiment(result, make_console(), columns=getattr(args, "columns", None),
+                         wide=getattr(args, "wide", False))
 
 
 def analyse_with_bar(analysis: "LoadAnalysis", args: argparse.Namespace) -> "LoadReport":
@@ -61,7 +62,7 @@ def emit_report(report: "LoadReport", args: argparse.Namespace, **options) -> No
         from universal.reporting import make_console
         from universal.reporting.oblivious import print_load_report
 
-        print_load_report(report, make_console(), **options)
+        print_load_report(report, make_console(), wide=getattr(args, "wide", False), **options)
 
 
 def default_samples() -> int:

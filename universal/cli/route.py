@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (output_file, buffer_list, machine, names, nonnegative, output_options, plot_path, plotted,
-                                  positive, positive_list, print_json)
+from universal.cli.common import (buffer_list, machine, names, nonnegative, output_file, output_options, plot_path, plotted,
+                                  positive, positive_list, print_json, table_options)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -31,6 +31,7 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     output_options(rt)
+    table_options(rt)
     rt.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw packets delivered by step for every run of the "
                     "first seed (.png or .svg)")
     rt.add_argument("--trace", action="store_true",

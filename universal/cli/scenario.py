@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from universal.cli.common import (command_line, machine, output_file, writable, nonnegative, output_options, plot_path, plotted, positive, print_json,
-                                  progress_bar)
+from universal.cli.common import (command_line, machine, nonnegative, output_file, output_options, plot_path, plotted,
+                                  positive, print_json, progress_bar, table_options, writable)
 from universal.cli.outputs import analyse_with_bar, emit_experiment, emit_report, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -23,6 +23,7 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("--seeds", type=positive, help="number of seeds (overrides the file)")
     sc.add_argument("--seed", type=nonnegative, help="first seed (overrides the file)")
     output_options(sc)
+    table_options(sc)
     sc.add_argument("--out", type=output_file("results"), metavar="FILE",
                     help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
     sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
@@ -84,7 +85,7 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
         from universal.reporting.sweeps import sweep_conclusion, sweep_table
 
         console = make_console()
-        console.print(sweep_table(result))
+        console.print(sweep_table(result, columns=args.columns, wide=args.wide))
         console.print(sweep_conclusion(result))
     if args.plot:
         from universal.reporting.plots import check_plot_path, plot_sweep
