@@ -147,7 +147,8 @@ def test_ctrl_c_at_any_moment_of_a_parallel_sweep_loses_nothing(tmp_path, refere
             continue
         kept = rows(results, sweep) if results.exists() else {}
         assert all(kept[key] == expected[key] for key in kept)  # finished cells kept, unchanged
-        assert {p.name for p in tmp_path.iterdir()} <= {"sw.toml", "sw.jsonl"}  # no temporary file
+        left = {p.name for p in tmp_path.iterdir()}
+        assert left <= {"sw.toml", "sw.jsonl"}, (delay, left)  # no temporary file
         interrupted.append(len(kept))
         assert resume_in_process(tmp_path, monkeypatch, capsys)["resumed_cells"] == len(kept)
         assert rows(results, sweep) == expected

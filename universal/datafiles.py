@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterable
 
 from universal.errors import UserError
+from universal.interrupts import deferred
 
 
 def read_text(path: str | Path, what: str) -> str:
@@ -141,7 +142,8 @@ def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO
     if kind != "file":
         raise UserError(f"cannot write {str(path)!r}: {kind}")
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with deferred():  # a Ctrl-C between creating the temporary file and the cleanup below would leak it
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
         raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
     try:
@@ -315,11 +317,12 @@ def check_writable(path: str | Path, what: str, inputs: Iterable[str | Path] = (
         raise UserError(f"cannot write {what} {str(path)!r}: {kind}")
     folder = Path(os.path.realpath(path)).parent
     try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
+        with deferred():  # never interrupted half-way: the probe file goes again at once
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
+            os.close(fd)
+            os.unlink(probe)
     except OSError as exc:
         raise UserError(f"cannot write {what} {str(path)!r}: {exc.strerror}") from None
-    os.close(fd)
-    os.unlink(probe)
     return path
 
 

@@ -81,7 +81,14 @@ class Sweep:
     axes: dict[str, list]
 
     def cell_count(self) -> int:
-        """Number of cells (the product of the axis lengths), without making them."""
+        """Number of cells (the product of the axis lengths), without making them.
+
+        Examples
+        --------
+        >>> Sweep("big", Experiment("torus:k={k},n={n}", "h-relation:h=1", None, ["fifo"]),
+        ...       {"k": list(range(3, 1003)), "n": list(range(1, 1001))}).cell_count()
+        1000000
+        """
         return math.prod(len(values) for values in self.axes.values())
 
     def cells(self) -> list[dict]:
@@ -261,7 +268,7 @@ _HEADER_TYPES = {"sweep": str, "settings": dict, "version": str, "command": (str
 
 def _check_header(header: object, path: Path, sweep: Sweep) -> None:
     where = f"results file {str(path)!r}, line 1"
-    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str):
+    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str) or "settings" not in header:
         raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep header "
                         f"(an object with \"sweep\" and \"settings\"); remove the file or run without --resume")
     for key, value in header.items():
@@ -375,7 +382,8 @@ def check_results_path(path: str | Path, *, resume: bool = False, overwrite: boo
     """Refuse a results file name that would replace something else, before any work.
 
     A name that does not exist yet is fine. An existing results file of this tool is continued
-    with ``resume`` or replaced with ``overwrite``; without either it is refused, so that running
+    with ``resume`` (:func:`read_results` then checks it line by line) or replaced with
+    ``overwrite``; without either it is refused, so that running
     a sweep again never throws away its results by accident. Anything else (the user's notes, a
     scenario, a FIFO, a folder) is refused and left as it is. A link to a results file counts as
     the results file (its target is written and the link kept).
@@ -414,6 +422,8 @@ def check_results_path(path: str | Path, *, resume: bool = False, overwrite: boo
         raise UserError(f"cannot write results file {str(path)!r}: {kind}")
     if not os.path.lexists(path) or not os.path.exists(path):
         return path  # a new name, or a link to a name not written yet
+    if resume:
+        return path  # read_results checks every line and names the first that is wrong
     if not is_results_file(path):
         raise UserError(f"{str(path)!r} exists and is not a sweep results file; it is left as "
                         f"it is (choose another --out)")
@@ -427,7 +437,8 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
     """Remove the temporary files an earlier run killed mid-write left next to results file ``path``.
 
     :func:`universal.datafiles.write_atomically` names them ``.NAME.XXXXXXXX.tmp`` in the folder of
-    the file (the target's folder for a link); only that exact pattern is removed.
+    the file (the target's folder for a link), :func:`universal.datafiles.check_writable` its probe
+    ``.NAME.XXXXXXXX.probe``; only those exact patterns are removed.
 
     Returns
     -------
@@ -443,7 +454,7 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
     ['.r.jsonl.ab_cd123.tmp']
     """
     target = Path(os.path.realpath(path))
-    pattern = re.compile(re.escape(f".{target.name}.") + r"[A-Za-z0-9_]{8}\.tmp")
+    pattern = re.compile(re.escape(f".{target.name}.") + r"[A-Za-z0-9_]{8}\.(tmp|probe)")
     removed = []
     try:
         entries = list(target.parent.iterdir())
