@@ -63,11 +63,12 @@ def wait_until_running(process: subprocess.Popen) -> None:
 
 
 def session_members(sid: int) -> list[int]:
+    """The live processes of session ``sid`` (a zombie is dead, only not yet reaped by init)."""
     members = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if os.getsid(int(entry)) == sid:
+                if os.getsid(int(entry)) == sid and Path(f"/proc/{entry}/stat").read_text().split()[2] != "Z":
                     members.append(int(entry))
             except OSError:
                 pass
