@@ -114,7 +114,7 @@ def sample_permutations(N: int, M: int, seed: int) -> np.ndarray:
     Examples
     --------
     >>> sample_permutations(4, 2, 0).tolist()
-    [[2, 3, 1, 0], [0, 1, 2, 3]]
+    [[2, 0, 1, 3], [3, 2, 1, 0]]
     """
     rng = np.random.default_rng(seed)
     return np.array([rng.permutation(N) for _ in range(M)], dtype=np.int64).reshape(M, N)

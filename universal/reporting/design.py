@@ -1,0 +1,95 @@
+"""Tables of ``universal design``: one designed routing, a tradeoff curve, the named algorithms.
+
+Throughputs are fractions of capacity; locality is the mean path length over the minimal one
+(Towles, Dally & Boyd, "Throughput-centric routing algorithm design", 2003, eqs. 4-5).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["design_table", "curve_table", "algorithms_table", "print_design"]
+
+
+def _f(x, digits: int = 4) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def design_table(result) -> Table:
+    """One designed routing: its figures, recomputed exactly from the routing, and the solver's.
+
+    Parameters
+    ----------
+    result : universal.design.DesignResult
+
+    Returns
+    -------
+    rich.table.Table
+    """
+    title = f"optimal oblivious routing by LP: {result.network}, {result.objective}, {result.paths} paths"
+    table = Table(title=title)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("meaning")
+    rows = [
+        ("LP optimum", _f(result.lp_throughput, 6), f"{result.objective} throughput the LP reached"),
+        ("worst case", _f(result.throughput_worst, 6), "exact, max-weight matching on the saved routing"),
+        ("average case", _f(result.throughput_average),
+         f"capacity / mean max load over the LP's sample ({result.samples} perms, seed {result.seed})"),
+        ("held-out avg", _f(result.throughput_average_heldout),
+         f"the same on a second sample (seed {result.seed + 1}), held out of the LP"),
+        ("uniform", _f(result.throughput_capacity), "throughput under uniform traffic"),
+        ("locality", _f(result.locality, 6), "mean path length / minimal mean path length"),
+    ]
+    if result.locality_bound is not None:
+        rows.append(("locality bound", _f(result.locality_bound), "constraint H <= L"))
+    rows.append(("solver", f"{result.seconds:.1f} s", result.status))
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def curve_table(curve: list) -> Table:
+    """The tradeoff curve: one row per locality bound."""
+    obj = curve[0].objective if curve else ""
+    table = Table(title=f"optimal tradeoff: {obj} throughput against locality")
+    for name in ("locality bound", "locality", f"{obj} throughput", "seconds"):
+        table.add_column(name, justify="right")
+    for r in curve:
+        table.add_row(_f(r.locality_bound), _f(r.locality), _f(r.lp_throughput), f"{r.seconds:.1f}")
+    return table
+
+
+def algorithms_table(points: dict[str, dict], curve: list | None = None) -> Table:
+    """Named algorithms with their throughputs, locality and distance to the curve.
+
+    Parameters
+    ----------
+    points : dict
+        Name -> figures from :func:`universal.design.evaluate_routing`.
+    curve : list of DesignResult, optional
+        When given, each algorithm's locality above the curve at its own throughput.
+    """
+    table = Table(title="named algorithms (exact figures)")
+    for name in ("routing", "worst case", "average", "avg held-out", "locality", "above curve"):
+        table.add_column(name, justify="right" if name != "routing" else "left")
+    for name, f in points.items():
+        gap = None
+        if curve:
+            from universal.design.tradeoffs import locality_above_curve
+            gap = locality_above_curve(curve, f)
+        table.add_row(name, _f(f.get("throughput_worst")), _f(f.get("throughput_average")),
+                      _f(f.get("throughput_average_heldout")), _f(f.get("locality")),
+                      "-" if gap is None else f"{100 * gap:+.1f}%")
+    return table
+
+
+def print_design(console: Console, result=None, curve=None, points=None) -> None:
+    """Print whichever of the three tables are given."""
+    if result is not None:
+        console.print(design_table(result))
+    if curve:
+        console.print(curve_table(curve))
+    if points:
+        console.print(algorithms_table(points, curve))
