@@ -20,6 +20,10 @@ __all__ = ["plot_tradeoff"]
 
 _MARKERS = ("o", "s", "^", "v", "D", "P", "*", "X")
 
+#: How Towles, Dally & Boyd (2003) write the names of the algorithms.
+DISPLAY = {"dor": "DOR", "romm": "ROMM", "val": "VAL", "rlb": "RLB", "rlbth": "RLBth", "ival": "IVAL",
+           "2turn": "2TURN", "2turna": "2TURNA"}
+
 
 def plot_tradeoff(curve: list, points: dict[str, dict], path: str | Path, *, key: str,
                   title: str = "") -> Path:
@@ -76,8 +80,8 @@ def plot_tradeoff(curve: list, points: dict[str, dict], path: str | Path, *, key
         if f.get(key) is None:
             continue
         ax.plot(f[key], f["locality"], linestyle="none", marker=_MARKERS[i % len(_MARKERS)],
-                markersize=8, label=name.upper(), zorder=3)
-        ax.annotate(name.upper(), (f[key], f["locality"]), textcoords="offset points", xytext=(6, 4),
+                markersize=8, label=DISPLAY.get(name, name), zorder=3)
+        ax.annotate(DISPLAY.get(name, name), (f[key], f["locality"]), textcoords="offset points", xytext=(6, 4),
                     fontsize=9)
     xmax = max([*x, *(f[key] for f in points.values() if f.get(key) is not None)])
     ax.set_xlim(0.0, min(1.0, xmax * 1.12))
