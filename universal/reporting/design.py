@@ -9,11 +9,16 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["design_table", "curve_table", "algorithms_table", "print_design"]
+__all__ = ["design_table", "curve_table", "algorithms_table", "print_design", "study_table", "print_study"]
 
 
 def _f(x, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _gap(gap: float | None) -> str:
+    """Locality above the curve in percent (round-off below the curve shows as +0.0%)."""
+    return "-" if gap is None else f"{100 * max(gap, 0.0) if gap > -1e-4 else 100 * gap:+.1f}%"
 
 
 def design_table(result) -> Table:
@@ -81,7 +86,7 @@ def algorithms_table(points: dict[str, dict], curve: list | None = None) -> Tabl
             gap = locality_above_curve(curve, f)
         table.add_row(name, _f(f.get("throughput_worst")), _f(f.get("throughput_average")),
                       _f(f.get("throughput_average_heldout")), _f(f.get("locality")),
-                      "-" if gap is None else f"{100 * gap:+.1f}%")
+                      _gap(gap))
     return table
 
 
@@ -93,3 +98,36 @@ def print_design(console: Console, result=None, curve=None, points=None) -> None
         console.print(curve_table(curve))
     if points:
         console.print(algorithms_table(points, curve))
+
+
+def study_table(result) -> Table:
+    """The named algorithms of a design study, with their distance to each curve.
+
+    Parameters
+    ----------
+    result : universal.design.study.StudyResult
+    """
+    s = result.study
+    table = Table(title=f"{s.name or 'design study'}: {s.network}, named algorithms against the optimal curves")
+    table.add_column("routing")
+    for name in ("worst case", f"average ({s.samples})", "avg held-out", "locality"):
+        table.add_column(name, justify="right")
+    for obj in result.gaps:
+        table.add_column(f"{obj.split('-')[0]} gap", justify="right")
+    for name, f in result.points.items():
+        gaps = [_gap(result.gaps[o].get(name)) for o in result.gaps]
+        table.add_row(name, _f(f.get("throughput_worst")), _f(f.get("throughput_average")),
+                      _f(f.get("throughput_average_heldout")), _f(f.get("locality")), *gaps)
+    return table
+
+
+def print_study(console: Console, result) -> None:
+    """Every curve, then the algorithms table and a note on what the columns mean."""
+    for curve in result.curves.values():
+        console.print(curve_table(curve))
+    console.print(study_table(result))
+    s = result.study
+    console.print(f"throughput = fraction of capacity; average = capacity / mean max channel load over "
+                  f"{s.samples} random permutations (seed {s.seed}, the sample the average-case LP "
+                  f"optimises); held-out = the same on seed {s.seed + 1}; gap = locality above the "
+                  "curve's optimal locality at the same throughput (interpolated between solved points)")

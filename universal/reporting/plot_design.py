@@ -16,7 +16,7 @@ import numpy as np
 from universal.datafiles import write_atomically
 from universal.errors import UserError
 
-__all__ = ["plot_tradeoff"]
+__all__ = ["plot_tradeoff", "plot_study"]
 
 _MARKERS = ("o", "s", "^", "v", "D", "P", "*", "X")
 
@@ -94,3 +94,22 @@ def plot_tradeoff(curve: list, points: dict[str, dict], path: str | Path, *, key
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
     fig.set_size_inches(8.0, 4.8)
     return write_atomically(path, lambda handle: fig.savefig(handle, format=path.suffix.lower()[1:], dpi=120))
+
+
+def plot_study(result, path: str | Path) -> list[Path]:
+    """One tradeoff figure per objective of a design study (``FILE``, then ``FILE`` + ``.average-case``).
+
+    Returns
+    -------
+    list of Path
+    """
+    from universal.design.tradeoffs import curve_key
+    path = Path(path)
+    out = []
+    for i, (obj, curve) in enumerate(result.curves.items()):
+        target = path if i == 0 else path.with_name(f"{path.stem}.{obj}{path.suffix}")
+        keep = ("2turna",) if obj == "average-case" else ("2turn",)
+        pts = {n: f for n, f in result.points.items() if not n.startswith("2turn") or n in keep}
+        title = f"{result.study.network}: optimal locality against {obj} throughput"
+        out.append(plot_tradeoff(curve, pts, target, key=curve_key(obj), title=title))
+    return out
