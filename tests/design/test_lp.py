@@ -95,3 +95,19 @@ def test_two_turn_paths_are_straight_segments():
         assert len(segs) <= 3
         assert all(a[0] != b[0] for a, b in zip(segs, segs[1:]))
         assert all(1 <= abs(s) <= 4 for _, s in segs)
+
+
+def test_2turn_by_name_is_designed_once_and_cached(tmp_path, monkeypatch):
+    from universal.design.cache import cache_path
+    from universal.oblivious import Torus, get_routing, pair_loads
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    t = Torus(4, 2)
+    first = pair_loads("2turn", t).mean_length()
+    file = cache_path(t, "worst-case", "2turn", "2turn")
+    assert file.is_file() and str(tmp_path) in str(file)
+    stamp = file.stat().st_mtime_ns
+    again = pair_loads(get_routing("2turn"), t).mean_length()
+    assert again == first and file.stat().st_mtime_ns == stamp      # read back, not redesigned
+    assert float(first / t.average_min_distance) == pytest.approx(1.35, abs=1e-6)
+    file.write_text("{broken")                                       # a damaged cache is redesigned
+    assert pair_loads("2turn", t).mean_length() == first
