@@ -68,3 +68,11 @@ def test_broken_file_is_one_error_line(capsys, tmp_path):
     saved.write_text(json.dumps(data))
     assert_user_error(*run(capsys, "worstcase", "--network", "torus:k=4,n=2", "--routing", f"lp:file={saved}"),
                       "not conserved")
+
+
+def test_save_does_not_replace_a_file_it_does_not_own(capsys, tmp_path):
+    other = tmp_path / "notes.txt"
+    other.write_text("my notes\n")
+    assert_user_error(*run(capsys, "design", "--network", "torus:k=4,n=2", "--save", str(other)),
+                      "not a saved routing")
+    assert other.read_text() == "my notes\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from universal.cli.common import nonnegative, output_options, plot_path, plotted, positive, print_json
+from universal.cli.common import writable, nonnegative, output_options, plot_path, plotted, positive, print_json
 
 HELP = "optimal oblivious routing of a torus by LP (worst-case, average-case or capacity)"
 
@@ -49,17 +49,14 @@ def run(args: argparse.Namespace) -> None:
     if args.tradeoff is not None and args.tradeoff < 2:
         raise UserError("--tradeoff needs at least 2 points")
     from universal.design import design, torus_of, tradeoff
-    from universal.oblivious.routingfile import write_routing
+    from universal.oblivious.routingfile import check_replaceable, write_routing
 
     torus = torus_of(args.network)
     if args.locality is not None and not args.locality >= 1:
         raise UserError(f"--locality must be at least 1 (the minimal mean path length), got {args.locality}")
-    save = None
-    if args.save:
-        from pathlib import Path
-        save = Path(args.save).expanduser()
-        if save.is_dir() or not save.parent.is_dir():
-            raise UserError(f"cannot write {args.save!r}: not a file in an existing folder")
+    save = writable(args.save, "routing")
+    if save is not None:
+        check_replaceable(save)
     result = design(torus, args.objective, args.paths, locality=args.locality, then=args.then,
                     samples=args.samples, seed=args.seed, name=f"lp:{args.objective}/{args.paths}")
     if save is not None:
@@ -75,7 +72,7 @@ def run(args: argparse.Namespace) -> None:
         if curve is not None:
             data["curve"] = [r.as_dict() for r in curve]
             data["algorithms"] = points
-        print_json(data)
+        print_json(data, args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
         rows = [r.as_dict() for r in curve] if curve is not None else [result.as_dict()]

@@ -138,7 +138,7 @@ def _run_design_scenario(study, args: argparse.Namespace) -> None:
     with progress_bar(steps, f"{study.name}", not machine(args)) as bar:
         result = run_study(study, progress=(lambda label: bar.begin(label)) if bar else None)
     if args.json:
-        print_json(result.to_json())
+        print_json(result.to_json(), args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 

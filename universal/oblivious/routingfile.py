@@ -36,7 +36,7 @@ from universal.registry import parse_spec
 from .designed import FlowRouting
 from .torus import Torus
 
-__all__ = ["FORMAT", "read_routing", "write_routing", "routing_to_json", "routing_from_json"]
+__all__ = ["FORMAT", "read_routing", "write_routing", "check_replaceable", "routing_to_json", "routing_from_json"]
 
 FORMAT = "universal-routing"
 VERSION = 1
@@ -68,11 +68,27 @@ def write_routing(path: str | Path, routing: FlowRouting) -> Path:
     True
     """
     path = Path(path).expanduser()
+    check_replaceable(path)
+    return write_atomically(path, json.dumps(routing_to_json(routing), indent=1) + "\n")
+
+
+def check_replaceable(path: str | Path) -> None:
+    """UserError unless ``path`` can take a saved routing: a new file, or an old saved routing.
+
+    Any other existing file is not this tool's to replace.
+    """
+    path = Path(path).expanduser()
     if path.is_dir():
         raise UserError(f"cannot write {str(path)!r}: it is a folder")
     if not path.parent.is_dir():
         raise UserError(f"cannot write {str(path)!r}: folder {str(path.parent)!r} does not exist")
-    return write_atomically(path, json.dumps(routing_to_json(routing), indent=1) + "\n")
+    if path.exists():
+        try:
+            ours = json.loads(path.read_text(encoding="utf-8")).get("format") == FORMAT
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise UserError(f"{str(path)!r} exists and is not a saved routing: not replacing it")
 
 
 def _torus_of(text) -> Torus:
