@@ -19,6 +19,10 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
 ``run``, so that building the parser costs nothing and each command loads only what it uses
 (``tests/cli/test_imports.py`` checks this).
 
+    python -m universal openloop --network NET --routing A,B --traffic X,Y (--loads a:b:step | --saturation)
+        [--injection bernoulli|poisson|on-off] [--units capacity|packets] [--priority age] [--seeds N]
+        [--json | --csv] [--plot FILE]
+
     python -m universal --version
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2.
@@ -43,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "load": "load",
     "worstcase": "worstcase",
     "design": "design",
+    "openloop": "openloop",
 }
 
 
