@@ -76,3 +76,9 @@ def test_save_does_not_replace_a_file_it_does_not_own(capsys, tmp_path):
     assert_user_error(*run(capsys, "design", "--network", "torus:k=4,n=2", "--save", str(other)),
                       "not a saved routing")
     assert other.read_text() == "my notes\n"
+
+
+def test_openloop_accepts_designed_and_mixed_routings(capsys):
+    d = _json(capsys, "openloop", "--network", "torus:k=4,n=2", "--routing", "2turn,mix:dor=0.5,ival=0.5",
+              "--loads", "0.2", "--window", "100", "--json")
+    assert {r["routing"] for r in d["rows"]} == {"2turn", "mix:dor=0.5,ival=0.5"}

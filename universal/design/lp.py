@@ -35,8 +35,12 @@ objective: after the best cost ``z*`` is found, the LP is solved again with the 
 Solver: HiGHS through ``scipy.optimize.linprog``. The interior-point method (with crossover, so
 the answer is a vertex) is the default because it is the one that scales here: on the
 average-case LP of the 8-ary 2-cube it finished in about two minutes where dual simplex had
-not finished after 27 (measured for this project); ``benchmarks/design.py`` times the worst-case
-LP for k = 4..12.
+not finished after 27 (measured for this project). Cutting planes (load rows of the average
+case added only once violated, each restricted LP solved afresh) were tried as well and were
+slower here: the restricted LPs grow and every restart pays for them again. The worst-case and
+capacity LPs are solved over symmetric routings only (:func:`~universal.design.families.symmetrize`),
+which makes them several times smaller; ``benchmarks/design.py`` times the worst-case LP for
+k = 4..12.
 """
 
 from __future__ import annotations
@@ -178,57 +182,6 @@ def _average_rows(rv: RouteVariables, perms: np.ndarray):
     return G @ rv.F
 
 
-class _LazyRows:
-    """Constraint rows ``rows[r] @ x <= z[group[r]]`` added only once a solution violates them.
-
-    The restricted LP is a relaxation of the full one; when its optimum violates none of the
-    left-out rows it is feasible, hence optimal, for the full LP (cutting planes). The rows
-    found stay active for the locality stage.
-    """
-
-    PER_ROUND = 8                              # most violated rows added per cost variable and round
-
-    def __init__(self, rows, group: np.ndarray, nx: int, n_extra: int) -> None:
-        self.rows, self.group, self.nx, self.n_extra = rows.tocsr(), group, nx, n_extra
-        # start with the first row of every group, so every cost variable is bounded below
-        self.active = np.unique(np.searchsorted(group, np.arange(n_extra)))
-
-    def matrix(self):
-        from scipy import sparse
-        a = self.active
-        link = sparse.csr_matrix((-np.ones(len(a)), (np.arange(len(a)), self.group[a])),
-                                 shape=(len(a), self.n_extra))
-        return sparse.hstack([self.rows[a], link], format="csr")
-
-    def add_violated(self, z: np.ndarray) -> bool:
-        """Activate the rows that ``z`` violates (most violated first); False when there are none."""
-        x, cost = z[:self.nx], z[self.nx:]
-        slack = self.rows @ x - cost[self.group]
-        tol = 1e-9 * max(1.0, float(cost.max(initial=0.0)))
-        viol = np.flatnonzero(slack > tol)
-        viol = viol[~np.isin(viol, self.active)]
-        if not len(viol):
-            return False
-        order = viol[np.lexsort((-slack[viol], self.group[viol]))]
-        g = self.group[order]
-        rank = np.arange(len(order)) - np.searchsorted(g, g)
-        self.active = np.union1d(self.active, order[rank < self.PER_ROUND])
-        return True
-
-
-def _solve_lazy(c, A_ub, b_ub, A_eq, b_eq, bounds, method: str, lazy: _LazyRows | None):
-    """:func:`_solve`, adding the violated rows of ``lazy`` until none is left."""
-    if lazy is None:
-        return _solve(c, A_ub, b_ub, A_eq, b_eq, bounds, method)
-    from scipy import sparse
-    while True:
-        A = sparse.vstack([lazy.matrix(), A_ub], format="csr")
-        b = np.concatenate([np.zeros(len(lazy.active)), b_ub])
-        z, res = _solve(c, A, b, A_eq, b_eq, bounds, method)
-        if z is None or not lazy.add_violated(z):
-            return z, res
-
-
 def _solve(c, A_ub, b_ub, A_eq, b_eq, bounds, method: str):
     from scipy.optimize import linprog
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method=method)
@@ -325,15 +278,13 @@ def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all"
         extra_bounds = [(0, None)]
         cost_c = np.ones(1)
     else:                                     # permutation m's channel loads are at most z_m
-        A_ub = sparse.csr_matrix((0, nx + samples))
+        rows = _average_rows(rv, sample_permutations(N, samples, seed))
+        r = np.arange(rows.shape[0])
+        link = sparse.csr_matrix((-np.ones(len(r)), (r, r // C)), shape=(len(r), samples))
+        A_ub = sparse.hstack([rows, link], format="csr")
         extra_bounds = [(0, None)] * samples
         cost_c = np.full(samples, 1.0 / samples)
     n_extra = len(extra_bounds)
-    lazy = None
-    if objective == "average-case":
-        # M * C load rows, most of them slack at the optimum: they are added as they are violated
-        rows = _average_rows(rv, sample_permutations(N, samples, seed))
-        lazy = _LazyRows(rows, np.arange(rows.shape[0]) // C, nx, n_extra)
     b_ub = np.zeros(A_ub.shape[0])
     if locality is not None:
         A_ub = sparse.vstack([A_ub, sparse.hstack([sparse.csr_matrix(hop_row[None, :]),
@@ -342,7 +293,7 @@ def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all"
     A_eq = sparse.hstack([rv.A_eq, sparse.csr_matrix((rv.A_eq.shape[0], n_extra))], format="csr")
     bounds = [tuple(b) for b in rv.bounds.tolist()] + extra_bounds
     c = np.concatenate([np.zeros(nx), cost_c])
-    z, res = _solve_lazy(c, A_ub, b_ub, A_eq, rv.b_eq, bounds, method, lazy)
+    z, res = _solve(c, A_ub, b_ub, A_eq, rv.b_eq, bounds, method)
     if z is None:
         bound = f" with locality at most {locality:g}" if locality is not None else ""
         raise UserError(f"the design LP is infeasible{bound} on {torus.name} with {paths} paths")
@@ -353,14 +304,12 @@ def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all"
         A2 = sparse.vstack([A_ub, keep], format="csr")
         b2 = np.append(b_ub, cost * (1 + LEXICOGRAPHIC_SLACK) + 1e-12)
         c2 = np.concatenate([hop_row, np.zeros(n_extra)])
-        z2, res2 = _solve_lazy(c2, A2, b2, A_eq, rv.b_eq, bounds, method, lazy)
+        z2, res2 = _solve(c2, A2, b2, A_eq, rv.b_eq, bounds, method)
         if z2 is None:
             raise UserError("the locality stage of the design LP turned infeasible (numerical trouble)")
         z = z2
         cost = float(cost_c @ z[nx:]) if objective != "worst-case" else float(z[-1])
         stages.append(res2.message)
-    if lazy is not None:
-        A_ub = sparse.csr_matrix((A_ub.shape[0] + len(lazy.active), A_ub.shape[1]))   # for the size report
     x = np.clip(z[:nx], 0.0, None)
     flows = np.asarray(rv.F @ x).reshape(N, C)
     if rv.expand is not None:
