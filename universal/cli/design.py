@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from universal.cli.common import writable, nonnegative, output_options, plot_path, plotted, positive, print_json
+from universal.cli.common import (machine, nonnegative, output_options, plot_path, plotted, positive, print_json,
+                                  progress_bar, writable)
 
 HELP = "optimal oblivious routing of a torus by LP (worst-case, average-case or capacity)"
 
@@ -64,9 +65,12 @@ def run(args: argparse.Namespace) -> None:
         print(f"saved: {save}", file=sys.stderr)
     curve = points = None
     if args.tradeoff is not None:
-        from universal.design.tradeoffs import named_points
-        curve = tradeoff(torus, args.objective, args.paths, args.tradeoff, samples=args.samples, seed=args.seed)
-        points = named_points(torus, args.objective, args.samples, args.seed)
+        from universal.design.tradeoffs import NAMED, named_points
+        with progress_bar(args.tradeoff + len(NAMED) + 1, "tradeoff: LPs", not machine(args)) as bar:
+            curve = tradeoff(torus, args.objective, args.paths, args.tradeoff, samples=args.samples,
+                             seed=args.seed, progress=bar.advance if bar else None)
+            points = named_points(torus, args.objective, args.samples, args.seed,
+                                  progress=(lambda name: bar.begin(f"evaluating {name}")) if bar else None)
     if args.json:
         data = result.as_dict()
         if curve is not None:

@@ -21,6 +21,12 @@ def _gap(gap: float | None) -> str:
     return "-" if gap is None else f"{100 * max(gap, 0.0) if gap > -1e-4 else 100 * gap:+.1f}%"
 
 
+def _short_status(status: str) -> str:
+    """``HiGHS Status 7: Optimal`` out of SciPy's longer message."""
+    start, end = status.rfind("("), status.rfind(")")
+    return status[start + 1:end] if 0 <= start < end else status
+
+
 def design_table(result) -> Table:
     """One designed routing: its figures, recomputed exactly from the routing, and the solver's.
 
@@ -32,24 +38,24 @@ def design_table(result) -> Table:
     -------
     rich.table.Table
     """
-    title = f"optimal oblivious routing by LP: {result.network}, {result.objective}, {result.paths} paths"
-    table = Table(title=title)
+    title = f"optimal routing by LP: {result.network}, {result.objective}, {result.paths} paths"
+    table = Table(title=title, caption="throughputs: fraction of capacity; figures below the LP's "
+                  "are recomputed from the rounded routing")
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_column("meaning")
     rows = [
-        ("LP optimum", _f(result.lp_throughput, 6), f"{result.objective} throughput the LP reached"),
-        ("worst case", _f(result.throughput_worst, 6), "exact, max-weight matching on the saved routing"),
-        ("average case", _f(result.throughput_average),
-         f"capacity / mean max load over the LP's sample ({result.samples} perms, seed {result.seed})"),
-        ("held-out avg", _f(result.throughput_average_heldout),
-         f"the same on a second sample (seed {result.seed + 1}), held out of the LP"),
-        ("uniform", _f(result.throughput_capacity), "throughput under uniform traffic"),
-        ("locality", _f(result.locality, 6), "mean path length / minimal mean path length"),
+        ("LP optimum", _f(result.lp_throughput, 6), f"the LP's {result.objective} optimum"),
+        ("worst case", _f(result.throughput_worst, 6), "exact: max-weight matching"),
+        ("average", _f(result.throughput_average),
+         f"LP's sample: {result.samples} perms, seed {result.seed}"),
+        ("held-out avg", _f(result.throughput_average_heldout), f"second sample, seed {result.seed + 1}"),
+        ("uniform", _f(result.throughput_capacity), "uniform traffic"),
+        ("locality", _f(result.locality, 6), "mean path length / minimal"),
     ]
     if result.locality_bound is not None:
         rows.append(("locality bound", _f(result.locality_bound), "constraint H <= L"))
-    rows.append(("solver", f"{result.seconds:.1f} s", result.status))
+    rows.append(("solver", f"{result.seconds:.1f} s", _short_status(result.status)))
     for row in rows:
         table.add_row(*row)
     return table
