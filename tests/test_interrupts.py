@@ -25,17 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists() or not hasattr(os, "killpg"),
                                 reason="needs Linux /proc and process groups")
 
-# A sweep of 14 cells of a few tenths of a second each: long enough (a few seconds with two
-# workers) that the interruptions below land while it runs, short enough to run 20 times.
-SWEEP = """\
-network = "butterfly:d=11"
-problem = "h-relation:h={h}"
-paths = ["valiant"]
-protocols = ["random-rank"]
-seeds = 1
-[sweep]
-h = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
-"""
+# A sweep of cells of a few tenths of a second each (h-relations on BF(11), h = 1..N): long enough
+# that the interruptions below land while it runs, short enough to run 20 times. N is calibrated
+# on the machine (see ``reference``) so that the whole sweep takes about 2.6 s.
+def sweep_text(cells: int) -> str:
+    return ('network = "butterfly:d=11"\nproblem = "h-relation:h={h}"\npaths = ["valiant"]\n'
+            f'protocols = ["random-rank"]\nseeds = 1\n[sweep]\nh = {list(range(1, cells + 1))}\n')
 
 
 def start(folder: Path, *extra: str) -> subprocess.Popen:
@@ -91,13 +86,21 @@ def rows(path: Path, sweep) -> dict[str, list]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
+    """The sweep and its rows from an uninterrupted run, sized to last about 2.6 s here."""
     folder = tmp_path_factory.mktemp("reference")
-    (folder / "sw.toml").write_text(SWEEP)
-    done = start(folder)
-    out, err = done.communicate(timeout=300)
-    assert done.returncode == 0, err
+    cells = 14
+    for _ in range(2):  # a calibration run, then the reference run
+        (folder / "sw.toml").write_text(sweep_text(cells))
+        (folder / "sw.jsonl").unlink(missing_ok=True)
+        began = time.monotonic()
+        done = start(folder)
+        out, err = done.communicate(timeout=300)
+        took = time.monotonic() - began
+        assert done.returncode == 0, err
+        # A cell's cost grows with h, the sweep's with the square of the number of cells.
+        cells = max(cells, min(60, round(cells * (2.6 / took) ** 0.5)))
     sweep = load_scenario(folder / "sw.toml").sweep
-    return sweep, rows(folder / "sw.jsonl", sweep)
+    return sweep, rows(folder / "sw.jsonl", sweep), (folder / "sw.toml").read_text()
 
 
 def check_stopped(process: subprocess.Popen, sent: float, status: int, line: str, finished_ok: bool = False) -> int:
@@ -128,8 +131,8 @@ def resume_in_process(folder: Path, monkeypatch, capsys) -> dict:
 
 
 def test_ctrl_c_at_any_moment_of_a_parallel_sweep_loses_nothing(tmp_path, reference, monkeypatch, capsys):
-    sweep, expected = reference
-    (tmp_path / "sw.toml").write_text(SWEEP)
+    sweep, expected, text = reference
+    (tmp_path / "sw.toml").write_text(text)
     results = tmp_path / "sw.jsonl"
     interrupted = []
     for delay in [0.1 + i * 1.9 / 19 for i in range(20)]:  # 20 moments over the first two seconds
@@ -159,8 +162,8 @@ def test_ctrl_c_at_any_moment_of_a_parallel_sweep_loses_nothing(tmp_path, refere
 
 
 def test_sigterm_stops_workers_and_leaves_no_temporary_file(tmp_path, reference):
-    sweep, expected = reference
-    (tmp_path / "sw.toml").write_text(SWEEP)
+    sweep, expected, text = reference
+    (tmp_path / "sw.toml").write_text(text)
     run = start(tmp_path)
     wait_until_running(run)
     time.sleep(0.8)
@@ -171,8 +174,8 @@ def test_sigterm_stops_workers_and_leaves_no_temporary_file(tmp_path, reference)
 
 
 def test_sigkill_leaves_no_worker_and_resume_removes_the_stale_temporary_file(tmp_path, reference):
-    sweep, expected = reference
-    (tmp_path / "sw.toml").write_text(SWEEP)
+    sweep, expected, text = reference
+    (tmp_path / "sw.toml").write_text(text)
     run = start(tmp_path)
     wait_until_running(run)
     time.sleep(0.8)

@@ -48,6 +48,9 @@ def run(args: argparse.Namespace) -> None:
     if scenario.analysis is not None:
         _run_load_scenario(scenario.analysis, args)
         return
+    if scenario.design is not None:
+        _run_design_scenario(scenario.design, args)
+        return
     exp = scenario.experiment
     if args.seeds is not None or args.seed is not None:
         first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
@@ -104,12 +107,15 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
 
 def _protect_inputs(scenario) -> None:
     """The scenario file and every file it names are inputs of this run: no output replaces them."""
+    texts, base = [], scenario.path.parent
     if scenario.analysis is not None:
         a = scenario.analysis
         texts, base = [a.network, list(a.routings), list(a.traffics)], a.base_dir
-    else:
+    elif scenario.experiment is not None:
         e = scenario.experiment
         texts, base = [e.network, e.problem, e.paths, e.protocols], e.base_dir
+    elif scenario.design is not None:
+        texts = [getattr(scenario.design, "network", None)]
     protect_run_inputs([t if isinstance(t, list) else [t] for t in texts], base, files=[scenario.path])
 
 
@@ -145,3 +151,35 @@ def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> No
         from universal.reporting.plots import plot_load_report
 
         plotted(plot_load_report(report, plot_path(args)))
+
+
+def _run_design_scenario(study, args: argparse.Namespace) -> None:
+    """Tradeoff curves and the named algorithms (``kind = "design"``, SPEC §10)."""
+    if args.seeds is not None:
+        raise UserError(f"scenario {study.name!r} is a design study: it takes --seed, not --seeds")
+    if args.seed is not None:
+        study.seed = args.seed
+    if _sweep_options(args):
+        raise UserError(f"scenario {study.name!r} is not a sweep: {', '.join(_sweep_options(args))} "
+                        f"apply to sweeps")
+    plot = plot_path(args)
+    from universal.design.study import run_study
+
+    steps = len(study.objectives) + 6 + len(study.objectives)
+    with progress_bar(steps, f"{study.name}", not machine(args)) as bar:
+        result = run_study(study, progress=(lambda label: bar.begin(label)) if bar else None)
+    if args.json:
+        print_json(result.to_json(), args)
+    elif args.csv:
+        from universal.reporting.csvout import rows_to_csv
+
+        print(rows_to_csv({"routing": name, **f} for name, f in result.points.items()), end="")
+    else:
+        from universal.reporting import make_console
+        from universal.reporting.design import print_study
+
+        print_study(make_console(), result)
+    if plot is not None:
+        from universal.reporting.plot_design import plot_study
+
+        plotted(plot_study(result, plot))
