@@ -12,6 +12,7 @@ Keys (all but ``network``, ``problem``, ``paths`` and ``protocols`` optional)::
     bandwidth = 1          # B, or a list of values to compare (bandwidth = [1, 2, 4])
     buffer    = 4          # size b of every link buffer (default unbounded), or a list such
                            # as [1, 2, "unbounded"] to compare
+    note      = "..."      # a line printed under the table (what the scenario leaves out, and why)
 
 A scenario with ``kind = "load"`` runs the channel-load analysis (SPEC §7) instead of an
 experiment; its keys mirror ``universal load`` and ``universal worstcase``::
@@ -48,7 +49,7 @@ from universal.load_analysis import LoadAnalysis
 from universal.sweep import Sweep
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
-              "engine", "sweep"}
+              "engine", "sweep", "note"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 
 
@@ -154,6 +155,7 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         engine=str(data.get("engine", "fast")),
         name=path.stem,
         base_dir=path.parent,
+        note=str(data.get("note", "")),
     )
     sweep = Sweep(path.stem, experiment, _sweep_axes(data["sweep"], path)) if "sweep" in data else None
     return Scenario(path.stem, str(data.get("description", "")), experiment, path, sweep=sweep)

@@ -235,9 +235,12 @@ def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np
         t0 = (j - 1) * R
         if duplication:
             cap = protocol.copy_cap(collection.congestion, D, bandwidth)
-            if 2 ** (j - 1) > cap:
-                capped = True
             c = protocol.copies(j, cap)
+            if len(active) * c > protocol.max_round_copies:
+                status = "copy-limit"
+                break
+            if cap is not None and 2 ** (j - 1) > cap:
+                capped = True
             table = rng.integers(0, D, size=(len(active), c), dtype=np.int64)
             attempts = [(i, int(table[row][q]), 0) for row, i in enumerate(active) for q in range(c)]
         else:

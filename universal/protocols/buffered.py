@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import universal.protocols.hypotheses as H
 from universal.registry import Registry, Spec, check_known_params, take_int
 
 
@@ -65,6 +66,11 @@ class Protocol:
         ``"static"``, ``"on-move"`` or ``"per-step"``.
     K : int or None
         Rank range; None means the default ``C + D + ceil(log2 n)``.
+    theorem : str or None
+        Where the bound is proved (e.g. ``"survey §4.1"``).
+    hypotheses : tuple of Hypothesis
+        What that theorem assumes (:mod:`universal.protocols.hypotheses`); a run shows the bound
+        only where all of them hold.
     """
 
     name: str = ""
@@ -73,6 +79,8 @@ class Protocol:
     dynamic: str = "static"
     K: int | None = None
     extra: dict = field(default_factory=dict)
+    theorem: str | None = None
+    hypotheses: tuple = ()
 
     #: Bufferless protocols (trial-and-failure, duplication) run on their own engine.
     bufferless = False
@@ -82,9 +90,13 @@ class Protocol:
         return None
 
     def rank_range(self, C: int, D: int, n: int) -> int:
-        """K, of order C + D + log n (the survey's "sufficiently large" constant is 1 here)."""
+        """K: as given, else :meth:`default_rank_range`."""
         if self.K is not None:
             return self.K
+        return self.default_rank_range(C, D, n)
+
+    def default_rank_range(self, C: int, D: int, n: int, B: int = 1) -> int:
+        """K of order C + D + log n (the survey's "sufficiently large" constant is 1 here)."""
         return C + D + math.ceil(log2(n))
 
     def setup(self, rng: np.random.Generator, lengths: np.ndarray, C: int, D: int) -> RankState:
@@ -210,19 +222,26 @@ MAX_RANK_RANGE = 1 << 24
 
 
 def _register(name: str, cls: type[Protocol], summary: str, bound_expr: str | None, dynamic: str,
-              takes_k: bool = False) -> None:
+              takes_k: bool = False, theorem: str | None = None, hypotheses: tuple = ()) -> None:
     @PROTOCOLS.register(name, summary)
     def factory(spec: Spec) -> Protocol:
         check_known_params(spec, {"k"} if takes_k else set())
         # K is capped so that engine sort keys (key * n + id, in int64) cannot overflow.
         K = take_int(spec, "k", low=1, high=MAX_RANK_RANGE) if "k" in spec.params else None
-        return cls(name=name, summary=summary, bound_expr=bound_expr, dynamic=dynamic, K=K)
+        return cls(name=name, summary=summary, bound_expr=bound_expr, dynamic=dynamic, K=K, theorem=theorem,
+                   hypotheses=hypotheses)
 
 
+# Survey §4.1: O(C + D + log n) w.h.p. for leveled path collections; the protocol (and the
+# bound here) is the one for unbounded buffers, with bandwidth 1 (the survey's default).
 _register("random-rank", RandomRank, "lowest random rank from [K] wins (K = C + D + log n unless K= is given)",
-          "C + D + log n", "static", takes_k=True)
+          "C + D + log n", "static", takes_k=True, theorem="survey §4.1",
+          hypotheses=(H.LEVELED, H.UNBOUNDED_BUFFERS, H.UNIT_BANDWIDTH, H.RANKS_LARGE_ENOUGH))
+# Survey §4.2 (Theorem 16 for path systems): O(C + D + log n) w.h.p. for shortcut-free path
+# collections, with buffers of size C.
 _register("growing-rank", GrowingRank, "random rank that grows by K/D at every hop",
-          "C + D + log n", "on-move", takes_k=True)
+          "C + D + log n", "on-move", takes_k=True, theorem="survey §4.2",
+          hypotheses=(H.SHORTCUT_FREE, H.BUFFERS_OF_SIZE_C, H.UNIT_BANDWIDTH, H.RANKS_LARGE_ENOUGH))
 _register("fifo", Fifo, "first to arrive at the buffer wins", None, "on-move")
 _register("farthest-to-go", FarthestToGo, "most hops left wins", None, "on-move")
 _register("nearest-to-go", NearestToGo, "fewest hops left wins", None, "on-move")

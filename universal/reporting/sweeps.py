@@ -9,7 +9,8 @@ from rich.console import Group
 
 from universal.experiment import summarize
 from universal.reporting.layout import Col, FitTable
-from universal.reporting.tables import _FOLDED_HEADERS, _bound_ratio, _num, _ratio, _selected, _spread_cell
+from universal.reporting.tables import (_FOLDED_HEADERS, _bound_cell, _bound_ratio, _num, _ratio, _selected,
+                                       _spread_cell, bound_lines)
 from universal.sweep import SweepResult
 
 
@@ -89,6 +90,7 @@ def sweep_tables(result: SweepResult, columns: list[str] | None = None, wide: bo
     caption = [f"{len(result.cells)} cells x {len(result.sweep.experiment.seeds)} seeds; N: nodes; "
                "T: routing time, mean (range) over seeds; LB = max(C/B, D); bound: the survey's bound"]
     caption += list(dict.fromkeys(c for cell in result.cells for c in cell.captions))
+    caption += bound_lines([r for cell in result.cells for r in cell.rows])
     if result.results_file is not None:
         caption.append(f"results: {result.results_file}" +
                        (f" ({result.resumed} cells read back, {result.computed} computed)" if result.resumed else ""))
@@ -110,7 +112,7 @@ def sweep_tables(result: SweepResult, columns: list[str] | None = None, wide: bo
             cells = [s["paths"], s["protocol"]] if first else ["", ""]
             cells += [str(s["cell"][a]) for a in axes]
             cells += [f"{s['N']:,}", _num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]),
-                      _spread_cell(s), _ratio(s["T_over_CD"]), _num(s["bound"]), _bound_ratio(s)]
+                      _spread_cell(s), _ratio(s["T_over_CD"]), _bound_cell(s), _bound_ratio(s)]
             rows.append((cells, None if s["all_delivered"] else "red"))
         title = f"{result.sweep.name}: {problem}, sweep over {', '.join(axes)}"
         last = problem == problems[-1]

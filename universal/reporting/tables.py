@@ -57,12 +57,36 @@ def _caption(result: ExperimentResult) -> list[str]:
                      "copies (duplication); means over seeds")
     unfinished = sorted({r.status for r in result.rows if r.status != "delivered"})
     if unfinished:
-        why = " or ".join({"deadlock": "deadlocked", "step-limit": "hit the step limit"}.get(u, u) for u in unfinished)
+        why = " or ".join({"deadlock": "deadlocked", "step-limit": "hit the step limit",
+                           "copy-limit": "stopped at the copy limit"}.get(u, u) for u in unfinished)
         lines.append(f"n/a: some run {why} before every packet arrived, so its T is not a routing time and "
                      f"T/(C+D), T/bound and lat (over the packets that arrived) would mislead")
     if any(r.copies_capped for r in result.rows):
-        lines.append("duplication reached its cap on copies per packet (duplication:copies=N; default max(1, floor(B·D/C)))")
-    return lines + result.captions
+        lines.append("duplication:copies=N capped the copies per packet and round: a variant of the survey's "
+                     "doubling, so its bound is not shown")
+    return lines + bound_lines(result.rows) + result.captions
+
+
+def bound_lines(rows) -> list[str]:
+    """One caption line per (paths, protocol, failed hypothesis): where the table says n/a for a
+    bound, which hypothesis of the protocol's theorem the runs do not meet, and how.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment, run_experiment
+    >>> res = run_experiment(Experiment("mesh:k=4,n=2", "permutation:transpose", ["valiant"], ["random-rank"]))
+    >>> bound_lines(res.rows)
+    ['bound n/a, valiant / random-rank: survey §4.1 needs a leveled path collection (these paths are not leveled)']
+    """
+    why: dict[tuple[str, str, str], list[str]] = {}
+    for r in rows:
+        for part in (r.bound_note or "").split("; ") if r.bound_note else []:
+            needs, _, reason = part.partition(": ")
+            reasons = why.setdefault((r.paths, r.protocol, needs), [])
+            if reason not in reasons:
+                reasons.append(reason)
+    return [f"bound n/a, {paths} / {protocol}: {needs} ({'; '.join(reasons)})"
+            for (paths, protocol, needs), reasons in why.items()]
 
 
 #: The columns every experiment table shows (SPEC §6), then the optional ones: ``drop`` orders
@@ -173,7 +197,7 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
         cells += [s["paths"], s["protocol"]] + ([str(s["bandwidth"])] if swept_b else [])
         cells += [_buffer_cell(s["buffer"])] if swept_buffer else []
         cells += [_num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]), _t_cell(s),
-                  _ratio(s["T_over_CD"]), _num(s["bound"]),
+                  _ratio(s["T_over_CD"]), _bound_cell(s),
                   _bound_ratio(s), str(s["max_buffer"]),
                   "n/a" if s["mean_latency"] is None else f"{s['mean_latency']:.1f}"]
         if bufferless:
@@ -197,9 +221,20 @@ def _selected(table: FitTable, columns: list[str] | None) -> FitTable:
     return table
 
 
+def _bound_cell(s: dict) -> str:
+    """bound: — where the protocol has none, n/a where its theorem's hypotheses fail (the
+    caption says which)."""
+    if s["bound_expr"] is None:
+        return "—"
+    return "n/a" if s["bound"] is None else _num(s["bound"])
+
+
 def _bound_ratio(s: dict) -> str:
-    """T/bound: — where the protocol has no bound, n/a where a run did not finish."""
-    return "—" if s["bound"] is None else _ratio(s["T_over_bound"])
+    """T/bound: — where the protocol has no bound, n/a where the bound does not apply or a run
+    did not finish."""
+    if s["bound_expr"] is None:
+        return "—"
+    return "n/a" if s["bound"] is None else _ratio(s["T_over_bound"])
 
 
 def _buffer_cell(buffer: int | None) -> str:

@@ -21,7 +21,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -107,10 +107,9 @@ def trace_run(collection: PathCollection, protocol: str | Protocol, rng: np.rand
     check_traceable(collection)
     protocol = build_protocol(protocol)
     D = max(collection.dilation, 1)
-    if isinstance(protocol, Duplication) and \
-            collection.size * protocol.copy_cap(collection.congestion, D, bandwidth) > MAX_TRACE_COPIES:
-        raise UserError(f"--trace is for small instances: duplication could send more than "
-                        f"{MAX_TRACE_COPIES:,} copies in a round here")
+    if isinstance(protocol, Duplication):
+        # a traced run stops (status copy-limit) before a round of more than MAX_TRACE_COPIES copies
+        protocol = replace(protocol, max_round_copies=min(protocol.max_round_copies, MAX_TRACE_COPIES))
     if protocol.bufferless and step_limit is None:
         step_limit = protocol.round_length(D) * min(protocol.max_rounds, MAX_TRACE_ROUNDS)
     records: list[dict] = []
@@ -161,8 +160,8 @@ def _key_rule(protocol: Protocol) -> tuple[str, str]:
         if isinstance(protocol, Duplication):
             return "rank", ("B-collision rule: when more than B copies want a link in a step, all of them "
                             "are discarded")
-        again = ("ranks and delays are drawn again every round" if getattr(protocol, "redraw", True)
-                 else "the first round's ranks and delays are kept")
+        again = ("ranks and delays are drawn again every round (redraw=yes, a variant)"
+                 if getattr(protocol, "redraw", False) else "ranks and delays are drawn once, before the first round")
         return "rank", f"B-priority rule: the B of lowest (rank, packet id) go on, the others are discarded; {again}"
     rules = [(RandomRank, "rank", "lowest rank wins"),
              (GrowingRank, "key", "lowest key = rank·D + hops·K wins (the rank grows by K/D per hop)"),
@@ -219,7 +218,8 @@ def trace_to_json(trace: TraceResult) -> dict:
     ``result`` holds ``status``, ``T``, ``steps``, ``delivered``, ``delivery`` (step per packet,
     -1 if never), ``max_buffer``, ``hops``, ``mean_latency``, ``deadlock_step``, ``blocked``,
     ``full_links`` and, for the bufferless protocols, ``rounds``, ``discarded``, ``finish``,
-    ``last_delivery``.
+    ``last_delivery`` and ``copies_capped`` (duplication: whether a ``copies=`` cap cut a
+    round; null for trial-and-failure).
     """
     coll, protocol, res, B = trace.collection, trace.protocol, trace.result, trace.bandwidth
     net = coll.network
@@ -255,7 +255,7 @@ def trace_to_json(trace: TraceResult) -> dict:
               "full_links": None if res.full_links is None else [link_name(e) for e in res.full_links.tolist()]}
     if protocol.bufferless:
         result.update(rounds=res.rounds, discarded=res.discarded, finish=res.finish,
-                      last_delivery=res.last_delivery)
+                      last_delivery=res.last_delivery, copies_capped=res.copies_capped)
     out["result"] = result
     return out
 
