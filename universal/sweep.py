@@ -76,7 +76,14 @@ class Sweep:
     axes: dict[str, list]
 
     def cell_count(self) -> int:
-        """Number of cells (the product of the axis lengths), without making them."""
+        """Number of cells (the product of the axis lengths), without making them.
+
+        Examples
+        --------
+        >>> Sweep("big", Experiment("torus:k={k},n={n}", "h-relation:h=1", None, ["fifo"]),
+        ...       {"k": list(range(3, 1003)), "n": list(range(1, 1001))}).cell_count()
+        1000000
+        """
         return math.prod(len(values) for values in self.axes.values())
 
     def cells(self) -> list[dict]:
@@ -244,7 +251,7 @@ _HEADER_TYPES = {"sweep": str, "settings": dict, "version": str, "command": (str
 
 def _check_header(header: object, path: Path, sweep: Sweep) -> None:
     where = f"results file {str(path)!r}, line 1"
-    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str):
+    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str) or "settings" not in header:
         raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep header "
                         f"(an object with \"sweep\" and \"settings\"); remove the file or run without --resume")
     for key, value in header.items():
@@ -332,7 +339,8 @@ def _write_results(path: Path, sweep: Sweep, done: dict[str, CellResult], comman
 
 
 def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: bool = False, jobs: int = 1,
-              progress: Callable[[int, int], None] | None = None, command: str | None = None) -> SweepResult:
+              progress: Callable[[int, int], None] | None = None, command: str | None = None,
+              executor=None) -> SweepResult:
     """Run every cell of ``sweep`` (skipping finished ones when resuming) and collect the rows.
 
     Parameters
@@ -348,6 +356,8 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         Called as ``progress(done, total)`` whenever a cell finishes (and once at the start).
     command : str, optional
         The command line that ran the sweep, recorded in the results file's header.
+    executor : universal.executors.DaskExecutor, optional
+        Run the pending cells as tasks on a Dask cluster instead (``jobs`` is then ignored).
 
     Returns
     -------
@@ -388,7 +398,9 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         progress(len(done), len(cells))
     if path is not None and not done:
         _write_results(path, sweep, done, command)  # a fresh run starts a fresh file
-    if jobs == 1 or len(pending) <= 1:
+    if executor is not None and pending:
+        executor.run(run_cell, [(experiments[_key(c)], c) for c in pending], finished)
+    elif jobs == 1 or len(pending) <= 1:
         for cell in pending:
             finished(run_cell(experiments[_key(cell)], cell))
     else:
