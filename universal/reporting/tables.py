@@ -306,8 +306,15 @@ def conclusion(result: ExperimentResult) -> str:
     line = "\n".join(lines + deadlock_lines(result))
     bounds = sorted({(s["protocol"], s["bound_expr"]) for s in summary if s["bound_expr"]})
     if bounds:
-        line += "\nBounds (survey, log base 2): " + "; ".join(f"{p}: {e}" for p, e in bounds) + "."
+        line += "\nBounds (survey, log base 2): " + "; ".join(f"{p}: {e} ({_theorem(p)})" for p, e in bounds) + "."
     return line
+
+
+def _theorem(protocol: str) -> str:
+    """Where the survey proves the bound of ``protocol`` (a name as the rows give it)."""
+    from universal.protocols import build_protocol
+
+    return (build_protocol(protocol).theorem or "").replace("survey ", "")
 
 
 def make_console() -> Console:
