@@ -206,7 +206,7 @@ class PathCollection:
         return True
 
     def summary(self) -> dict:
-        """n, C, D and the three flags as plain values."""
+        """n, C, D and the four flags (survey §1: leveled => shortest => shortcut-free => simple)."""
         return {
             "paths": self.system,
             "n": self.size,
@@ -214,6 +214,7 @@ class PathCollection:
             "D": self.dilation,
             "simple": self.is_simple,
             "shortest": self.is_shortest,
+            "shortcut_free": self.is_shortcut_free,
             "leveled": self.is_leveled,
         }
 

@@ -327,13 +327,16 @@ def make_console() -> Console:
 
 
 def collections_table(result: ExperimentResult) -> FitTable:
-    """Path-collection analysis: n, C, D, the simple / shortest / leveled flags and link loads."""
+    """Path-collection analysis: n, C, D, the simple / shortcut-free / shortest / leveled flags and
+    link loads."""
     problems = list(dict.fromkeys(c["problem"] for c in result.collections))
     several = len(problems) > 1  # one problem goes into the title
     cols = [Col("problem", "left", "name")] if several else []
     cols += [Col("seed", kind="label"), Col("paths", "left", "name"),
             Col("host network", "left", "name", folded_header="host\nnetwork"), Col("n"), Col("C"), Col("D"),
-            Col("simple", "left", "label"), Col("shortest", "left", "label", folded_header="short-\nest"),
+            Col("simple", "left", "label"),
+            Col("shortcut-free", "left", "label", folded_header="short-\ncut-\nfree"),
+            Col("shortest", "left", "label", folded_header="short-\nest"),
             Col("leveled", "left", "label", folded_header="level-\ned"), Col("loads", "left", "text")]
 
     def flag(value: bool | None) -> str:
@@ -343,7 +346,8 @@ def collections_table(result: ExperimentResult) -> FitTable:
     for c in result.collections:
         loads = " ".join(f"{load}:{count}" for load, count in sorted(c["load_histogram"].items()) if load)
         rows.append(([c["problem"]] * several + [str(c["seed"]), c["paths"], c["host"], str(c["n"]), str(c["C"]), str(c["D"]),
-                      flag(c["simple"]), flag(c["shortest"]), flag(c["leveled"]), loads], None))
+                      flag(c["simple"]), flag(c["shortcut_free"]), flag(c["shortest"]), flag(c["leveled"]),
+                      loads], None))
     title = "Path collections" + ("" if several else f" for {problems[0]}" if problems else "")
     return FitTable(cols, rows, title=title,
                     caption=["loads: number of links carrying each load (load:links), idle links left out"])
