@@ -145,6 +145,8 @@ SIZE_CASES = {
                             "100,000,000 cells"),
     "sweep of 10^4+ cells": (["scenario", "s.toml"], "[sweep]\na = " + str(list(range(101))) + "\nb = "
                              + str(list(range(100))) + "\n", "10,100 cells"),
+    "load analysis of hours": (["load", "--network", "torus:k=8,n=4", "--routing", "rlb"], None,
+                               "would take more than 60 minutes"),
 }
 
 BASE_TOML = ('network = "hypercube:d={d}"\nproblem = "permutation:random"\npaths = "dimension-order"\n'
