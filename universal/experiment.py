@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from universal.engine import ENGINES
+import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.errors import UserError
 from universal.memory import check_memory
 from universal.networks import Network, build_network, resolve_path

@@ -34,12 +34,13 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from universal.oblivious import graphs as graph_loads
+import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.datafiles import check_writable, write_atomically
 from universal.errors import UserError
 from universal.oblivious.graphs import Capacity
 from universal.networks import NETWORKS, Network, build_network, resolve_path
 from universal.oblivious import (ROUTINGS, LoadResult, Torus, WorstCaseResult, focus_classes, get_routing,
-                                 load_table, make_traffic, worst_case)
+                                 is_torus_routing, load_table, make_traffic, worst_case)
 from universal.oblivious.torus import MAX_NODES as TORUS_MAX_NODES
 from universal.registry import check_known_params, parse_spec, take_int
 
@@ -144,7 +145,7 @@ def resolve_target(analysis: LoadAnalysis) -> Target:
         NETWORKS.entry(spec.name)                 # an unknown name gets the registry's own message
     net = build_network(analysis.network, analysis.base_dir)
     names = [parse_spec(r).name for r in analysis.routings]
-    if net.kind == "torus" and all(n in ROUTINGS for n in names):
+    if net.kind == "torus" and all(is_torus_routing(r) for r in analysis.routings):
         torus = Torus(net.params["k"], net.params["n"])      # explains k >= 3 and the size limit
         for r in analysis.routings:
             get_routing(r)

@@ -289,7 +289,8 @@ def analysis_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torus:k=K,n=N (up to 4096 nodes with the torus routings), or any network of at "
                              "most 256 nodes: mesh:k=,n=, hypercube:d=, torus:k=,n=, edgelist:FILE")
     parser.add_argument("--routing",
-                        help="comma-separated: dor, val, romm, rlb, rlbth, ival (tori), or any path system: "
+                        help="comma-separated: dor, val, romm, rlb, rlbth, ival, 2turn, 2turna, lp:file=PATH, "
+                             "mix:dor=0.25,ival=0.75 (tori), or any path system: "
                              "shortest, random-shortest, dimension-order, valiant[:base=NAME] (default: dor on "
                              "tori, dimension-order on meshes and hypercubes, shortest elsewhere)")
     parser.add_argument("--samples", type=positive, default=None,
