@@ -231,7 +231,13 @@ def command_line(args: argparse.Namespace) -> str:
 
 
 def provenance(args: argparse.Namespace) -> dict:
-    """``version`` and ``command``: what every JSON output and results file records about its making."""
+    """``version`` and ``command``: what every JSON output and results file records about its making.
+
+    Examples
+    --------
+    >>> sorted(provenance(argparse.Namespace(argv=["scenarios"])).items())[0]
+    ('command', 'universal scenarios')
+    """
     from universal import __version__
 
     return {"version": __version__, "command": command_line(args)}
@@ -263,7 +269,13 @@ def output_file(what: str):
 
 def writable(path: str | None, what: str) -> Path | None:
     """``path`` checked for writing before any work (None stays None); see
-    :func:`universal.datafiles.check_writable`."""
+    :func:`universal.datafiles.check_writable`.
+
+    Examples
+    --------
+    >>> writable(None, "links") is None
+    True
+    """
     if path is None:
         return None
     from universal.datafiles import check_writable
