@@ -396,6 +396,8 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
 
     if progress:
         progress(len(done), len(cells))
+    if executor is not None and pending:
+        executor.connect()  # an unreachable scheduler is reported before the results file is touched
     if path is not None and not done:
         _write_results(path, sweep, done, command)  # a fresh run starts a fresh file
     if executor is not None and pending:
