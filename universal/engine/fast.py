@@ -192,6 +192,17 @@ def _entering_allowed(want: np.ndarray, entering: np.ndarray, free: np.ndarray, 
     return np.sort(np.concatenate(allowed)) if allowed else entering[:0]
 
 
+def _admit(waiting: _Waiting, new: np.ndarray, protocol: Protocol, state, arrival: np.ndarray, links: np.ndarray,
+           shift: int, injection: int, start: np.ndarray, lengths: np.ndarray, n: int) -> None:
+    """Add the packets ``new`` (ids), whose delay just ended, to the waiting packets in priority order."""
+    old = len(waiting)
+    keys = protocol.keys(state, new, np.zeros(len(new), np.int64), arrival[new]) * n + new
+    joined = _Waiting(new, keys, start[new], start[new] + lengths[new], links, shift, injection)
+    for name in ("order", "keys", "cursor", "end", "want", "prev"):
+        setattr(waiting, name, np.concatenate([getattr(waiting, name), getattr(joined, name)]))
+    waiting.merge(np.arange(old), np.arange(old, old + len(new)), keys)
+
+
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
              bandwidth: int = 1, buffer: int | None = None, step_limit: int | None = None,
              record_hops: bool = False) -> RoutingResult:
@@ -253,7 +264,10 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     n = collection.size
     lengths = collection.lengths
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
-    limit = int(lengths.sum()) if step_limit is None else int(step_limit)
+    # Packets with a release step r (random-delay) join the waiting packets at step r + 1.
+    release = protocol.release_steps(state)
+    latest = int(release.max()) if release is not None and n else 0
+    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
     if (protocol.max_key(state) + 1) * max(n, 1) >= 2**63:
         raise UserError(f"{protocol.name}: keys for {n:,} packets would overflow 64-bit sort keys; use a smaller K")
 
@@ -261,6 +275,11 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     delivery[lengths == 0] = 0
     arrival = np.zeros(n, dtype=np.int64)
     order = np.flatnonzero(lengths > 0)
+    pending = order[:0]
+    if release is not None:
+        pending = order[release[order] > 0]
+        pending = pending[np.argsort(release[pending], kind="stable")]
+        order = order[release[order] == 0]
     keys = np.zeros(len(order), dtype=np.int64)
     if protocol.dynamic != "per-step":
         primary = protocol.keys(state, order, np.zeros(len(order), np.int64), arrival[order])
@@ -294,11 +313,15 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     max_buffer = 0
     hops_done = 0
     status = "delivered"
-    while len(waiting):
+    while len(waiting) or len(pending):
         if step >= limit:
             status = "step-limit"
             break
         step += 1
+        if len(pending) and release[pending[0]] < step:
+            count = int(np.searchsorted(release[pending], step))
+            _admit(waiting, pending[:count], protocol, state, arrival, links, shift, num_links, start, lengths, n)
+            pending = pending[count:]
         if protocol.dynamic == "per-step":
             by_id = np.argsort(waiting.order, kind="stable")
             waiting.take(by_id)
@@ -309,6 +332,8 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         else:
             win = _bounded_winners(waiting, buffer - occupancy, bandwidth, buffer, scratch)
         at = np.flatnonzero(win)
+        if not len(at) and len(pending):
+            continue  # nothing released can move yet; a later release may still
         if not len(at):
             status = "deadlock"
             blocked = np.sort(waiting.order)
