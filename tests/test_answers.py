@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-from universal.cli import build_parser, main
+from universal.cli import COMMANDS, build_parser, main
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -478,7 +478,7 @@ def test_exercise_command_parses(command):
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse reports and exits on a bad command line
         pytest.fail(f"{command!r} does not parse (exit {exc.code})")
-    assert args.command in {"scenario", "scenarios", "route", "load", "worstcase"}
+    assert args.command in COMMANDS
 
 
 @pytest.mark.parametrize("check", all_checks(), ids=check_id)

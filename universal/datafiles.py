@@ -11,6 +11,48 @@ from typing import BinaryIO, Callable
 from universal.errors import UserError
 
 
+def read_text(path: str | Path, what: str) -> str:
+    """The text of a file the user gave, decoded as UTF-8 (a leading byte-order mark is dropped).
+
+    Parameters
+    ----------
+    path : str or Path
+    what : str
+        What the file holds, for the error message (``"scenario"``, ``"edge list"``).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    UserError
+        If the file cannot be read or is not UTF-8 text (the message names the line and byte).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False) as f:
+    ...     _ = f.write(b"# caf\\xe9\\n0 1\\n")
+    >>> read_text(f.name, "pairs")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: pairs file '...' is not UTF-8 text: line 1 holds the byte 0xe9; save it as UTF-8
+    >>> os.remove(f.name)
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {what} file {str(path)!r}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UserError(f"{what} file {str(path)!r} is not UTF-8 text: line {line} holds the byte "
+                        f"0x{data[exc.start]:02x}; save it as UTF-8") from None
+
+
 def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
     """The non-empty lines of a data file as ``(line number, fields)``, comments removed.
 
@@ -27,7 +69,7 @@ def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
     Raises
     ------
     UserError
-        If the file cannot be read.
+        If the file cannot be read or is not UTF-8 text.
 
     Examples
     --------
@@ -38,11 +80,7 @@ def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
     [(2, ['0', '1']), (4, ['2', '3'])]
     >>> os.remove(f.name)
     """
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read {what} file {str(path)!r}: {exc.strerror}") from None
+    text = read_text(path, what)
     rows = []
     for lineno, line in enumerate(text.splitlines(), 1):
         fields = line.split("#", 1)[0].split()

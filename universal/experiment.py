@@ -21,9 +21,10 @@ import numpy as np
 
 from universal.engine import ENGINES
 from universal.errors import UserError
+from universal.memory import check_memory
 from universal.networks import Network, build_network, resolve_path
 from universal.oblivious.expected import expected_congestion
-from universal.paths import PathCollection, PathSystem, build_path_system, longest_path_bound
+from universal.paths import PathCollection, PathSystem, build_path_system, default_base, longest_path_bound
 from universal.protocols import Protocol, build_protocol
 from universal.registry import parse_spec
 from universal.workloads import Problem, build_problem, estimate_packets
@@ -31,12 +32,26 @@ from universal.workloads import Problem, build_problem, estimate_packets
 #: Runs whose paths would hold more link crossings than this are refused before allocating.
 MAX_HOPS = 300_000_000
 
+#: Experiments with more seeds than this are refused before the seed list is made.
+MAX_SEEDS = 100_000
+
+#: Bytes a run needs per link crossing (the path array's int32 link ids), per link of the host
+#: network (the loads, counted in int32; the engine's buffer counts and scratch) and per packet
+#: (problem, offsets, the engine's per-packet arrays and one step's temporaries). Measured on
+#: BF(14)-BF(20) with Valiant's trick (peak RSS about 0.6 GB on BF(18), h = 4), rounded up.
+BYTES_PER_HOP = 4
+BYTES_PER_LINK = 10
+BYTES_PER_PACKET = 250
+
 
 @dataclass
 class Row:
     """One routing run, with the path collection's parameters and the protocol's bound.
 
-    The field names are the keys of the CLI's JSON rows (documented in the README).
+    The field names are the keys of the CLI's JSON rows (documented in the README). A run that
+    did not deliver every packet (``status`` ``"deadlock"`` or ``"step-limit"``) has no routing
+    time: its ``T`` is the steps it ran, and the ratios to T and the latency statistics, which
+    would describe only the packets that happened to arrive, are None.
     """
 
     problem: str
@@ -51,13 +66,15 @@ class Row:
     T: int
     bound: float | None
     bound_expr: str | None
-    T_over_CD: float
-    T_over_maxCD: float
+    T_over_CD: float | None
+    T_over_maxCD: float | None
     T_over_bound: float | None
     delivered: int
     status: str
     max_buffer: int
-    mean_latency: float
+    mean_latency: float | None
+    latency_p50: float | None
+    latency_p99: float | None
     max_latency: int
     hops: int
     bandwidth: int
@@ -78,6 +95,10 @@ class Row:
 class Experiment:
     """What to run. Strings are the registered names of SPEC §8.
 
+    ``paths=None`` picks the network's usual path system (:func:`universal.paths.default_base`):
+    dimension order where the network has dimensions (meshes, tori, hypercubes, butterflies),
+    shortest paths elsewhere (edge lists, networkx graphs).
+
     Examples
     --------
     >>> exp = Experiment("butterfly:d=4", "h-relation:h=2", ["dimension-order", "valiant"],
@@ -91,7 +112,7 @@ class Experiment:
 
     network: str | Network
     problem: str | Problem | Sequence[str | Problem]
-    paths: Sequence[str | PathSystem]
+    paths: Sequence[str | PathSystem] | None
     protocols: Sequence[str | Protocol]
     seeds: Sequence[int] = (0,)
     bandwidth: int | Sequence[int] = 1
@@ -145,6 +166,16 @@ def _estimate_hops(network: Network, packets: int, system: str) -> int:
     return packets * longest_path_bound(network, system)
 
 
+def _estimate_bytes(network: Network, packets: int, system: str) -> int:
+    """Peak memory of routing ``packets`` packets on ``network`` with ``system`` paths, roughly.
+
+    Valiant's trick on a butterfly routes on two butterflies back to back: twice the links.
+    """
+    host_links = network.num_links * (2 if parse_spec(system).name == "valiant" else 1)
+    return (BYTES_PER_HOP * _estimate_hops(network, packets, system) + BYTES_PER_LINK * host_links
+            + BYTES_PER_PACKET * packets)
+
+
 def _check_size(network: Network, packets: int, system: str) -> None:
     estimate = _estimate_hops(network, packets, system)
     if estimate > MAX_HOPS:
@@ -152,6 +183,7 @@ def _check_size(network: Network, packets: int, system: str) -> None:
             f"{packets:,} packets on {network.name} with {system} paths could need "
             f"{estimate:,} link crossings, more than this tool handles ({MAX_HOPS:,})"
         )
+    check_memory(_estimate_bytes(network, packets, system), f"{packets:,} packets on {network.name} with {system} paths")
 
 
 def _resolve(spec: str, base_dir: Path | None) -> str:
@@ -175,8 +207,10 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
     """
     C, D, n = paths.congestion, paths.dilation, paths.size
     deadlock = result.status == "deadlock"
+    finished = result.status == "delivered"
     T = result.T
     bound = protocol.bound(C, D, n, bandwidth)
+    p50, p99 = latency_percentiles(result.delivery) if finished else (None, None)
     return Row(
         problem=problem,
         paths=paths_label or paths.system,
@@ -190,13 +224,15 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
         T=T,
         bound=None if bound is None else round(bound, 3),
         bound_expr=protocol.bound_expr,
-        T_over_CD=round(T / max(C + D, 1), 4),
-        T_over_maxCD=round(T / max(C, D, 1), 4),
-        T_over_bound=None if bound is None else round(T / bound, 4),
+        T_over_CD=round(T / max(C + D, 1), 4) if finished else None,
+        T_over_maxCD=round(T / max(C, D, 1), 4) if finished else None,
+        T_over_bound=None if bound is None or not finished else round(T / bound, 4),
         delivered=result.delivered,
         status=result.status,
         max_buffer=result.max_buffer,
-        mean_latency=round(result.mean_latency, 3),
+        mean_latency=round(result.mean_latency, 3) if finished else None,
+        latency_p50=p50,
+        latency_p99=p99,
         max_latency=result.max_latency,
         hops=result.hops,
         bandwidth=bandwidth,
@@ -212,6 +248,33 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
         full_links=[paths.network.link_label(l) for l in result.full_links[:DEADLOCK_LISTED]] if deadlock else None,
         seconds=round(seconds, 4),
     )
+
+
+def latency_percentiles(delivery: np.ndarray) -> tuple[float, float]:
+    """The median and 99th percentile of the packets' latencies (their delivery steps).
+
+    Percentiles are the order statistics of the "lower" method (a latency some packet had):
+    p50 is the smallest latency at least half the packets did not exceed, p99 the same for 99%.
+
+    Parameters
+    ----------
+    delivery : ndarray of int
+        Delivery step of every packet (all injected at step 0).
+
+    Returns
+    -------
+    (float, float)
+        p50 and p99 (0.0 for no packets).
+
+    Examples
+    --------
+    >>> latency_percentiles(np.array([1, 2, 3, 4, 100]))
+    (3.0, 100.0)
+    """
+    if not len(delivery):
+        return 0.0, 0.0
+    p50, p99 = np.percentile(delivery, [50, 99], method="inverted_cdf")
+    return float(p50), float(p99)
 
 
 @dataclass
@@ -234,10 +297,12 @@ def _plan(exp: Experiment) -> _Plan:
     buffers = _buffers(exp.buffer)
     if exp.engine not in ENGINES:
         raise UserError(f"unknown engine {exp.engine!r} (known: {', '.join(ENGINES)})")
-    if not exp.paths or not exp.protocols or not exp.seeds:
+    if exp.paths is not None and not exp.paths or not exp.protocols or not exp.seeds:
         raise UserError("an experiment needs at least one path system, one protocol and one seed")
+    check_seed_count(len(exp.seeds), "the experiment")
     network = build_network(exp.network, exp.base_dir)
-    systems = [build_path_system(p, network, exp.base_dir) for p in exp.paths]
+    paths = [default_base(network)] if exp.paths is None else exp.paths
+    systems = [build_path_system(p, network, exp.base_dir) for p in paths]
     protocols = [build_protocol(p) for p in exp.protocols]
     problems = list(exp.problem) if isinstance(exp.problem, (list, tuple)) else [exp.problem]
     names = [p if isinstance(p, str) else p.name for p in problems]
@@ -245,8 +310,22 @@ def _plan(exp: Experiment) -> _Plan:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
             _check_size(network, packets, system.name)
-    return _Plan(network, systems, protocols, _labels(exp.paths), _labels(exp.protocols), problems, names,
+    return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
                  bandwidths, buffers)
+
+
+def check_seed_count(count: int, where: str) -> None:
+    """Refuse more than :data:`MAX_SEEDS` seeds (before any list of them is made).
+
+    Examples
+    --------
+    >>> check_seed_count(1_000_000_000, "--seeds")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: --seeds: 1,000,000,000 seeds are more than this tool runs (at most 100,000)
+    """
+    if count > MAX_SEEDS:
+        raise UserError(f"{where}: {count:,} seeds are more than this tool runs (at most {MAX_SEEDS:,})")
 
 
 def _labels(items: Sequence) -> list[str]:
@@ -374,8 +453,9 @@ def runs_in(exp: Experiment) -> int:
     bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
     buffers = 1 if exp.buffer is None or isinstance(exp.buffer, int) else len(exp.buffer)
     per_system = sum(1 if build_protocol(p).bufferless else buffers for p in exp.protocols)
-    expected_congestions = len(exp.paths) if exp.analyze else 0  # one per path system, after the runs
-    return problems * len(exp.seeds) * len(exp.paths) * per_system * bandwidths + expected_congestions
+    systems = 1 if exp.paths is None else len(exp.paths)
+    expected_congestions = systems if exp.analyze else 0  # one per path system, after the runs
+    return problems * len(exp.seeds) * systems * per_system * bandwidths + expected_congestions
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:
@@ -404,12 +484,14 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "T_min": int(T.min()),
             "T_max": int(T.max()),
             "T_std": float(T.std()),
-            "T_over_CD": float(np.mean([r.T_over_CD for r in rs])),
+            "T_over_CD": _mean_if_all([r.T_over_CD for r in rs]),
             "bound": float(np.mean(bound)) if bound else None,
             "bound_expr": rs[0].bound_expr,
-            "T_over_bound": float(np.mean([r.T_over_bound for r in rs])) if bound else None,
+            "T_over_bound": _mean_if_all([r.T_over_bound for r in rs]),
             "max_buffer": max(r.max_buffer for r in rs),
-            "mean_latency": float(np.mean([r.mean_latency for r in rs])),
+            "mean_latency": _mean_if_all([r.mean_latency for r in rs]),
+            "latency_p50": _mean_if_all([r.latency_p50 for r in rs]),
+            "latency_p99": _mean_if_all([r.latency_p99 for r in rs]),
             "all_delivered": all(r.status == "delivered" for r in rs),
             "deadlocks": sum(r.deadlock for r in rs),
             "rounds": float(np.mean(rounds)) if rounds else None,
@@ -418,6 +500,11 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "copies_capped": any(bool(r.copies_capped) for r in rs),
         })
     return out
+
+
+def _mean_if_all(values: list[float | None]) -> float | None:
+    """The mean, or None if some value is missing (a run that did not finish has no ratio)."""
+    return None if any(v is None for v in values) else float(np.mean(values))
 
 
 def fastest(summary: Sequence[dict], problem: str | None = None) -> dict | None:

@@ -28,9 +28,8 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-import networkx as nx
 import numpy as np
 
 from universal.oblivious import graphs as graph_loads
@@ -42,6 +41,9 @@ from universal.oblivious import (ROUTINGS, LoadResult, Torus, WorstCaseResult, f
                                  load_table, make_traffic, worst_case)
 from universal.oblivious.torus import MAX_NODES as TORUS_MAX_NODES
 from universal.registry import check_known_params, parse_spec, take_int
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["LoadAnalysis", "LoadReport", "Target", "resolve_target", "torus_from_network",
            "run_load_analysis", "progress_total", "permutation_paths", "write_permutation_file"]

@@ -9,7 +9,7 @@ bare argument instead (``edgelist:PATH``); their factories receive it as ``arg``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Iterator, TypeVar
+from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
 from universal.errors import UserError
 
@@ -56,6 +56,10 @@ def parse_spec(text: str) -> Spec:
     {'k': '8', 'n': '2'}
     >>> parse_spec("edgelist:nets/a.txt").arg
     'nets/a.txt'
+    >>> parse_spec("torus:k=8,k=9,n=2")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: parameter 'k' given twice in 'torus:k=8,k=9,n=2'
     """
     text = text.strip()
     if not text:
@@ -82,6 +86,8 @@ def parse_spec(text: str) -> Spec:
                 key = key.strip().lower().replace("_", "-")
                 if not key or not value.strip():
                     raise UserError(f"malformed parameter {item!r} in {text!r} (expected key=value)")
+                if key in params:
+                    raise UserError(f"parameter {key!r} given twice in {text!r}")
                 params[key] = value.strip()
         else:
             raise UserError(f"malformed parameters in {text!r} (expected key=value pairs separated by commas)")
@@ -141,6 +147,43 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[Entry[T]]:
         return iter(self._entries.values())
+
+
+#: Patterns known under two names: the survey's (``permutation:bit-reversal``) and the short ones
+#: of Towles, Dally & Boyd's traffic tables (``bitrev``). Both are accepted wherever either is.
+SAME_PATTERN = (("bit-complement", "bitcomp"), ("bit-reversal", "bitrev"))
+
+
+def pattern_name(name: str, known: Iterable[str]) -> str:
+    """``name``, or its other spelling (see :data:`SAME_PATTERN`) if only that one is in ``known``.
+
+    Parameters
+    ----------
+    name : str
+        A pattern name as the user wrote it (lower case, hyphens).
+    known : iterable of str
+        The names a table registers.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> pattern_name("bitcomp", ["bit-complement", "transpose"])
+    'bit-complement'
+    >>> pattern_name("bit-reversal", ["bitrev"]), pattern_name("tornado", ["bitrev"])
+    ('bitrev', 'tornado')
+    """
+    known = set(known)
+    if name in known:
+        return name
+    for pair in SAME_PATTERN:
+        if name in pair:
+            other = pair[1 - pair.index(name)]
+            if other in known:
+                return other
+    return name
 
 
 def take_int(spec: Spec, key: str, *, default: int | None = None, low: int | None = None,

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from universal.datafiles import read_text
 from universal.errors import UserError
 from universal.experiment import Experiment
 from universal.load_analysis import LoadAnalysis
@@ -126,11 +127,9 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
     """
     path = find_scenario(str(name_or_file))
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_text(path, "scenario"))
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: malformed scenario file ({exc})") from None
-    except OSError as exc:
-        raise UserError(f"cannot read scenario {str(path)!r}: {exc.strerror}") from None
     if "kind" in data:
         return _load_analysis_scenario(data, path)
     unknown = sorted(set(data) - KNOWN_KEYS)

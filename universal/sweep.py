@@ -15,28 +15,39 @@ to a temporary file that replaces it), so a sweep that is interrupted keeps what
 the order cells run in, so ``jobs > 1`` (local processes) and resumed runs give the same final
 results as one uninterrupted run.
 
-Results file: the first line is ``{"sweep": NAME, "settings": {...}}`` (what the results were
-computed with; resuming with other settings is refused), then one line per finished cell:
+Results file: the first line is ``{"sweep": NAME, "settings": {...}, "version": V, "command": C}``
+(what the results were computed with, by which version of ``universal`` and which command line;
+resuming with other settings is refused), then one line per finished cell:
 ``{"cell": {AXIS: VALUE, ...}, "network": {name, nodes, links}, "captions": [...], "rows": [...]}``
-with the rows of :class:`universal.experiment.Row`.
+with the rows of :class:`universal.experiment.Row`. Resuming checks every line (field names and
+types, cells of this sweep, each once, with all their rows) and refuses a file that fails, naming
+the line, without changing it.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
+import string
 import time
+import types
+import typing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from universal.datafiles import write_atomically
+from universal import __version__
+from universal.datafiles import read_text, write_atomically
 from universal.errors import UserError
-from universal.experiment import Experiment, Row, check_experiment, run_experiment
+from universal.experiment import Experiment, Row, check_experiment, check_seed_count, run_experiment, runs_in
 
 #: Placeholders may appear in these fields of the experiment.
 TEMPLATED = ("network", "problem", "paths", "protocols")
+
+#: Sweeps with more cells than this are refused before any cell is made.
+MAX_CELLS = 10_000
 
 
 @dataclass
@@ -64,8 +75,22 @@ class Sweep:
     experiment: Experiment
     axes: dict[str, list]
 
+    def cell_count(self) -> int:
+        """Number of cells (the product of the axis lengths), without making them."""
+        return math.prod(len(values) for values in self.axes.values())
+
     def cells(self) -> list[dict]:
-        """Every combination of axis values, the first axis varying slowest."""
+        """Every combination of axis values, the first axis varying slowest.
+
+        Raises
+        ------
+        UserError
+            If there are more than :data:`MAX_CELLS` cells.
+        """
+        count = self.cell_count()
+        if count > MAX_CELLS:
+            raise UserError(f"sweep {self.name!r} has {count:,} cells, more than this tool runs "
+                            f"(at most {MAX_CELLS:,}); use fewer axis values")
         names = list(self.axes)
         return [dict(zip(names, values)) for values in itertools.product(*self.axes.values())]
 
@@ -95,17 +120,30 @@ def _jsonable(value):
 
 
 def _fill(value, cell: dict):
+    """``value`` with every ``{axis}`` replaced by the cell's value (lists item by item).
+
+    Only bare axis names may stand in braces (an optional format such as ``{d:02d}`` aside):
+    ``{d[0]}``, ``{d.real}`` or ``{0}`` would reach into Python objects, not name an axis.
+    """
     if isinstance(value, (list, tuple)):
         return [_fill(v, cell) for v in value]
     if not isinstance(value, str):
         return value
+    axes = f"axes: {', '.join(cell) or 'none'}"
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(value) if name is not None]
+    except ValueError:
+        raise UserError(f"{value!r}: unmatched brace; placeholders look like {{d}} ({axes})") from None
+    for name in fields:
+        if name not in cell:
+            if name.isidentifier():
+                raise UserError(f"{value!r} names {{{name}}}, which is not a sweep axis ({axes})")
+            raise UserError(f"{value!r}: {{{name}}} is not a placeholder; braces must hold a sweep axis "
+                            f"name alone, e.g. {{d}} ({axes})")
     try:
         return value.format_map(cell)
-    except KeyError as exc:
-        raise UserError(f"{value!r} names {{{exc.args[0]}}}, which is not a sweep axis "
-                        f"(axes: {', '.join(cell) or 'none'})") from None
-    except (ValueError, IndexError):
-        raise UserError(f"{value!r}: braces must hold a sweep axis name, e.g. {{d}}") from None
+    except (ValueError, TypeError) as exc:
+        raise UserError(f"{value!r}: cannot fill the placeholders of cell {cell} ({exc})") from None
 
 
 @dataclass
@@ -155,35 +193,146 @@ def _key(cell: dict) -> str:
 
 
 def read_results(path: Path, sweep: Sweep) -> dict[str, CellResult]:
-    """The finished cells in a results file written for the same settings (keyed by cell)."""
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise UserError(f"cannot read results file {str(path)!r}: {exc.strerror}") from None
-    try:
-        header = json.loads(lines[0]) if lines else None
-        if not header or header.get("sweep") is None:
-            raise ValueError("no header line")
-        if header.get("settings") != json.loads(json.dumps(sweep.settings())):
-            raise UserError(f"results file {str(path)!r} was computed with other settings than this sweep; "
-                            f"remove it or run without --resume")
-        cells = [CellResult.from_json(json.loads(line)) for line in lines[1:] if line.strip()]
-    except UserError:
-        raise
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"results file {str(path)!r} is not a sweep results file ({exc})") from None
-    return {_key(c.cell): c for c in cells}
+    """The finished cells in a results file written for the same settings (keyed by cell).
+
+    Every line is checked before anything is used: the header (line 1), then each cell line's
+    fields and their types, that its cell belongs to ``sweep`` and appears once, and that it
+    holds all the rows of that cell.
+
+    Raises
+    ------
+    UserError
+        Naming the first line that fails.
+    """
+    lines = read_text(path, "results").split("\n")
+    if not lines[0].strip():
+        raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep "
+                        f"header; remove the file or run without --resume")
+    _check_header(_json_line(path, 1, lines[0]), path, sweep)
+    cells = {_key(c): c for c in sweep.cells()}
+    done: dict[str, CellResult] = {}
+    for lineno, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        where = f"results file {str(path)!r}, line {lineno}"
+        try:
+            cell = _cell_line(_json_line(path, lineno, line), sweep, cells)
+        except _Bad as exc:
+            raise UserError(f"{where}: {exc}; remove the file or run without --resume") from None
+        if _key(cell.cell) in done:
+            raise UserError(f"{where}: cell {cell.cell} appears a second time; remove the file or run "
+                            f"without --resume")
+        done[_key(cell.cell)] = cell
+    return done
 
 
-def _write_results(path: Path, sweep: Sweep, done: dict[str, CellResult]) -> None:
+class _Bad(Exception):
+    """A results-file line that does not have the expected shape (turned into a UserError)."""
+
+
+def _json_line(path: Path, lineno: int, line: str) -> object:
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        where = " is not a sweep results file: line 1" if lineno == 1 else f", line {lineno}"
+        raise UserError(f"results file {str(path)!r}{where} is not JSON ({exc.msg}); "
+                        f"remove the file or run without --resume") from None
+
+
+_HEADER_TYPES = {"sweep": str, "settings": dict, "version": str, "command": (str, type(None))}
+
+
+def _check_header(header: object, path: Path, sweep: Sweep) -> None:
+    where = f"results file {str(path)!r}, line 1"
+    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str):
+        raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep header "
+                        f"(an object with \"sweep\" and \"settings\"); remove the file or run without --resume")
+    for key, value in header.items():
+        if key not in _HEADER_TYPES or not isinstance(value, _HEADER_TYPES[key]):
+            raise UserError(f"{where}: unexpected {key!r} in the sweep header; remove the file or run "
+                            f"without --resume")
+    if header.get("settings") != json.loads(json.dumps(sweep.settings())):
+        raise UserError(f"results file {str(path)!r} was computed with other settings than this sweep; "
+                        f"remove it or run without --resume")
+
+
+_ROW_TYPES = typing.get_type_hints(Row)
+
+
+def _cell_line(data: object, sweep: Sweep, cells: dict[str, dict]) -> CellResult:
+    """A cell line, checked field by field (raises :class:`_Bad` saying what is wrong)."""
+    if not isinstance(data, dict) or set(data) != {"cell", "network", "captions", "rows"}:
+        raise _Bad("not a cell line (an object with cell, network, captions and rows)")
+    cell = data["cell"]
+    if not isinstance(cell, dict) or _key(cell) not in cells:
+        raise _Bad(f"cell {json.dumps(cell)} is not a cell of this sweep (axes: {', '.join(sweep.axes)})")
+    network = data["network"]
+    if not (isinstance(network, dict) and set(network) == {"name", "nodes", "links"}
+            and isinstance(network["name"], str)
+            and all(_fits(network[k], int) for k in ("nodes", "links"))):
+        raise _Bad("'network' must be an object with name, nodes and links")
+    if not _fits(data["captions"], list[str]):
+        raise _Bad("'captions' must be a list of strings")
+    rows = data["rows"]
+    expected = runs_in(sweep.experiment_for(cell))
+    if not isinstance(rows, list) or len(rows) != expected:
+        got = len(rows) if isinstance(rows, list) else "no list of"
+        raise _Bad(f"cell {json.dumps(cell)} holds {got} rows, not the {expected} it runs")
+    for number, row in enumerate(rows, 1):
+        _check_row(row, number)
+    return CellResult(cell, network, [Row(**r) for r in rows], data["captions"])
+
+
+def _check_row(row: object, number: int) -> None:
+    if not isinstance(row, dict):
+        raise _Bad(f"row {number} is not an object")
+    missing = [name for name in _ROW_TYPES if name not in row]
+    extra = [name for name in row if name not in _ROW_TYPES]
+    if missing or extra:
+        what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {extra[0]!r}"
+        raise _Bad(f"row {number} {what} (written by another version of universal?)")
+    for name, hint in _ROW_TYPES.items():
+        if not _fits(row[name], hint):
+            raise _Bad(f"row {number}: {name} = {json.dumps(row[name])} is not {_type_name(hint)}")
+
+
+def _fits(value: object, hint: object) -> bool:
+    """Whether a JSON value has the type of a :class:`Row` field annotation."""
+    if isinstance(hint, types.UnionType):
+        return any(_fits(value, h) for h in typing.get_args(hint))
+    if typing.get_origin(hint) is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_fits(v, item) for v in value)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _type_name(hint: object) -> str:
+    if isinstance(hint, types.UnionType):
+        return " or ".join(_type_name(h) for h in typing.get_args(hint))
+    if typing.get_origin(hint) is list:
+        return f"a list of {_type_name(typing.get_args(hint)[0])}"
+    return {type(None): "null", bool: "true/false", int: "an integer", float: "a number", str: "a string"}.get(
+        hint, str(hint))
+
+
+def _write_results(path: Path, sweep: Sweep, done: dict[str, CellResult], command: str | None) -> None:
     order = [_key(c) for c in sweep.cells()]
-    lines = [json.dumps({"sweep": sweep.name, "settings": sweep.settings()})]
+    lines = [json.dumps({"sweep": sweep.name, "settings": sweep.settings(), "version": __version__,
+                         "command": command})]
     lines += [json.dumps(done[k].to_json()) for k in order if k in done]
     write_atomically(path, "\n".join(lines) + "\n")
 
 
 def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: bool = False, jobs: int = 1,
-              progress: Callable[[int, int], None] | None = None) -> SweepResult:
+              progress: Callable[[int, int], None] | None = None, command: str | None = None) -> SweepResult:
     """Run every cell of ``sweep`` (skipping finished ones when resuming) and collect the rows.
 
     Parameters
@@ -197,6 +346,8 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         Worker processes (1: run in this process).
     progress : callable, optional
         Called as ``progress(done, total)`` whenever a cell finishes (and once at the start).
+    command : str, optional
+        The command line that ran the sweep, recorded in the results file's header.
 
     Returns
     -------
@@ -211,6 +362,7 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
     """
     if jobs < 1:
         raise UserError(f"jobs must be at least 1, got {jobs}")
+    check_seed_count(len(sweep.experiment.seeds), f"sweep {sweep.name!r}")
     cells = sweep.cells()
     if not cells:
         raise UserError(f"sweep {sweep.name!r} has no cells: every axis needs at least one value")
@@ -220,7 +372,7 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
     path = None if results_file is None else Path(results_file).expanduser()
     done: dict[str, CellResult] = {}
     if resume and path is not None and path.exists():
-        done = {k: c for k, c in read_results(path, sweep).items() if k in experiments}
+        done = read_results(path, sweep)
     resumed = len(done)
     pending = [c for c in cells if _key(c) not in done]
     start = time.perf_counter()
@@ -228,14 +380,14 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
     def finished(result: CellResult) -> None:
         done[_key(result.cell)] = result
         if path is not None:
-            _write_results(path, sweep, done)
+            _write_results(path, sweep, done, command)
         if progress:
             progress(len(done), len(cells))
 
     if progress:
         progress(len(done), len(cells))
     if path is not None and not done:
-        _write_results(path, sweep, done)  # a fresh run starts a fresh file
+        _write_results(path, sweep, done, command)  # a fresh run starts a fresh file
     if jobs == 1 or len(pending) <= 1:
         for cell in pending:
             finished(run_cell(experiments[_key(cell)], cell))

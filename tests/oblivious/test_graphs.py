@@ -200,3 +200,14 @@ def test_output_says_when_pair_loads_are_sampled(capsys, monkeypatch):
     status, out, err = run(capsys, "worstcase", "--network", "mesh:k=3,n=2", "--routing", "random-shortest",
                            "--samples", "20", "--json")
     assert json.loads(out)["rows"][0]["pair_loads"] == "sampled, 20 paths per pair"
+
+
+def test_random_perms_where_every_permutation_gives_the_same_throughput():
+    """Valiant's routing on the 5 x 5 mesh loads its busiest channel the same under every
+    permutation, so the exact worst case (a second method) equals every sample; the histogram is
+    one bin holding all M samples instead of numpy's zero-width-range error."""
+    report = run_load_analysis(LoadAnalysis("mesh:k=5,n=2", ["valiant"], ["random-perms:50"], worstcase=True))
+    (sampled,), (worst,) = report.loads, report.worst
+    counts, edges = sampled.histogram
+    assert counts.tolist() == [50] and edges[0] <= sampled.throughput <= edges[-1]
+    assert sampled.throughput == pytest.approx(sampled.best) == pytest.approx(worst.throughput)

@@ -77,3 +77,17 @@ def test_bad_torus_and_routing_names():
         load_table(5, 2, ["dor"], ["nosuch"], np.random.default_rng(0))
     with pytest.raises(UserError, match="not a node"):
         Torus(5, 2).parse_node("5,1")
+
+
+@pytest.mark.parametrize("short, long", [("bitcomp", "bit-complement"), ("bitrev", "bit-reversal")])
+def test_traffics_take_the_long_permutation_names_too(short, long):
+    torus = Torus(4, 2)
+    assert make_traffic(torus, long).perm.tolist() == make_traffic(torus, short).perm.tolist()
+    assert make_traffic(torus, long).name == long
+
+
+
+def test_hotspot_background_takes_either_name_of_bit_complement():
+    torus = Torus(4, 2)
+    hot = make_traffic(torus, "hotspot:background=bit-complement").matrix
+    assert np.array_equal(hot, make_traffic(torus, "hotspot:background=bitcomp").matrix)

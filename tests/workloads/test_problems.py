@@ -328,3 +328,11 @@ def test_h_relation_file_is_checked(tmp_path):
     uneven = write(tmp_path / "uneven.txt", ["0 1", "0 2", "1 0", "2 3", "3 0"])
     with pytest.raises(UserError, match="not an h-relation"):
         build_problem(f"h-relation:file={uneven}", net, rng(0))
+
+
+@pytest.mark.parametrize("short, long", [("bitcomp", "bit-complement"), ("bitrev", "bit-reversal")])
+def test_permutations_take_the_short_traffic_names_too(short, long):
+    net = build_network("hypercube:d=4")
+    a = build_problem(f"permutation:{short}", net, np.random.default_rng(0))
+    b = build_problem(f"permutation:{long}", net, np.random.default_rng(0))
+    assert a.dests.tolist() == b.dests.tolist() and a.name == f"permutation:{short}"

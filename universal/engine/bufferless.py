@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine.fast import _winners
+from universal.engine.contention import winners
 from universal.engine.result import RoutingResult
 from universal.errors import UserError
 from universal.paths import PathCollection
@@ -76,7 +76,7 @@ def _forward_pass(units: _Units, links: np.ndarray, bandwidth: int, priority: bo
             continue
         want = np.take(links, units.start[moving] + (s - 1 - units.delay[moving]))
         if priority:
-            win = _winners(want, bandwidth, scratch, arange)
+            win = winners(want, bandwidth, scratch, arange)
         else:
             win = np.bincount(want, minlength=num_links)[want] <= bandwidth
         lost = moving[~win]

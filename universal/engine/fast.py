@@ -20,58 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from universal.engine.bufferless import simulate_bufferless
+from universal.engine.contention import last_per_link, winners, winners_at
 from universal.engine.result import RoutingResult
 from universal.errors import UserError
 from universal.paths import PathCollection
 from universal.protocols import Protocol, build_protocol
-
-
-def _assignment_keeps_last() -> bool:
-    """Whether ``a[idx] = vals`` with repeated indices leaves the last value, as numpy does.
-
-    NumPy does not promise this in general, so it is checked once per process on a large
-    random case; if it ever failed, the engine would use ``np.maximum.at`` instead.
-    """
-    rng = np.random.default_rng(12345)
-    idx = rng.integers(0, 1000, size=200_000).astype(np.int32)
-    positions = np.arange(len(idx), dtype=np.int32)
-    last = np.full(1000, -1, dtype=np.int32)
-    last[idx] = positions
-    expected = np.full(1000, -1, dtype=np.int32)
-    np.maximum.at(expected, idx, positions)
-    return bool(np.array_equal(last, expected))
-
-
-_KEEPS_LAST = _assignment_keeps_last()
-
-
-def _last_per_link(want: np.ndarray, positions: np.ndarray, scratch: np.ndarray) -> np.ndarray:
-    """Mask of the entries that are the last (highest position) for their link.
-
-    ``positions`` is increasing, so after ``scratch[want] = positions`` the last position of
-    each link remains in ``scratch`` (see :func:`_assignment_keeps_last`).
-    """
-    if _KEEPS_LAST:
-        scratch[want] = positions
-    else:  # pragma: no cover - not seen with numpy 1.x or 2.x
-        scratch[want] = -1
-        np.maximum.at(scratch, want, positions)
-    return np.take(scratch, want) == positions
-
-
-def _winners(want: np.ndarray, bandwidth: int, scratch: np.ndarray, arange: np.ndarray) -> np.ndarray:
-    """Mask of the packets (lowest priority first) that cross: the last ``bandwidth`` per link."""
-    win = _last_per_link(want, arange[:len(want)], scratch)
-    if bandwidth == 1:
-        return win
-    left = np.flatnonzero(~win)
-    for _ in range(bandwidth - 1):
-        if not len(left):
-            break
-        got = _last_per_link(want[left], left, scratch)
-        win[left[got]] = True
-        left = left[~got]
-    return win
 
 
 def _bounded_winners(waiting: "_Waiting", free: np.ndarray, bandwidth: int, buffer: int,
@@ -89,22 +43,8 @@ def _bounded_winners(waiting: "_Waiting", free: np.ndarray, bandwidth: int, buff
     admissible = np.union1d(np.flatnonzero(final), allowed)
     win = np.zeros(len(waiting), dtype=bool)
     if len(admissible):
-        got = _winners_at(waiting.want, admissible, bandwidth, scratch)
+        got = winners_at(waiting.want, admissible, bandwidth, scratch)
         win[admissible[got]] = True
-    return win
-
-
-def _winners_at(want: np.ndarray, positions: np.ndarray, bandwidth: int, scratch: np.ndarray) -> np.ndarray:
-    """Like :func:`_winners` for the entries at ``positions`` (increasing) only."""
-    wanted = np.take(want, positions)
-    win = _last_per_link(wanted, positions, scratch)
-    left = np.flatnonzero(~win)
-    for _ in range(bandwidth - 1):
-        if not len(left):
-            break
-        got = _last_per_link(wanted[left], positions[left], scratch)
-        win[left[got]] = True
-        left = left[~got]
     return win
 
 
@@ -117,7 +57,7 @@ class _Waiting:
         self.keys = keys
         self.cursor = cursor
         self.end = end
-        self.want = links[cursor] >> shift
+        self.want = (links[cursor] >> shift).astype(np.int64)  # int64: numpy's native index type
         self.prev = np.full(len(order), injection, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -185,7 +125,7 @@ def _entering_allowed(want: np.ndarray, entering: np.ndarray, free: np.ndarray, 
         if not len(left):
             break
         wanted = np.take(want, left)
-        top = _last_per_link(wanted, left, scratch)
+        top = last_per_link(wanted, left, scratch)
         allowed.append(left[top])
         rest = ~top & (np.take(free, wanted) > j + 1)
         left = left[rest]
@@ -257,8 +197,6 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     if buffer is not None and buffer < 1:
         raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
     if protocol.bufferless:
-        from universal.engine.bufferless import simulate_bufferless
-
         return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
                                    record_hops=record_hops)
     n = collection.size
@@ -328,7 +266,7 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             waiting.keys = protocol.draw_step_keys(rng, len(waiting)) * n + waiting.order
             waiting.take(np.argsort(-waiting.keys, kind="stable"))
         if not bounded:
-            win = _winners(waiting.want, bandwidth, scratch, arange)
+            win = winners(waiting.want, bandwidth, scratch, arange)
         else:
             win = _bounded_winners(waiting, buffer - occupancy, bandwidth, buffer, scratch)
         at = np.flatnonzero(win)
@@ -337,7 +275,7 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         if not len(at):
             status = "deadlock"
             blocked = np.sort(waiting.order)
-            full_links = np.unique(np.take(links, waiting.cursor))
+            full_links = np.unique(np.take(links, waiting.cursor)).astype(np.int64)
             break
         crossed = np.take(waiting.want, at)
         left_from = np.take(waiting.prev, at)

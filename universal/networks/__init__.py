@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from universal.errors import UserError
 from universal.networks.base import Network
@@ -23,6 +23,9 @@ from universal.networks.generators import (
     wrapped_butterfly,
 )
 from universal.registry import Registry, Spec, check_known_params, parse_spec, take_int
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 NETWORKS: Registry[Network] = Registry("network")
 
@@ -73,7 +76,7 @@ def resolve_path(path: str, base_dir: Path | None) -> Path:
     return p
 
 
-def build_network(network: str | Network | nx.Graph, base_dir: Path | None = None) -> Network:
+def build_network(network: "str | Network | nx.Graph", base_dir: Path | None = None) -> Network:
     """A :class:`Network` from a registered name, a networkx graph, or a Network (returned as is).
 
     Parameters
@@ -94,10 +97,17 @@ def build_network(network: str | Network | nx.Graph, base_dir: Path | None = Non
     """
     if isinstance(network, Network):
         return network
-    if isinstance(network, nx.Graph):
+    if _is_networkx_graph(network):
         return from_networkx(network, name=str(network.name or "graph"))
     spec = parse_spec(network)
     return NETWORKS.entry(spec.name).factory(spec, base_dir)
+
+
+def _is_networkx_graph(obj: object) -> bool:
+    """True for a networkx graph, without importing networkx when the caller has not (a graph
+    object cannot exist unless networkx was imported)."""
+    nx = sys.modules.get("networkx")
+    return nx is not None and isinstance(obj, nx.Graph)
 
 
 __all__ = [

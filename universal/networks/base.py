@@ -12,12 +12,32 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import networkx as nx
 import numpy as np
 
 from universal.errors import UserError
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+@dataclass(frozen=True)
+class ComputedEdges:
+    """The edge array of a network as a recipe: ``count`` edges, built by ``build()`` on first use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> net = Network("two", "graph", 3, ComputedEdges(2, lambda: np.array([[0, 1], [1, 2]])))
+    >>> net.num_links, "edges" in net.__dict__
+    (4, False)
+    >>> net.edges.tolist(), "edges" in net.__dict__
+    ([[0, 1], [1, 2]], True)
+    """
+
+    count: int
+    build: Callable[[], np.ndarray]
 
 
 def _normalize_label(text: str) -> str:
@@ -64,9 +84,36 @@ class Network:
     label_of: Callable[[int], str] = str
     node_names: list[str] | None = None
 
+    def __post_init__(self) -> None:
+        # A host network that only a path system's arithmetic needs (the two butterflies of
+        # Valiant's trick) gives its edges as a recipe: routing never reads the edge array, which
+        # on BF(20) twice over would take more than a gigabyte.
+        if isinstance(self.edges, ComputedEdges):
+            self.__dict__["_computed_edges"] = self.__dict__.pop("edges")
+
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: ``edges`` of a network built from a recipe.
+        computed = self.__dict__.get("_computed_edges")
+        if name == "edges" and computed is not None:
+            edges = computed.build()
+            self.__dict__["edges"] = edges
+            return edges
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def num_edges(self) -> int:
+        """E, the number of undirected edges (without building a computed edge array)."""
+        computed = self.__dict__.get("_computed_edges")
+        return computed.count if computed is not None and "edges" not in self.__dict__ else len(self.edges)
+
     @property
     def num_links(self) -> int:
-        return 2 * len(self.edges)
+        return 2 * self.num_edges
+
+    @property
+    def link_type(self) -> type:
+        """The smallest integer type that holds every link id (int32 up to 2^31 links)."""
+        return np.int32 if self.num_links <= np.iinfo(np.int32).max else np.int64
 
     @property
     def leveled(self) -> bool:
@@ -138,6 +185,8 @@ class Network:
     @cached_property
     def graph(self) -> nx.Graph:
         """The network as a networkx graph on nodes ``0..N-1`` (built on first use)."""
+        import networkx as nx  # lazily: most commands never need a networkx view
+
         g = nx.Graph()
         g.add_nodes_from(range(self.num_nodes))
         g.add_edges_from(map(tuple, self.edges.tolist()))

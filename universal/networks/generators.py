@@ -14,16 +14,21 @@ Each returns a :class:`~universal.networks.base.Network`. Node numbering:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from universal.datafiles import read_rows
 from universal.errors import UserError
-from universal.networks.base import Network
+from universal.networks.base import ComputedEdges, Network
 
-#: Instances above this many links are refused before allocating (about 2 GB of engine state).
-MAX_LINKS = 60_000_000
+if TYPE_CHECKING:
+    import networkx as nx
+
+#: Instances above this many links are refused before allocating. A butterfly's edges are computed
+#: on demand, so a link costs routing about 10 bytes (loads, buffer counts): 2 GB at the limit,
+#: which admits Valiant's two butterflies back to back up to BF(20).
+MAX_LINKS = 200_000_000
 
 
 def _check_size(links: int, what: str) -> None:
@@ -46,6 +51,17 @@ def _butterfly_edges(d: int, depth: int, wrapped: bool) -> np.ndarray:
     edges[1::2, 0] = tail
     edges[1::2, 1] = cross
     return edges
+
+
+def _level_type(levels: int) -> type:
+    """The smallest integer type that holds the level numbers ``0..levels - 1``."""
+    return np.int8 if levels <= np.iinfo(np.int8).max else np.int16
+
+
+def _butterfly_recipe(d: int, depth: int, wrapped: bool) -> ComputedEdges:
+    """The edges of a butterfly as a recipe: path systems find links arithmetically (see the
+    module docstring), so the edge array is built only for what needs it (networkx, labels)."""
+    return ComputedEdges(2 * depth * (1 << d), lambda: _butterfly_edges(d, depth, wrapped))
 
 
 def butterfly(d: int, passes: int = 1) -> Network:
@@ -76,16 +92,16 @@ def butterfly(d: int, passes: int = 1) -> Network:
     if not 1 <= d <= 24:
         raise UserError(f"butterfly dimension d={d} is out of range (1..24)")
     depth = passes * d
-    _check_size(4 * depth * (1 << d), f"butterfly:d={d}")
     rows = 1 << d
     name = f"butterfly:d={d}" + ("" if passes == 1 else f" ({passes} back to back)")
+    _check_size(4 * depth * rows, name)
     return Network(
         name=name,
         kind="butterfly",
         num_nodes=(depth + 1) * rows,
-        edges=_butterfly_edges(d, depth, wrapped=False),
+        edges=_butterfly_recipe(d, depth, wrapped=False),
         params={"d": d, "passes": passes},
-        levels=np.repeat(np.arange(depth + 1, dtype=np.int64), rows),
+        levels=np.repeat(np.arange(depth + 1, dtype=_level_type(depth + 1)), rows),
         depth=depth,
         inputs=np.arange(rows, dtype=np.int64),
         outputs=depth * rows + np.arange(rows, dtype=np.int64),
@@ -116,9 +132,9 @@ def wrapped_butterfly(d: int) -> Network:
         name=f"wrapped-butterfly:d={d}",
         kind="wrapped-butterfly",
         num_nodes=d * rows,
-        edges=_butterfly_edges(d, d, wrapped=True),
+        edges=_butterfly_recipe(d, d, wrapped=True),
         params={"d": d},
-        levels=np.repeat(np.arange(d, dtype=np.int64), rows),
+        levels=np.repeat(np.arange(d, dtype=_level_type(d)), rows),
         depth=d,
         inputs=level_zero,
         outputs=level_zero,
@@ -217,6 +233,7 @@ def from_networkx(graph: nx.Graph, name: str = "graph") -> Network:
 
     Examples
     --------
+    >>> import networkx as nx
     >>> net = from_networkx(nx.petersen_graph(), "petersen")
     >>> net.num_nodes, net.num_links
     (10, 30)
@@ -249,6 +266,8 @@ def read_edgelist(path: str | Path) -> Network:
     UserError
         Missing file, malformed line, self-loop, or no edges.
     """
+    import networkx as nx  # lazily: only edge lists need it
+
     path = Path(path)
     graph = nx.Graph()
     for lineno, fields in read_rows(path, "edge list"):

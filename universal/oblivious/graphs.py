@@ -45,13 +45,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy.sparse.csgraph import shortest_path
 
 from universal.errors import UserError
 from universal.networks import Network
 from universal.oblivious import ROUTINGS, LoadResult, Torus, WorstCaseResult, pair_loads
 from universal.oblivious.loads import advance_progress
 from universal.oblivious.matching import max_weight_matching
+from universal.oblivious.throughput import throughput_histogram
 from universal.oblivious.traffic import Grid, Traffic, make_traffic
 from universal.paths import PATH_SYSTEMS, default_base, route_paths
 from universal.registry import Spec, check_known_params, parse_spec
@@ -261,6 +261,8 @@ def check_routing(text: str, network: Network) -> Spec:
 
 def _distances(network: Network) -> np.ndarray:
     """All-pairs BFS distances (float; inf between components)."""
+    from scipy.sparse.csgraph import shortest_path  # lazily: a plain route never needs scipy
+
     return shortest_path(network.adjacency, unweighted=True)
 
 
@@ -393,7 +395,7 @@ def graph_load_row(pl: GraphPairLoads, traffic: Traffic, capacity: Capacity, min
             advance_progress(progress, 1)
         thr = cap / worst
         return LoadResult(pl.routing, traffic.name, float(thr.min()), float(worst.max()), loc,
-                          mean=float(thr.mean()), best=float(thr.max()), histogram=np.histogram(thr, bins=20),
+                          mean=float(thr.mean()), best=float(thr.max()), histogram=throughput_histogram(thr),
                           pair_loads=pl.how)
     if traffic.perm is None:
         m = float(np.einsum("sd,sdc->c", traffic.matrix, pl.gamma).max())

@@ -47,7 +47,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 __all__ = ["ExactMatching", "Certificate", "certify", "max_weight_matching"]
 
@@ -362,6 +361,8 @@ def max_weight_matching(num: np.ndarray, den: np.ndarray | int = 1,
         return ExactMatching(np.arange(N, dtype=np.int64), Fraction(0))
     W = _Weights(sn, sd)
     if start is None:
+        from scipy.optimize import linear_sum_assignment  # lazily: a plain route never needs it
+
         _, pi = linear_sum_assignment(W.float, maximize=True)
         pi = pi.astype(np.int64)
     else:

@@ -25,7 +25,7 @@ from .torus import Torus
 from .traffic import Traffic, make_traffic
 
 __all__ = ["LoadResult", "channel_loads", "max_load", "permutation_max_loads",
-           "load_table", "locality", "evaluate_traffic"]
+           "load_table", "locality", "evaluate_traffic", "throughput_histogram"]
 
 _GATHER_TENSOR_LIMIT = 1 << 25   # float entries of all (s, t, v) tensors (256 MB) for many perms
 
@@ -48,7 +48,8 @@ class LoadResult:
     mean, best : float or None
         ``random-perms`` only: mean and best throughput over the permutations.
     histogram : tuple(counts, edges) or None
-        ``random-perms`` only: histogram of the throughputs (numpy.histogram output, 20 bins).
+        ``random-perms`` only: histogram of the throughputs (numpy.histogram output, 20 bins; one bin when
+        every permutation gave the same throughput).
     max_load_exact : Fraction or None
         The exact largest load when the pattern is a single permutation and it could be formed
         in integer arithmetic.
@@ -219,6 +220,38 @@ def locality(pl: PairLoads) -> float:
     return float(pl.mean_length() / pl.torus.average_min_distance)
 
 
+def throughput_histogram(throughputs: np.ndarray, bins: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram of sampled throughputs: ``bins`` equal bins, or one when all are equal.
+
+    On some networks every permutation has the same worst channel load (e.g. Valiant's
+    routing on a small mesh); the throughputs then differ only by rounding, and equal-width
+    bins over that range cannot be made, so a single narrow bin holds them all.
+
+    Parameters
+    ----------
+    throughputs : ndarray of float
+    bins : int
+
+    Returns
+    -------
+    (counts, edges)
+        As :func:`numpy.histogram`.
+
+    Examples
+    --------
+    >>> counts, edges = throughput_histogram(np.array([0.5, 0.5 + 1e-17, 0.5]))
+    >>> counts.tolist(), bool(edges[0] <= 0.5 <= edges[-1])
+    ([3], True)
+    >>> len(throughput_histogram(np.array([0.2, 0.4, 0.6]))[0])
+    20
+    """
+    low, high = float(throughputs.min()), float(throughputs.max())
+    if high - low <= 1e-9 * max(abs(high), 1e-300):
+        half = max(abs(high), 1.0) * 1e-9
+        return np.histogram(throughputs, bins=1, range=(low - half, high + half))
+    return np.histogram(throughputs, bins=bins)
+
+
 def evaluate_traffic(pl: PairLoads, traffic: Traffic, rng: np.random.Generator,
                      progress=None) -> LoadResult:
     """Throughput of the tabulated routing under one traffic pattern (see :func:`load_table`)."""
@@ -230,7 +263,7 @@ def evaluate_traffic(pl: PairLoads, traffic: Traffic, rng: np.random.Generator,
         thr = cap / loads
         return LoadResult(pl.routing, traffic.name, float(thr.min()), float(loads.max()), loc,
                           mean=float(thr.mean()), best=float(thr.max()),
-                          histogram=np.histogram(thr, bins=20))
+                          histogram=throughput_histogram(thr))
     m = max_load(pl, traffic)
     exact = _exact_perm_max(pl, traffic.perm) if traffic.perm is not None else None
     if exact is not None:

@@ -28,14 +28,14 @@ Names (SPEC §8, traffic for the load analysis):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from universal.datafiles import read_rows
 from universal.errors import UserError
-from universal.registry import Spec, check_known_params, parse_spec, take_int
+from universal.registry import Spec, check_known_params, parse_spec, pattern_name, take_int
 
 from .torus import Torus
 
@@ -179,7 +179,7 @@ def _hotspot(t: Torus, spec: Spec) -> Traffic:
     background = spec.params.get("background", "uniform")
     if background == "uniform":
         base = np.full((t.N, t.N), 1.0 / t.N)
-    elif background == "bitcomp":
+    elif pattern_name(background, ["bitcomp"]) == "bitcomp":
         base = np.zeros((t.N, t.N))
         base[np.arange(t.N), _bitcomp(t, parse_spec("bitcomp")).perm] = 1.0
     else:
@@ -261,6 +261,7 @@ def make_traffic(torus: Torus | Grid, text: str) -> Traffic:
     10
     """
     spec = parse_spec(text)
+    spec = replace(spec, name=pattern_name(spec.name, TRAFFICS))
     if spec.name not in TRAFFICS:
         raise UserError(f"unknown traffic {spec.name!r} (known: {', '.join(TRAFFICS)})")
     if spec.arg is not None and spec.name != "random-perms":

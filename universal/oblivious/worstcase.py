@@ -25,7 +25,6 @@ from fractions import Fraction
 from typing import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 
 from .algorithms import get_routing
@@ -113,6 +112,8 @@ def worst_case_for_channels(gamma_rows_fn: Callable[[Hashable], np.ndarray],
     """
     best: ChannelMatching | None = None
     per_channel = {}
+    from scipy.optimize import linear_sum_assignment  # lazily: a plain route never needs scipy.optimize
+
     for ch in channels:
         W = np.asarray(gamma_rows_fn(ch))
         if W.shape != (N, N):

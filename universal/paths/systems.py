@@ -64,15 +64,18 @@ def _check_leveled_problem(problem: Problem, network: Network) -> None:
         )
 
 
-def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.ndarray,
+                 out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Links of the level paths over levels ``start_level .. start_level + d`` fixing bits 0..d-1.
 
     Uses the link numbering of :func:`universal.networks.generators.butterfly`: the forward link
     from ``(i, r)`` of kind ``c`` is ``4 * (i * 2**d + r) + 2 * c``. Returns ``(links, final rows)``
-    with ``links`` of shape (len(rows), d).
+    with ``links`` of shape (len(rows), d), written into ``out`` if given (e.g. int32 columns of
+    a larger matrix, so that no int64 copy of the paths is ever made).
     """
     rows = rows.astype(np.int64).copy()
-    out = np.empty((len(rows), d), dtype=np.int64)
+    if out is None:
+        out = np.empty((len(rows), d), dtype=np.int64)
     width = np.int64(1) << d
     for step in range(d):
         bit = np.int64(1) << step
@@ -94,7 +97,8 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
     _check_leveled_problem(problem, network)
     d = network.params["d"]
     width = 1 << d
-    links, _ = _level_links(d, 0, problem.sources % width, problem.dests % width)
+    links = np.empty((problem.size, d), dtype=network.link_type)
+    _level_links(d, 0, problem.sources % width, problem.dests % width, out=links)
     return _collection_from_matrix(network, links, problem.sources, problem.dests, "dimension-order")
 
 
@@ -262,9 +266,9 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
     src_rows, dst_rows = problem.sources % width, problem.dests % width
     if middle is None:
         middle = rng.integers(0, width, size=problem.size)
-    first, rows = _level_links(d, 0, src_rows, middle)
-    second, _ = _level_links(d, d, rows, dst_rows)
-    links = np.concatenate([first, second], axis=1)
+    links = np.empty((problem.size, 2 * d), dtype=host.link_type)
+    _, rows = _level_links(d, 0, src_rows, middle, out=links[:, :d])
+    _level_links(d, d, rows, dst_rows, out=links[:, d:])
     dests = 2 * d * width + dst_rows
     return _collection_from_matrix(host, links, problem.sources.copy(), dests, "valiant", VALIANT_BUTTERFLY_NOTE)
 
@@ -320,7 +324,26 @@ def longest_path_bound(network: Network, system: str) -> int:
 
 
 def default_base(network: Network) -> str:
-    """The base path system Valiant's trick uses when none is named."""
+    """The path system used when none is named: by Valiant's trick and by ``route`` without ``--paths``.
+
+    Dimension order where the network has dimensions, shortest paths elsewhere (edge lists,
+    networkx graphs), where dimension order does not exist.
+
+    Parameters
+    ----------
+    network : Network
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from universal.networks import build_network, from_networkx
+    >>> default_base(build_network("torus:k=4,n=2")), default_base(from_networkx(nx.petersen_graph()))
+    ('dimension-order', 'shortest')
+    """
     if network.kind in ("butterfly", "wrapped-butterfly", "mesh", "torus", "hypercube"):
         return "dimension-order"
     return "shortest"

@@ -104,7 +104,10 @@ def load_results_table(report: LoadReport) -> Table:
                _pair_loads_caption(report.loads)]
     if random:
         caption.append(f"random-perms:M: throughput of the worst of M random permutations (seed "
-                       f"{report.seed}), mean and best beside it; histogram from worst to best, 20 bins")
+                       f"{report.seed}), mean and best beside it; histogram from worst to best, 20 bins"
+                       + ("; one bin where every permutation gave the same throughput"
+                          if any(r.histogram is not None and len(r.histogram[0]) == 1 for r in report.loads)
+                          else ""))
     table = Table(title=f"load: {report.network['name']}", caption="\n".join(caption), header_style="bold")
     columns = ["routing", "traffic", "throughput", "max load", "locality"]
     if random:

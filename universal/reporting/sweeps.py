@@ -8,7 +8,7 @@ import numpy as np
 from rich.table import Table
 
 from universal.experiment import summarize
-from universal.reporting.tables import _num, _spread
+from universal.reporting.tables import _bound_ratio, _num, _ratio, _spread
 from universal.sweep import SweepResult
 
 
@@ -65,8 +65,7 @@ def sweep_table(result: SweepResult) -> Table:
         cells = [s["problem"]] if len(problems) > 1 else []
         cells += [s["paths"], s["protocol"]] + [str(s["cell"][a]) for a in axes]
         cells += [f"{s['N']:,}", _num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]),
-                  _spread(s), f"{s['T_over_CD']:.2f}", _num(s["bound"]),
-                  "—" if s["T_over_bound"] is None else f"{s['T_over_bound']:.2f}"]
+                  _spread(s), _ratio(s["T_over_CD"]), _num(s["bound"]), _bound_ratio(s)]
         table.add_row(*cells, style=None if s["all_delivered"] else "red")
     return table
 
@@ -83,12 +82,18 @@ def sweep_conclusion(result: SweepResult) -> str:
     problems = {g[0] for g in groups}
     lines = []
     for (problem, paths, protocol, *_), ss in groups.items():
-        ratio = [s["T_over_CD"] for s in ss]
+        ratio = [s["T_over_CD"] for s in ss if s["T_over_CD"] is not None]
         sizes = [s["N"] for s in ss]
-        t_exp = growth_exponent(sizes, [s["T"] for s in ss])
+        done = [s for s in ss if s["all_delivered"]]  # T of an unfinished run is the steps it ran
+        t_exp = growth_exponent([s["N"] for s in done], [s["T"] for s in done])
         c_exp = growth_exponent(sizes, [s["C"] for s in ss])
         head = f"{problem}: " if len(problems) > 1 else ""
-        line = f"{head}{paths} / {protocol}: T/(C+D) from {min(ratio):.2f} to {max(ratio):.2f}"
+        if ratio:
+            line = f"{head}{paths} / {protocol}: T/(C+D) from {min(ratio):.2f} to {max(ratio):.2f}"
+        else:
+            line = f"{head}{paths} / {protocol}: no size delivered every packet"
+        if len(ratio) < len(ss):
+            line += f" (n/a at {len(ss) - len(ratio)} size{'s' if len(ss) - len(ratio) > 1 else ''}: not every packet arrived)"
         if t_exp is not None:
             line += f"; T grows like N^{t_exp:.2f}"
             line += f" (C like N^{c_exp:.2f})" if c_exp is not None else ""

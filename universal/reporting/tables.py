@@ -16,6 +16,11 @@ def _num(x: float | None, digits: int = 1) -> str:
     return f"{x:.{digits}f}"
 
 
+def _ratio(x: float | None) -> str:
+    """A ratio to T, or n/a for a run that did not finish (its T is not a routing time)."""
+    return "n/a" if x is None else f"{x:.2f}"
+
+
 def _spread(s: dict) -> str:
     if s["T_min"] == s["T_max"]:
         return _num(s["T"])
@@ -48,6 +53,11 @@ def _caption(result: ExperimentResult) -> list[str]:
         lines.append("bufferless protocols: T is the step of the last acknowledgement (last del: of the last "
                      "delivery), rounds of 4D steps; disc: discarded packet attempts (trial-and-failure) or "
                      "copies (duplication); means over seeds")
+    unfinished = sorted({r.status for r in result.rows if r.status != "delivered"})
+    if unfinished:
+        why = " or ".join({"deadlock": "deadlocked", "step-limit": "hit the step limit"}.get(u, u) for u in unfinished)
+        lines.append(f"n/a: some run {why} before every packet arrived, so its T is not a routing time and "
+                     f"T/(C+D), T/bound and lat (over the packets that arrived) would mislead")
     if any(r.copies_capped for r in result.rows):
         lines.append("duplication reached its cap on copies per packet (duplication:copies=N; default max(1, floor(B·D/C)))")
     return lines + result.captions
@@ -91,15 +101,20 @@ def experiment_table(result: ExperimentResult) -> Table:
         cells += [s["paths"], s["protocol"]] + ([str(s["bandwidth"])] if swept_b else [])
         cells += [_buffer_cell(s["buffer"])] if swept_buffer else []
         cells += [_num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]), _t_cell(s),
-                  f"{s['T_over_CD']:.2f}", _num(s["bound"]),
-                  "—" if s["T_over_bound"] is None else f"{s['T_over_bound']:.2f}",
-                  str(s["max_buffer"]), f"{s['mean_latency']:.1f}"]
+                  _ratio(s["T_over_CD"]), _num(s["bound"]),
+                  _bound_ratio(s), str(s["max_buffer"]),
+                  "n/a" if s["mean_latency"] is None else f"{s['mean_latency']:.1f}"]
         if bufferless:
             bufferless_row = s["rounds"] is not None
             cells += [_num(s["rounds"]), _num(s["discarded"], 0),
                       _num(s["last_delivery"]) if bufferless_row else "—"]
         table.add_row(*cells, style=style)
     return table
+
+
+def _bound_ratio(s: dict) -> str:
+    """T/bound: — where the protocol has no bound, n/a where a run did not finish."""
+    return "—" if s["bound"] is None else _ratio(s["T_over_bound"])
 
 
 def _buffer_cell(buffer: int | None) -> str:

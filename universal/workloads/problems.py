@@ -16,7 +16,7 @@ import numpy as np
 from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network, resolve_path
-from universal.registry import Registry, Spec, check_known_params, parse_spec, take_int
+from universal.registry import Registry, Spec, check_known_params, parse_spec, pattern_name, take_int
 
 
 @dataclass
@@ -187,7 +187,7 @@ def _permutation(spec: Spec, network: Network, rng: np.random.Generator, base_di
         perm = _perm_from_file(network, resolve_path(spec.params["file"], base_dir))
     else:
         check_known_params(spec, set())
-        kind = (spec.arg or "random").lower().replace("_", "-")
+        kind = pattern_name((spec.arg or "random").lower().replace("_", "-"), NAMED_PERMUTATIONS)
         if kind not in NAMED_PERMUTATIONS:
             known = ", ".join([*NAMED_PERMUTATIONS, "file=PATH"])
             raise UserError(f"unknown permutation {kind!r} (known: {known})")

@@ -1,0 +1,47 @@
+"""Start-up time is part of every run: each command imports only what it needs.
+
+``python -X importtime`` lists every module a run imports; a plain ``route`` must not load
+scipy.optimize (about half a second here), networkx or matplotlib, and building the parser
+must not load the library at all.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def imported_modules(*argv: str) -> set[str]:
+    """The modules that ``python -X importtime -m universal ARGV`` imports (it must succeed)."""
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "universal", *argv], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_a_plain_route_does_not_import_scipy_optimize_networkx_or_matplotlib():
+    modules = imported_modules("route", "--network", "butterfly:d=4", "--problem", "h-relation:h=2",
+                               "--paths", "valiant", "--protocols", "random-rank", "--json")
+    assert "universal.experiment" in modules          # the check sees the library's imports
+    heavy = {m for m in modules if m.split(".")[0] in {"networkx", "matplotlib"} or m.startswith("scipy.optimize")}
+    assert not heavy, sorted(heavy)
+
+
+def test_worstcase_does_import_scipy_optimize():
+    """The same measurement sees scipy.optimize when a command needs it (so the test above can fail)."""
+    modules = imported_modules("worstcase", "--network", "torus:k=4,n=2", "--routing", "dor", "--json")
+    assert "scipy.optimize" in modules
+
+
+def test_building_the_parser_does_not_import_the_library():
+    """Every command's options are parsed before anything heavy is loaded (``--help`` costs nothing)."""
+    code = ("import sys; from universal.cli import build_parser; build_parser(); "
+            "print(' '.join(sorted(sys.modules)))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    modules = set(run.stdout.split())
+    assert "universal.cli.route" in modules
+    assert not {"numpy", "universal.experiment", "rich"} & modules

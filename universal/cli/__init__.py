@@ -1,0 +1,91 @@
+"""Command line: a thin layer over the Python API (SPEC §8), one small module per command.
+
+    python -m universal scenario NAME_OR_FILE [--seeds N] [--seed S] [--json | --csv] [--plot FILE]
+        [--out FILE] [--resume] [--jobs N]
+    python -m universal scenarios
+    python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N]
+        [--bandwidth B[,B2...]] [--buffer b[,b2...]] [--analyze] [--json | --csv] [--plot FILE] [--trace]
+    python -m universal load --network NET --routing A,B --traffic X,Y [--seed S] [--samples M]
+        [--json | --csv] [--plot FILE]
+    python -m universal worstcase --network NET --routing A,B [--show-permutation]
+        [--permutation-file PATH] [--samples M] [--json | --csv] [--plot FILE]
+
+Every command is a module of this package with ``HELP``, ``add_arguments(parser)`` and
+``run(args)``, listed once in :data:`COMMANDS`: adding a command is one module and one entry.
+Command modules import the heavy parts of the library (scipy, networkx, matplotlib) inside
+``run``, so that building the parser costs nothing and each command loads only what it uses
+(``tests/cli/test_imports.py`` checks this).
+
+User errors print one line, ``error: ...``, on stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Sequence
+
+from universal.cli.common import Parser
+from universal.errors import UserError
+
+#: The commands, in the order ``--help`` lists them: name -> module of this package.
+COMMANDS: dict[str, str] = {
+    "scenario": "scenario",
+    "scenarios": "scenarios",
+    "route": "route",
+    "load": "load",
+    "worstcase": "worstcase",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Parsed arguments carry ``command`` (the name) and ``run`` (the command's function).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["route", "--network", "hypercube:d=3", "--problem", "permutation:random"])
+    >>> args.command, args.paths
+    ('route', 'dimension-order')
+    """
+    parser = Parser(prog="universal", description="Packet-level emulator for universal routing.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"universal.cli.{module_name}")
+        command = sub.add_parser(name, help=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 ok, 2 user error, 130 interrupted).
+
+    Examples
+    --------
+    >>> main(["route", "--network", "nowhere:d=3", "--problem", "permutation:random"])
+    2
+    """
+    try:
+        args = build_parser().parse_args(argv)
+        args.run(args)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return 0
+
+
+__all__ = ["COMMANDS", "build_parser", "main"]

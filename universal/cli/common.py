@@ -1,0 +1,206 @@
+"""What every command shares: the one-line usage errors, list and number parsing, the output
+options, the progress bar and the ``--plot`` check.
+
+This module stays light (argparse and the standard library at import time): the parser of
+every command is built on each run, so whatever it imports is paid by every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from universal.errors import UserError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        command = self.prog.split()[1:]  # "universal route" -> ["route"]; top level -> []
+        raise UserError(f"{message} (see: python -m universal {' '.join([*command, '--help'])})")
+
+
+def names(text: str) -> list[str]:
+    """Split ``A,B`` on commas that are not inside a ``name:key=value,...`` parameter list.
+
+    Parameters
+    ----------
+    text : str
+        A comma-separated list of registered names, as given on the command line.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> names("torus:k=8,n=2,hypercube:d=3")
+    ['torus:k=8,n=2', 'hypercube:d=3']
+    >>> names("random-rank, fifo")
+    ['random-rank', 'fifo']
+    """
+    out: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        continues = "=" in part and ":" not in part or part[:1].isdigit()
+        if out and continues and ":" in out[-1] and "=" in out[-1]:
+            # A parameter of the previous name (torus:k=8,n=2) or a label (broadcast:source=3,4).
+            out[-1] += "," + part
+        elif part:
+            out.append(part)
+    if not out:
+        raise UserError(f"empty list {text!r}")
+    return out
+
+
+def int_at_least(low: int, what: str):
+    """An argparse type: an integer >= ``low``.
+
+    Examples
+    --------
+    >>> int_at_least(1, "positive")("3")
+    3
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
+        return value
+
+    return parse
+
+
+positive = int_at_least(1, "positive")
+nonnegative = int_at_least(0, "non-negative")
+
+
+def buffer_list(text: str) -> list[int | None]:
+    """An argparse type: buffer sizes (positive integers or ``unbounded``) separated by commas.
+
+    Examples
+    --------
+    >>> buffer_list("1,unbounded")
+    [1, None]
+    """
+    return [None if part.strip() == "unbounded" else positive(part.strip()) for part in text.split(",")]
+
+
+def positive_list(text: str) -> list[int]:
+    """An argparse type: one positive integer or several separated by commas.
+
+    Examples
+    --------
+    >>> positive_list("1,2,4")
+    [1, 2, 4]
+    """
+    return [positive(part.strip()) for part in text.split(",")]
+
+
+def output_options(parser: argparse.ArgumentParser) -> None:
+    """``--json`` and ``--csv``, which exclude each other."""
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    out.add_argument("--csv", action="store_true", help="print the rows as CSV instead of a table")
+
+
+def machine(args: argparse.Namespace) -> bool:
+    """Output for scripts (JSON or CSV): no tables, no progress bars."""
+    return args.json or args.csv
+
+
+class Bar:
+    """A transient rich progress bar on stderr (see :func:`progress_bar`)."""
+
+    def __init__(self, bar: "Progress", task) -> None:
+        self.bar, self.task = bar, task
+        self.begun = False
+
+    def begin(self, label: str) -> None:
+        """A new unit of work starts (so the previous one, if any, is done)."""
+        if self.begun:
+            self.advance()
+        self.begun = True
+        self.describe(label)
+
+    def advance(self, amount: int = 1) -> None:
+        self.bar.advance(self.task, amount)
+
+    def set(self, done: int, _total: int | None = None) -> None:
+        self.bar.update(self.task, completed=done)
+
+    def describe(self, label: str) -> None:
+        self.bar.update(self.task, description=label)
+
+
+@contextmanager
+def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Bar | None]:
+    """Yields a :class:`Bar` counting to ``total`` with the time left, or None when disabled
+    (``enabled`` false, or stderr not a terminal)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:
+        yield Bar(bar, bar.add_task(description, total=total))
+
+
+def plot_path(args: argparse.Namespace) -> Path | None:
+    """The ``--plot`` file, checked before any work is done (None without ``--plot``)."""
+    if not getattr(args, "plot", None):
+        return None
+    from universal.reporting.plots import check_plot_path
+
+    return check_plot_path(args.plot)
+
+
+def plotted(files: list[Path]) -> None:
+    """Tell the user (on stderr) which figure files were written."""
+    for f in files:
+        print(f"plot: {f}", file=sys.stderr)
+
+
+def print_json(data: dict) -> None:
+    """One JSON object on stdout, indented for reading."""
+    import json
+
+    print(json.dumps(data, indent=1))
+
+
+def analysis_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--network``, ``--routing`` and ``--samples``: what ``load`` and ``worstcase`` analyse."""
+    parser.add_argument("--network", required=True,
+                        help="torus:k=K,n=N (up to 4096 nodes with the torus routings), or any network of at "
+                             "most 256 nodes: mesh:k=,n=, hypercube:d=, torus:k=,n=, edgelist:FILE")
+    parser.add_argument("--routing",
+                        help="comma-separated: dor, val, romm, rlb, rlbth, ival (tori), or any path system: "
+                             "shortest, random-shortest, dimension-order, valiant[:base=NAME] (default: dor on "
+                             "tori, dimension-order on meshes and hypercubes, shortest elsewhere)")
+    parser.add_argument("--samples", type=positive, default=None,
+                        help="paths per pair when a path system's loads cannot be enumerated exactly "
+                             "(default 200)")
+
+
+def routings(args: argparse.Namespace) -> list[str]:
+    """The ``--routing`` names, or the network's default routing."""
+    if args.routing is not None:
+        return names(args.routing)
+    from universal.load_analysis import default_routing
+    from universal.networks import build_network
+
+    return [default_routing(build_network(args.network))]

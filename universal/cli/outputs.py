@@ -1,0 +1,71 @@
+"""Running the API with a progress bar and printing its results as a table, JSON or CSV:
+shared by the commands that route (``route``, ``scenario``) and those that analyse loads
+(``load``, ``worstcase``, load scenarios). Heavy modules are imported inside the functions."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from universal.cli.common import machine, print_json, progress_bar
+
+if TYPE_CHECKING:
+    from universal.experiment import Experiment, ExperimentResult
+    from universal.load_analysis import LoadAnalysis, LoadReport
+
+
+def run_experiment_with_bar(exp: "Experiment", as_json: bool, keep_delivery: bool = False) -> "ExperimentResult":
+    """:func:`universal.experiment.run_experiment` with a progress bar counting the runs."""
+    from universal.experiment import run_experiment, runs_in
+
+    with progress_bar(runs_in(exp), "routing", not as_json) as bar:
+        return run_experiment(exp, progress=bar.begin if bar else None, keep_delivery=keep_delivery)
+
+
+def emit_experiment(result: "ExperimentResult", args: argparse.Namespace) -> None:
+    """The experiment's rows as JSON, CSV or the rich table with its conclusion."""
+    if args.json:
+        print_json(result.to_json())
+    elif args.csv:
+        from universal.reporting.csvout import rows_to_csv
+
+        print(rows_to_csv(result.to_json()["rows"]), end="")
+    else:
+        from universal.reporting import make_console, print_experiment
+
+        print_experiment(result, make_console())
+
+
+def analyse_with_bar(analysis: "LoadAnalysis", args: argparse.Namespace) -> "LoadReport":
+    """:func:`universal.load_analysis.run_load_analysis` with a progress bar."""
+    from universal.load_analysis import progress_total, resolve_target, run_load_analysis
+
+    target = resolve_target(analysis)
+    what = "worst case" if not analysis.traffics else "channel loads"
+    with progress_bar(progress_total(analysis, target), f"{what} on {target.name}", not machine(args)) as bar:
+        return run_load_analysis(analysis, progress=bar.advance if bar else None)
+
+
+def emit_report(report: "LoadReport", args: argparse.Namespace, **options) -> None:
+    """A load report as JSON, CSV (load and worst-case rows, told apart by ``table``) or tables."""
+    if args.json:
+        print_json(report.to_json())
+    elif args.csv:
+        from universal.reporting.csvout import rows_to_csv
+
+        data = report.to_json()
+        rows = [{"table": "load", **r} for r in data["rows"]] if report.loads else []
+        rows += [{"table": "worstcase", **w.as_dict()} for w in report.worst]
+        print(rows_to_csv(rows), end="")
+    else:
+        from universal.reporting import make_console
+        from universal.reporting.oblivious import print_load_report
+
+        print_load_report(report, make_console(), **options)
+
+
+def default_samples() -> int:
+    """Paths per pair when a path system's loads cannot be enumerated (the API's default)."""
+    from universal.oblivious.graphs import DEFAULT_SAMPLES
+
+    return DEFAULT_SAMPLES

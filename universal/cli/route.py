@@ -1,0 +1,87 @@
+"""``universal route``: route one or more problems on a network with several path systems and
+protocols, over seeds; or (``--trace``) follow one small run step by step."""
+
+from __future__ import annotations
+
+import argparse
+
+from universal.cli.common import (buffer_list, machine, names, nonnegative, output_options, plot_path, plotted,
+                                  positive, positive_list, print_json)
+from universal.cli.outputs import emit_experiment, run_experiment_with_bar
+from universal.errors import UserError
+
+HELP = "route a problem on a network"
+
+
+def add_arguments(rt: argparse.ArgumentParser) -> None:
+    rt.add_argument("--network", required=True, help="e.g. butterfly:d=8, torus:k=8,n=2, edgelist:FILE")
+    rt.add_argument("--problem", required=True,
+                    help="e.g. permutation:random, h-relation:h=4 (comma-separated for several)")
+    rt.add_argument("--paths", default="dimension-order", help="comma-separated path systems")
+    rt.add_argument("--protocols", default="random-rank", help="comma-separated protocols")
+    rt.add_argument("--seeds", type=positive, default=1, help="number of seeds (default 1)")
+    rt.add_argument("--seed", type=nonnegative, default=0, help="first seed (default 0)")
+    rt.add_argument("--bandwidth", type=positive_list, default=[1],
+                    help="B, packets per link per step; several (1,2,4) to compare")
+    rt.add_argument("--buffer", type=buffer_list, default=[None], metavar="b",
+                    help="size of every link buffer (default unbounded); several (1,2,unbounded) to compare; "
+                         "a run that cannot move is reported as a deadlock")
+    rt.add_argument("--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS)
+    rt.add_argument("--analyze", action="store_true",
+                    help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
+    output_options(rt)
+    rt.add_argument("--plot", metavar="FILE", help="also draw packets delivered by step for every run of the "
+                    "first seed (.png or .svg)")
+    rt.add_argument("--trace", action="store_true",
+                    help="follow one small run step by step (who crossed which link, who lost and why, the "
+                         "buffers); with --json as one JSON object")
+
+
+def run(args: argparse.Namespace) -> None:
+    plot = plot_path(args)
+    if args.trace:
+        _trace(args)
+        return
+    from universal.experiment import Experiment
+
+    exp = Experiment(
+        network=args.network,
+        problem=names(args.problem),
+        paths=names(args.paths),
+        protocols=names(args.protocols),
+        seeds=list(range(args.seed, args.seed + args.seeds)),
+        bandwidth=args.bandwidth[0] if len(args.bandwidth) == 1 else args.bandwidth,
+        buffer=args.buffer[0] if len(args.buffer) == 1 else args.buffer,
+        engine=args.engine,
+        name="route",
+        analyze=args.analyze,
+    )
+    result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None)
+    emit_experiment(result, args)
+    if plot is not None:
+        from universal.reporting.plots import plot_experiment
+
+        plotted(plot_experiment(result, plot))
+
+
+def _trace(args: argparse.Namespace) -> None:
+    """``route --trace``: one small run, step by step, from the reference engine."""
+    choices = {"--problem": names(args.problem), "--paths": names(args.paths),
+               "--protocols": names(args.protocols), "--bandwidth": args.bandwidth, "--buffer": args.buffer}
+    several = [option for option, values in choices.items() if len(values) > 1]
+    if args.seeds > 1:
+        several.append("--seeds")
+    if several:
+        raise UserError(f"--trace follows one run: give one value for {', '.join(several)}")
+    if args.plot or args.analyze or args.csv:
+        raise UserError("--trace prints the run step by step (or as --json); it does not combine with "
+                        "--plot, --analyze or --csv")
+    from universal.reporting import make_console
+    from universal.reporting.trace import print_trace, trace_route, trace_to_json
+
+    trace = trace_route(args.network, choices["--problem"][0], choices["--paths"][0], choices["--protocols"][0],
+                        seed=args.seed, bandwidth=args.bandwidth[0], buffer=args.buffer[0])
+    if args.json:
+        print_json(trace_to_json(trace))
+    else:
+        print_trace(trace, make_console())

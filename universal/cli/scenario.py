@@ -1,0 +1,102 @@
+"""``universal scenario NAME_OR_FILE``: run a built-in scenario or a scenario file: a routing
+experiment, a sweep over sizes (results file, ``--resume``, ``--jobs``) or a load analysis."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from universal.cli.common import (machine, nonnegative, output_options, plot_path, plotted, positive, print_json,
+                                  progress_bar)
+from universal.cli.outputs import analyse_with_bar, emit_experiment, emit_report, run_experiment_with_bar
+from universal.errors import UserError
+
+if TYPE_CHECKING:
+    from universal.load_analysis import LoadAnalysis
+    from universal.sweep import Sweep
+
+HELP = "run a built-in scenario or a scenario file"
+
+
+def add_arguments(sc: argparse.ArgumentParser) -> None:
+    sc.add_argument("name", help="built-in scenario name or path to a .toml file")
+    sc.add_argument("--seeds", type=positive, help="number of seeds (overrides the file)")
+    sc.add_argument("--seed", type=nonnegative, help="first seed (overrides the file)")
+    output_options(sc)
+    sc.add_argument("--out", metavar="FILE",
+                    help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
+    sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
+    sc.add_argument("--jobs", type=positive, default=1, help="sweeps: cells run in parallel processes (default 1)")
+    sc.add_argument("--plot", metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
+                    "packets delivered by step for experiments, channel loads for load scenarios")
+
+
+def run(args: argparse.Namespace) -> None:
+    from universal.scenario import load_scenario, seeds_from
+
+    scenario = load_scenario(args.name)
+    plot = plot_path(args)
+    if scenario.analysis is not None:
+        _run_load_scenario(scenario.analysis, args)
+        return
+    exp = scenario.experiment
+    if args.seeds is not None or args.seed is not None:
+        first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
+        count = args.seeds if args.seeds is not None else len(exp.seeds)
+        exp.seeds = seeds_from(count, first, "command line")
+    if scenario.sweep is not None:
+        _run_sweep_scenario(scenario.sweep, args)
+        return
+    if args.out or args.resume or args.jobs != 1:
+        raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None)
+    emit_experiment(result, args)
+    if plot is not None:
+        from universal.reporting.plots import plot_experiment
+
+        plotted(plot_experiment(result, plot))
+
+
+def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
+    from dataclasses import asdict
+
+    from universal.sweep import run_sweep
+
+    out = Path(args.out) if args.out else Path(f"{sweep.name}.results.jsonl")
+    with progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not machine(args)) as bar:
+        result = run_sweep(sweep, results_file=out, resume=args.resume, jobs=args.jobs,
+                           progress=bar.set if bar else None)
+    if args.json:
+        print_json(result.to_json())
+    elif args.csv:
+        from universal.reporting.csvout import rows_to_csv
+
+        print(rows_to_csv({**c.cell, "network": c.network["name"], **asdict(r)}
+                          for c in result.cells for r in c.rows), end="")
+    else:
+        from universal.reporting import make_console
+        from universal.reporting.sweeps import sweep_conclusion, sweep_table
+
+        console = make_console()
+        console.print(sweep_table(result))
+        console.print(sweep_conclusion(result))
+    if args.plot:
+        from universal.reporting.plots import check_plot_path, plot_sweep
+
+        plotted(plot_sweep(result, check_plot_path(args.plot)))
+
+
+def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> None:
+    if args.seeds is not None:
+        raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
+    if args.seed is not None:
+        analysis.seed = args.seed
+    if args.out or args.resume or args.jobs != 1:
+        raise UserError(f"scenario {analysis.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    report = analyse_with_bar(analysis, args)
+    emit_report(report, args, compare=True)
+    if args.plot:
+        from universal.reporting.plots import check_plot_path, plot_load_report
+
+        plotted(plot_load_report(report, check_plot_path(args.plot)))

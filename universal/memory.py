@@ -1,0 +1,60 @@
+"""Memory estimates: refuse, with one ``error:`` line, a run that would not fit in this machine.
+
+A process that allocates more than the machine has is killed by the operating system without a
+word; estimating first turns that into a message that says what to make smaller.
+"""
+
+from __future__ import annotations
+
+import os
+
+from universal.errors import UserError
+
+
+def available_bytes() -> int | None:
+    """Memory the operating system can give this process now (``MemAvailable``), or None if unknown.
+
+    Examples
+    --------
+    >>> free = available_bytes()
+    >>> free is None or free > 0
+    True
+    """
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(needed: int, what: str, available: int | None = None) -> None:
+    """Raise :class:`~universal.errors.UserError` if ``needed`` bytes exceed the available memory.
+
+    Parameters
+    ----------
+    needed : int
+        The estimate, in bytes.
+    what : str
+        What needs it, for the message (e.g. ``"1,048,576 packets on butterfly:d=18"``).
+    available : int, optional
+        Bytes available (default: :func:`available_bytes`; no check when that is unknown).
+
+    Examples
+    --------
+    >>> check_memory(10**6, "a small run", available=10**9)
+    >>> check_memory(10**10, "a large run", available=10**9)
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: a large run would need about 10.0 GB of memory, more than the 1.0 GB available
+    """
+    if available is None:
+        available = available_bytes()
+    if available is not None and needed > available:
+        raise UserError(f"{what} would need about {needed / 1e9:.1f} GB of memory, "
+                        f"more than the {available / 1e9:.1f} GB available")
