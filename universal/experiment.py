@@ -89,6 +89,16 @@ class Row:
     blocked_packets: list[int] | None
     full_links: list[str] | None
     seconds: float
+    # The offline optimum (``opt``: SPEC §12), null unless asked for.
+    opt: int | None = None
+    opt_lower: int | None = None
+    opt_upper: int | None = None
+    opt_status: str | None = None
+    T_over_opt: float | None = None
+    R_pi: int | None = None
+    R_pi_lower: int | None = None
+    R_pi_upper: int | None = None
+    R_pi_status: str | None = None
 
 
 @dataclass
@@ -121,6 +131,8 @@ class Experiment:
     name: str = ""
     base_dir: Path | None = None
     analyze: bool = False
+    opt: str | None = None
+    time_limit: float = 10.0
 
 
 @dataclass
@@ -310,6 +322,10 @@ def _plan(exp: Experiment) -> _Plan:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
             _check_size(network, packets, system.name)
+        if exp.opt is not None:
+            from universal.offline import check_opt
+
+            check_opt(exp.opt, packets, exp.time_limit)
     return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
                  bandwidths, buffers)
 
@@ -379,9 +395,11 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
         problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
         if problem.note and problem.note not in captions:
             captions.append(problem.note)
+        problem_rows = len(rows)
         for system, system_label in zip(systems, plan.system_labels):
             _check_size(network, problem.size, system.name)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
+            system_rows, hints = len(rows), {}
             if exp.analyze:
                 collections.append({"problem": problem_name, "seed": seed, **paths.summary(),
                                     "host": paths.network.name, "load_histogram": paths.load_histogram()})
@@ -395,12 +413,30 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     progress(f"{problem_name} / {system_label} / {protocol_label}{at} / seed {seed}")
                 start = time.perf_counter()
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
-                                  buffer=buffer)
+                                  buffer=buffer, record_hops=exp.opt is not None)
                 seconds = time.perf_counter() - start
                 rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds,
                                      system_label, protocol_label))
                 if keep_delivery:
                     deliveries.append(result.delivery)
+                if exp.opt is not None:
+                    from universal.offline import hint_of
+
+                    hints.setdefault(bandwidth, []).append(hint_of(result, protocol_label))
+            for bandwidth in bandwidths if exp.opt is not None else []:
+                from universal.offline import fill_opt
+
+                if progress:
+                    progress(f"OPT of {problem_name} / {system_label} / B = {bandwidth} / seed {seed}")
+                fill_opt([r for r in rows[system_rows:] if r.bandwidth == bandwidth], paths, bandwidth,
+                         [h for h in hints.get(bandwidth, []) if h is not None], exp.time_limit, seed)
+        for bandwidth in bandwidths if exp.opt == "free" else []:
+            from universal.offline import fill_free
+
+            if progress:
+                progress(f"R(G, π) of {problem_name} / B = {bandwidth} / seed {seed}")
+            fill_free([r for r in rows[problem_rows:] if r.bandwidth == bandwidth], problem, network, bandwidth,
+                      exp.time_limit, seed)
     shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
     shown_buffer = buffers[0] if len(buffers) == 1 else buffers
     path_systems = []
@@ -455,7 +491,9 @@ def runs_in(exp: Experiment) -> int:
     per_system = sum(1 if build_protocol(p).bufferless else buffers for p in exp.protocols)
     systems = 1 if exp.paths is None else len(exp.paths)
     expected_congestions = systems if exp.analyze else 0  # one per path system, after the runs
-    return problems * len(exp.seeds) * systems * per_system * bandwidths + expected_congestions
+    # OPT once per path collection and B; R(G, π) once per problem instance and B.
+    optima = (systems + (exp.opt == "free")) * bandwidths if exp.opt is not None else 0
+    return problems * len(exp.seeds) * (systems * per_system * bandwidths + optima) + expected_congestions
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:
@@ -498,7 +536,24 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "discarded": float(np.mean([r.discarded for r in rs])) if rounds else None,
             "last_delivery": float(np.mean([r.last_delivery for r in rs])),
             "copies_capped": any(bool(r.copies_capped) for r in rs),
+            **_offline_summary(rs),
         })
+    return out
+
+
+def _offline_summary(rs: Sequence[Row]) -> dict:
+    """OPT and R(G, π) over seeds: mean bounds, "optimal" only if every seed's value is proven."""
+    out: dict = {}
+    for key in ("opt", "R_pi"):
+        statuses = {getattr(r, f"{key}_status") for r in rs}
+        if None in statuses:
+            out.update({key: None, f"{key}_lower": None, f"{key}_upper": None, f"{key}_status": None})
+            continue
+        out[key] = _mean_if_all([getattr(r, key) for r in rs])
+        out[f"{key}_lower"] = float(np.mean([getattr(r, f"{key}_lower") for r in rs]))
+        out[f"{key}_upper"] = float(np.mean([getattr(r, f"{key}_upper") for r in rs]))
+        out[f"{key}_status"] = "optimal" if statuses == {"optimal"} else "bounds"
+    out["T_over_opt"] = _mean_if_all([r.T_over_opt for r in rs])
     return out
 
 

@@ -141,3 +141,9 @@ def test_too_large_a_collection_is_refused_before_solving(monkeypatch):
     paths = PathCollection.from_node_paths(line(3), [[0, 1, 2]] * 2)
     with pytest.raises(UserError, match="at most 3 hops"):
         fixed.optimum(paths)
+
+
+@pytest.mark.parametrize("not_paths", [None, [[0, 1, 2]], "dimension-order"])
+def test_opt_needs_a_path_collection(not_paths):
+    with pytest.raises(UserError, match="path collection"):
+        optimum(not_paths)

@@ -181,6 +181,9 @@ def optimum(collection: PathCollection, bandwidth: int = 1, *, time_limit: float
     Leighton, Maggs & Rao, "Packet routing and job-shop scheduling in O(congestion + dilation)
     steps", 1994.
     """
+    if not isinstance(collection, PathCollection):
+        raise UserError(f"OPT is defined for a path collection (universal.paths.PathCollection), "
+                        f"not {type(collection).__name__}")
     time_limit = check_time_limit(time_limit)
     if bandwidth < 1:
         raise UserError("the bandwidth B must be at least 1")

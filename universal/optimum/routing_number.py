@@ -15,6 +15,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def permutation_classes(num_nodes: int, symmetries: np.ndarray) -> np.ndarray:
 
 
 def routing_number(network: Network, bandwidth: int = 1, *, time_limit: float = 10.0, workers: int = 1,
-                   seed: int = 0, progress: bool = False) -> RoutingNumberResult:
+                   seed: int = 0, progress: Callable[[int, int], None] | None = None) -> RoutingNumberResult:
     """R(G) = max over permutations π of R(G, π), for networks of at most 8 nodes.
 
     Parameters
@@ -117,8 +118,8 @@ def routing_number(network: Network, bandwidth: int = 1, *, time_limit: float = 
         Limit per exact solve, in CP-SAT's deterministic time (about seconds).
     workers, seed : int
         CP-SAT settings.
-    progress : bool
-        Show a progress bar over the permutation classes.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after every permutation class.
 
     Returns
     -------
@@ -152,12 +153,9 @@ def routing_number(network: Network, bandwidth: int = 1, *, time_limit: float = 
     order = np.argsort(-reach, kind="stable")
     best = None  # (R(G, pi), permutation, schedule)
     solves, unsettled, upper_open = 0, [], 0
-    rows = order
-    if progress:
-        from tqdm import tqdm
-
-        rows = tqdm(order, desc=f"R({network.name})", unit="class", leave=False)
-    for row in rows:
+    for done, row in enumerate(order):
+        if progress:
+            progress(done, len(order))
         perm = classes[row]
         problem = Problem("permutation", nodes, perm.copy())
         current = best[0] if best else 0

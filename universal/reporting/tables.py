@@ -58,6 +58,11 @@ def _caption(result: ExperimentResult) -> list[str]:
         why = " or ".join({"deadlock": "deadlocked", "step-limit": "hit the step limit"}.get(u, u) for u in unfinished)
         lines.append(f"n/a: some run {why} before every packet arrived, so its T is not a routing time and "
                      f"T/(C+D), T/bound and lat (over the packets that arrived) would mislead")
+    if any(r.opt_status is not None for r in result.rows):
+        lines.append("OPT: fewest steps of any schedule on the same paths (CP-SAT, proven; [lower, upper] where the "
+                     "time limit left a gap), mean over seeds; OPT >= LB")
+    if any(r.R_pi_status is not None for r in result.rows):
+        lines.append("R(G,π): fewest steps when the paths may change too (free paths, proven or [lower, upper])")
     if any(r.copies_capped for r in result.rows):
         lines.append("duplication reached its cap on copies per packet (duplication:copies=N; default max(1, floor(B·D/C)))")
     return lines + result.captions
@@ -92,6 +97,10 @@ def experiment_table(result: ExperimentResult) -> Table:
     columns += [("C", "right"), ("D", "right"), ("C+D", "right"), ("LB", "right"), ("T", "right"),
                 ("T/(C+D)", "right"), ("bound", "right"), ("T/bound", "right"), ("buf", "right"), ("lat", "right")]
     columns += [("rounds", "right"), ("disc", "right"), ("last del", "right")] if bufferless else []
+    with_opt = any(s["opt_status"] is not None for s in summary)
+    with_free = any(s["R_pi_status"] is not None for s in summary)
+    columns += [("OPT", "right"), ("T/OPT", "right")] if with_opt else []
+    columns += [("R(G,π)", "right")] if with_free else []
     for name, justify in columns:
         table.add_column(name, justify=justify)
     best = [] if swept else [fastest(summary, p) for p in problems]
@@ -108,8 +117,30 @@ def experiment_table(result: ExperimentResult) -> Table:
             bufferless_row = s["rounds"] is not None
             cells += [_num(s["rounds"]), _num(s["discarded"], 0),
                       _num(s["last_delivery"]) if bufferless_row else "—"]
+        if with_opt:
+            cells += [_optimum_cell(s, "opt"), _opt_ratio(s)]
+        if with_free:
+            cells += [_optimum_cell(s, "R_pi")]
         table.add_row(*cells, style=style)
     return table
+
+
+def _optimum_cell(s: dict, key: str) -> str:
+    """OPT (or R(G, π)) proven, or ``[lower, upper]`` when a time limit left a gap."""
+    if s[f"{key}_status"] is None:
+        return "—"
+    if s[f"{key}_status"] == "optimal":
+        return _num(s[key])
+    return f"[{_num(s[f'{key}_lower'])}, {_num(s[f'{key}_upper'])}]"
+
+
+def _opt_ratio(s: dict) -> str:
+    """T/OPT, or the range T/upper–T/lower it lies in when OPT is only bounded."""
+    if s["T_over_opt"] is not None:
+        return f"{s['T_over_opt']:.2f}"
+    if s["opt_status"] == "bounds" and s["all_delivered"]:
+        return f"{s['T'] / s['opt_upper']:.2f}–{s['T'] / s['opt_lower']:.2f}"
+    return "n/a" if s["opt_status"] is not None else "—"
 
 
 def _bound_ratio(s: dict) -> str:
