@@ -483,17 +483,26 @@ def _bandwidths(value: int | Sequence[int]) -> list[int]:
     return values
 
 
-def runs_in(exp: Experiment) -> int:
-    """Number of engine runs an experiment makes (for progress bars)."""
+def rows_in(exp: Experiment) -> int:
+    """Number of rows (engine runs) an experiment makes."""
     problems = len(exp.problem) if isinstance(exp.problem, (list, tuple)) else 1
     bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
     buffers = 1 if exp.buffer is None or isinstance(exp.buffer, int) else len(exp.buffer)
     per_system = sum(1 if build_protocol(p).bufferless else buffers for p in exp.protocols)
     systems = 1 if exp.paths is None else len(exp.paths)
+    return problems * len(exp.seeds) * systems * per_system * bandwidths
+
+
+def runs_in(exp: Experiment) -> int:
+    """Number of units of work an experiment makes (for progress bars): its runs, and the
+    expected congestions and optima it computes."""
+    problems = len(exp.problem) if isinstance(exp.problem, (list, tuple)) else 1
+    bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
+    systems = 1 if exp.paths is None else len(exp.paths)
     expected_congestions = systems if exp.analyze else 0  # one per path system, after the runs
     # OPT once per path collection and B; R(G, π) once per problem instance and B.
     optima = (systems + (exp.opt == "free")) * bandwidths if exp.opt is not None else 0
-    return problems * len(exp.seeds) * (systems * per_system * bandwidths + optima) + expected_congestions
+    return rows_in(exp) + problems * len(exp.seeds) * optima + expected_congestions
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:

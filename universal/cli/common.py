@@ -124,20 +124,20 @@ def time_limit(text: str) -> float:
     return value
 
 
-def time_limit_option(parser: argparse.ArgumentParser) -> None:
+def time_limit_option(parser: argparse.ArgumentParser, default: float | None = 10.0) -> None:
     """``--time-limit``: the solver's search limit (CP-SAT deterministic time, about seconds)."""
-    parser.add_argument("--time-limit", type=time_limit, default=10.0, metavar="SECONDS",
+    parser.add_argument("--time-limit", type=time_limit, default=default, metavar="SECONDS",
                         help="limit of every optimum search in CP-SAT's deterministic time (about seconds; the "
                              "same on any machine); reached, it leaves proven bounds (default 10)")
 
 
-def opt_options(parser: argparse.ArgumentParser) -> None:
+def opt_options(parser: argparse.ArgumentParser, default_time_limit: float | None = 10.0) -> None:
     """``--opt [free]`` and ``--time-limit``: the offline optimum beside the protocols."""
     parser.add_argument("--opt", nargs="?", const="paths", choices=["paths", "free"],
                         help="also compute OPT, the fewest steps of any schedule on the same paths (columns OPT, "
                              "T/OPT); --opt free also R(G, π) with free paths. Needs OR-Tools (pip install "
                              "'.[opt]')")
-    time_limit_option(parser)
+    time_limit_option(parser, default_time_limit)
 
 
 def output_options(parser: argparse.ArgumentParser) -> None:
