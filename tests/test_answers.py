@@ -19,7 +19,9 @@ How docs/answers.md is written (see its introduction):
   ``max``, ``sum``, ``range``; VALUE is a
   number or a fraction ``a/b`` compared the same way.
 * A ```paper block quotes published figures: ``paper-file-stem: text``; the text must occur in
-  that paper (whitespace and ``$`` ignored) when the papers folder (``../shared/papers``) is there.
+  that paper (whitespace and ``$`` ignored). The papers are not part of the repository: the test
+  reads them from ``$UNIVERSAL_PAPERS`` (by default ``shared/papers`` beside the checkout) and is
+  skipped, with the reason printed, where they are absent.
 
 The prose of each answer section (outside code blocks and headings) may only state result-looking
 numbers - any decimal, any fraction a/b, any integer >= 10 - that appear among the section's
@@ -508,6 +510,9 @@ def normalize(text: str) -> str:
 def test_paper_quotes():
     blocks = [b for s in answer_sections() for b in s.blocks if b.kind == "paper"]
     assert blocks
+    if not PAPERS.is_dir():
+        pytest.skip(f"the papers are not in {PAPERS} (a clone has no copy; set UNIVERSAL_PAPERS to the "
+                    "folder of their markdown texts to check the quoted figures)")
     for block in blocks:
         for line in block.body.splitlines():
             if not line.strip():
@@ -515,8 +520,6 @@ def test_paper_quotes():
             stem, colon, quote = line.partition(":")
             assert colon and quote.strip(), f"malformed paper line {line!r}"
             paper = PAPERS / f"{stem.strip()}.md"
-            if not PAPERS.is_dir():
-                continue
             assert paper.is_file(), f"no paper {paper.name}"
             assert normalize(quote) in normalize(paper.read_text()), f"{paper.name}: {quote.strip()!r}"
 

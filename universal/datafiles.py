@@ -89,6 +89,54 @@ def read_rows(path: str | Path, what: str) -> list[tuple[int, list[str]]]:
     return rows
 
 
+def check_writable(path: str | Path, what: str) -> Path:
+    """Check, before any work, that a file could be written at ``path``.
+
+    A probe file is created in the folder and removed at once (the only test that also holds
+    for read-only mounts and for the superuser, whom permission bits do not stop).
+
+    Parameters
+    ----------
+    path : str or Path
+    what : str
+        What will be written, for the error message (``"plot"``, ``"results file"``).
+
+    Returns
+    -------
+    Path
+        ``path`` with ``~`` expanded.
+
+    Raises
+    ------
+    UserError
+        If ``path`` is empty or a folder, or its folder is missing or cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> check_writable(Path(tempfile.mkdtemp()) / "loads.txt", "links file").name
+    'loads.txt'
+    >>> check_writable("", "plot")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: the plot file name is empty
+    """
+    if not str(path).strip():
+        raise UserError(f"the {what} file name is empty")
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise UserError(f"cannot write {what} {str(path)!r}: it is a folder")
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".probe")
+    except OSError as exc:
+        raise UserError(f"cannot write {what} {str(path)!r}: {exc.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
 def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO], None]) -> Path:
     """Write a file so that no reader ever sees it half-written.
 

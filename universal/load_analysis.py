@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from universal.oblivious import graphs as graph_loads
-from universal.datafiles import write_atomically
+from universal.datafiles import check_writable, write_atomically
 from universal.errors import UserError
 from universal.oblivious.graphs import Capacity
 from universal.networks import NETWORKS, Network, build_network, resolve_path
@@ -357,18 +357,14 @@ def permutation_paths(path: str | Path, routings: Sequence[str]) -> dict[str, Pa
     """Where ``--permutation-file PATH`` writes each routing's worst permutation.
 
     One routing writes ``PATH`` itself; several write ``STEM.ROUTING.SUFFIX`` next to it.
-    The folder must exist (checked here, before the long computation).
+    The folder must exist and be writable (checked here, before the long computation).
 
     Examples
     --------
     >>> {r: p.name for r, p in permutation_paths("/tmp/worst.txt", ["dor", "romm"]).items()}
     {'dor': 'worst.dor.txt', 'romm': 'worst.romm.txt'}
     """
-    path = Path(path).expanduser()
-    if not path.parent.is_dir():
-        raise UserError(f"cannot write {str(path)!r}: folder {str(path.parent)!r} does not exist")
-    if path.is_dir():
-        raise UserError(f"cannot write {str(path)!r}: it is a folder")
+    path = check_writable(path, "permutation")
     if len(routings) == 1:
         return {routings[0]: path}
     return {r: path.with_name(f"{path.stem}.{_file_tag(r)}{path.suffix}") for r in routings}

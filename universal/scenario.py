@@ -45,7 +45,7 @@ from pathlib import Path
 
 from universal.datafiles import read_text
 from universal.errors import UserError
-from universal.experiment import Experiment
+from universal.experiment import Experiment, check_seed_count
 from universal.load_analysis import LoadAnalysis
 from universal.sweep import Sweep
 
@@ -112,6 +112,7 @@ def seeds_from(value: object, first: object, where: str) -> list[int]:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
             raise UserError(f"{where}: 'seeds' must be at least 1")
+        check_seed_count(value, where)
         return list(range(first, first + value))
     if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
         return list(value)

@@ -323,3 +323,70 @@ def test_no_pyplot_figures_are_left_open(tmp_path):
     before = plt.get_fignums()
     plot_delivery_curve([1, 2], tmp_path / "d.png")
     assert plt.get_fignums() == before
+
+
+# --- the flagship figure: distinct styles, legends off the data, each family on its own axis ---------
+@pytest.fixture(scope="module")
+def flagship_figure():
+    from universal.reporting.plots import experiment_figure
+    from universal.scenario import load_scenario
+
+    exp = load_scenario("butterfly_hrelation").experiment
+    exp.seeds = exp.seeds[:1]
+    result = run_experiment(exp, keep_delivery=True)
+    fig = experiment_figure(result)
+    fig.canvas.draw()
+    return result, fig
+
+
+def test_flagship_plot_has_no_repeated_colour_and_style(flagship_figure):
+    from matplotlib.colors import to_hex
+
+    result, fig = flagship_figure
+    lines = [line for ax in fig.axes for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert len(lines) == len(result.rows) == 18
+    pairs = [(to_hex(line.get_color()), line.get_linestyle()) for line in lines]
+    assert len(set(pairs)) == len(pairs)
+    # colour says the protocol, line style the path system
+    by_label = {line.get_label().split(" (T =")[0]: pair for line, pair in zip(lines, pairs)}
+    assert by_label["dimension-order / fifo"][0] == by_label["valiant / fifo"][0]
+    assert by_label["dimension-order / fifo"][1] == by_label["dimension-order / random-rank"][1]
+    assert by_label["dimension-order / fifo"][1] != by_label["valiant / fifo"][1]
+
+
+def test_flagship_plot_legends_are_outside_the_data(flagship_figure):
+    _, fig = flagship_figure
+    renderer = fig.canvas.get_renderer()
+    legends = [ax.get_legend() for ax in fig.axes]
+    assert all(legend is not None for legend in legends)
+    for ax, legend in zip(fig.axes, legends):
+        box, area = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert box.x0 >= area.x1, "legend overlaps the plotting area"
+        assert box.x1 <= fig.bbox.x1 + 1, "legend cut off at the figure's edge"
+
+
+def test_flagship_plot_gives_buffered_and_bufferless_runs_their_own_axis(flagship_figure):
+    result, fig = flagship_figure
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["buffered protocols", "bufferless protocols"]
+    for ax in fig.axes:
+        longest = max(line.get_xdata()[-1] for line in ax.get_lines())
+        assert longest >= 0.8 * ax.get_xlim()[1]          # the runs fill their axis
+    buffered = [r.T for r in result.rows if r.rounds is None]
+    assert fig.axes[0].get_xlim()[1] < 2 * max(buffered)
+
+
+def test_sweep_markers_of_equal_values_are_set_apart(tmp_path, monkeypatch):
+    from universal.reporting.plots import scaling
+
+    drawn = []
+    real = scaling._save
+    monkeypatch.setattr(scaling, "_save", lambda fig, path: (drawn.append(fig), real(fig, path))[1])
+    curves = [Curve("random-rank", [16, 64, 256], [9, 20, 41]), Curve("growing-rank", [16, 64, 256], [9, 20, 41])]
+    plot_scaling(curves, tmp_path / "s.png")
+    xs = [line.get_xdata() for line in drawn[0].axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert len(xs) == 2
+    ratio = np.asarray(xs[1]) / np.asarray(xs[0])
+    assert np.allclose(ratio, scaling.dodge_factor([16, 64, 256], 2))   # apart by the documented factor
+    assert ratio[0] > 1.03
+    assert np.allclose(np.sqrt(np.asarray(xs[0]) * np.asarray(xs[1])), [16, 64, 256])  # centred on the size

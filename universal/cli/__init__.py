@@ -1,7 +1,7 @@
 """Command line: a thin layer over the Python API (SPEC §8), one small module per command.
 
     python -m universal scenario NAME_OR_FILE [--seeds N] [--seed S] [--json | --csv] [--plot FILE]
-        [--out FILE] [--resume] [--jobs N]
+        [--out FILE] [--resume] [--jobs N] [--executor local|dask] [--scheduler tcp://HOST:8786]
     python -m universal scenarios
     python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N]
         [--bandwidth B[,B2...]] [--buffer b[,b2...]] [--analyze] [--json | --csv] [--plot FILE] [--trace]
@@ -21,6 +21,8 @@ Every command is a module of this package with ``HELP``, ``add_arguments(parser)
 Command modules import the heavy parts of the library (scipy, networkx, matplotlib) inside
 ``run``, so that building the parser costs nothing and each command loads only what it uses
 (``tests/cli/test_imports.py`` checks this).
+
+    python -m universal --version
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2.
 """
@@ -59,10 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     Examples
     --------
     >>> args = build_parser().parse_args(["route", "--network", "hypercube:d=3", "--problem", "permutation:random"])
-    >>> args.command, args.paths
-    ('route', 'dimension-order')
+    >>> args.command, args.protocols
+    ('route', 'random-rank')
     """
+    from universal import __version__
+
     parser = Parser(prog="universal", description="Packet-level emulator for universal routing.")
+    parser.add_argument("--version", action="version", version=f"universal {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f"universal.cli.{module_name}")
@@ -80,8 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["route", "--network", "nowhere:d=3", "--problem", "permutation:random"])
     2
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
+        args.argv = argv                      # recorded in JSON outputs and results files
         args.run(args)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -147,6 +147,47 @@ def output_options(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--csv", action="store_true", help="print the rows as CSV instead of a table")
 
 
+def table_options(parser: argparse.ArgumentParser, columns: bool = True) -> None:
+    """``--wide`` and (for routing tables) ``--columns``: which columns a table shows.
+
+    Tables fit the terminal by folding cells, leaving out optional columns, then shortening
+    names (see :mod:`universal.reporting.layout`); these options choose instead.
+
+    Examples
+    --------
+    >>> parser = Parser(prog="universal route")
+    >>> table_options(parser)
+    >>> args = parser.parse_args(["--wide", "--columns", "T,C"])
+    >>> args.wide, args.columns
+    (True, ['T', 'C'])
+    """
+    parser.add_argument("--wide", action="store_true",
+                        help="never leave a column out to fit the terminal (names are shortened instead)")
+    if columns:
+        parser.add_argument("--columns", type=column_list, metavar="A,B",
+                            help="show only these value columns, e.g. C,D,T,T/(C+D) "
+                                 "(C, D, C+D, LB, T, T/(C+D), bound, T/bound, buf, lat, rounds, disc, 'last del'; "
+                                 "N in sweeps)")
+
+
+def column_list(text: str) -> list[str]:
+    """An argparse type: column names separated by commas, each one a known column.
+
+    Examples
+    --------
+    >>> column_list("T, C+D,T/(C+D)")
+    ['T', 'C+D', 'T/(C+D)']
+    """
+    wanted = [part.strip() for part in text.split(",") if part.strip()]
+    known = ["N", "C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound", "buf", "lat", "rounds", "disc",
+             "last del"]
+    unknown = [w for w in wanted if w not in known]
+    if unknown or not wanted:
+        raise argparse.ArgumentTypeError(f"unknown column {unknown[0]!r}; the columns are: {', '.join(known)}"
+                                         if unknown else "expected at least one column name")
+    return wanted
+
+
 def machine(args: argparse.Namespace) -> bool:
     """Output for scripts (JSON or CSV): no tables, no progress bars."""
     return args.json or args.csv
@@ -194,12 +235,13 @@ def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Bar | 
 
 
 def plot_path(args: argparse.Namespace) -> Path | None:
-    """The ``--plot`` file, checked before any work is done (None without ``--plot``)."""
-    if not getattr(args, "plot", None):
+    """The ``--plot`` file, checked before any work is done: its suffix, and that its folder can be
+    written (None without ``--plot``)."""
+    if getattr(args, "plot", None) is None:
         return None
     from universal.reporting.plots import check_plot_path
 
-    return check_plot_path(args.plot)
+    return writable(check_plot_path(args.plot), "plot")
 
 
 def plotted(files: list[Path]) -> None:
@@ -208,11 +250,58 @@ def plotted(files: list[Path]) -> None:
         print(f"plot: {f}", file=sys.stderr)
 
 
-def print_json(data: dict) -> None:
-    """One JSON object on stdout, indented for reading."""
+def command_line(args: argparse.Namespace) -> str:
+    """The command line that asked for this run, as a shell would read it back.
+
+    Examples
+    --------
+    >>> command_line(argparse.Namespace(argv=["route", "--network", "torus:k=4,n=2", "--problem", "a b"]))
+    "universal route --network torus:k=4,n=2 --problem 'a b'"
+    """
+    import shlex
+
+    return shlex.join(["universal", *getattr(args, "argv", [])])
+
+
+def provenance(args: argparse.Namespace) -> dict:
+    """``version`` and ``command``: what every JSON output and results file records about its making."""
+    from universal import __version__
+
+    return {"version": __version__, "command": command_line(args)}
+
+
+def print_json(data: dict, args: argparse.Namespace) -> None:
+    """One JSON object on stdout, indented for reading, led by :func:`provenance`."""
     import json
 
-    print(json.dumps(data, indent=1))
+    print(json.dumps({**provenance(args), **data}, indent=1))
+
+
+def output_file(what: str):
+    """An argparse type: a file name that is not empty (checked for writing by :func:`writable`).
+
+    Examples
+    --------
+    >>> output_file("plot")("a.png")
+    'a.png'
+    """
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"the {what} file name is empty")
+        return text
+
+    return parse
+
+
+def writable(path: str | None, what: str) -> Path | None:
+    """``path`` checked for writing before any work (None stays None); see
+    :func:`universal.datafiles.check_writable`."""
+    if path is None:
+        return None
+    from universal.datafiles import check_writable
+
+    return check_writable(path, what)
 
 
 def analysis_arguments(parser: argparse.ArgumentParser) -> None:

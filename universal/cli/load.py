@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import analysis_arguments, machine, names, nonnegative, output_options, plot_path, plotted, routings
+from universal.cli.common import (analysis_arguments, machine, names, nonnegative, output_file, output_options,
+                                  plot_path, plotted, routings, table_options)
 from universal.cli.outputs import analyse_with_bar, default_samples, emit_report
 
 HELP = "throughput and locality of oblivious routings under traffic patterns"
@@ -17,7 +18,8 @@ def add_arguments(ld: argparse.ArgumentParser) -> None:
                     help="comma-separated, e.g. uniform,bitcomp,transpose,tornado,random-perms:10000")
     ld.add_argument("--seed", type=nonnegative, default=0, help="seed of the random permutations (default 0)")
     output_options(ld)
-    ld.add_argument("--plot", metavar="FILE", help="also draw (2-D tori) the channel loads of the first routing "
+    table_options(ld, columns=False)
+    ld.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw (2-D tori) the channel loads of the first routing "
                     "under the first traffic as a heat map (.png or .svg); with random-perms:M, the "
                     "throughput histogram with the exact worst case marked, in FILE's name + .histogram")
 

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> None:
     from universal.reporting.optimum import optimum_json, print_optimum, schedule_steps
 
     if args.json:
-        print_json(optimum_json(result, header, args.schedule))
+        print_json(optimum_json(result, header, args.schedule), args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 

@@ -25,7 +25,7 @@ def run_experiment_with_bar(exp: "Experiment", as_json: bool, keep_delivery: boo
 def emit_experiment(result: "ExperimentResult", args: argparse.Namespace) -> None:
     """The experiment's rows as JSON, CSV or the rich table with its conclusion."""
     if args.json:
-        print_json(result.to_json())
+        print_json(result.to_json(), args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 
@@ -33,7 +33,8 @@ def emit_experiment(result: "ExperimentResult", args: argparse.Namespace) -> Non
     else:
         from universal.reporting import make_console, print_experiment
 
-        print_experiment(result, make_console())
+        print_experiment(result, make_console(), columns=getattr(args, "columns", None),
+                         wide=getattr(args, "wide", False))
 
 
 def analyse_with_bar(analysis: "LoadAnalysis", args: argparse.Namespace) -> "LoadReport":
@@ -49,7 +50,7 @@ def analyse_with_bar(analysis: "LoadAnalysis", args: argparse.Namespace) -> "Loa
 def emit_report(report: "LoadReport", args: argparse.Namespace, **options) -> None:
     """A load report as JSON, CSV (load and worst-case rows, told apart by ``table``) or tables."""
     if args.json:
-        print_json(report.to_json())
+        print_json(report.to_json(), args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 
@@ -61,7 +62,7 @@ def emit_report(report: "LoadReport", args: argparse.Namespace, **options) -> No
         from universal.reporting import make_console
         from universal.reporting.oblivious import print_load_report
 
-        print_load_report(report, make_console(), **options)
+        print_load_report(report, make_console(), wide=getattr(args, "wide", False), **options)
 
 
 def default_samples() -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (buffer_list, machine, names, nonnegative, opt_options, output_options, plot_path,
-                                  plotted, positive, positive_list, print_json)
+from universal.cli.common import (buffer_list, machine, names, nonnegative, opt_options, output_file, output_options,
+                                  plot_path, plotted, positive, positive_list, print_json, table_options)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -17,7 +17,8 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--network", required=True, help="e.g. butterfly:d=8, torus:k=8,n=2, edgelist:FILE")
     rt.add_argument("--problem", required=True,
                     help="e.g. permutation:random, h-relation:h=4 (comma-separated for several)")
-    rt.add_argument("--paths", default="dimension-order", help="comma-separated path systems")
+    rt.add_argument("--paths", help="comma-separated path systems (default: dimension-order where the network has "
+                    "dimensions, shortest elsewhere, e.g. edge lists)")
     rt.add_argument("--protocols", default="random-rank", help="comma-separated protocols")
     rt.add_argument("--seeds", type=positive, default=1, help="number of seeds (default 1)")
     rt.add_argument("--seed", type=nonnegative, default=0, help="first seed (default 0)")
@@ -31,7 +32,8 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     opt_options(rt)
     output_options(rt)
-    rt.add_argument("--plot", metavar="FILE", help="also draw packets delivered by step for every run of the "
+    table_options(rt)
+    rt.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw packets delivered by step for every run of the "
                     "first seed (.png or .svg)")
     rt.add_argument("--trace", action="store_true",
                     help="follow one small run step by step (who crossed which link, who lost and why, the "
@@ -43,12 +45,13 @@ def run(args: argparse.Namespace) -> None:
     if args.trace:
         _trace(args)
         return
-    from universal.experiment import Experiment
+    from universal.experiment import Experiment, check_seed_count
 
+    check_seed_count(args.seeds, "--seeds")
     exp = Experiment(
         network=args.network,
         problem=names(args.problem),
-        paths=names(args.paths),
+        paths=None if args.paths is None else names(args.paths),
         protocols=names(args.protocols),
         seeds=list(range(args.seed, args.seed + args.seeds)),
         bandwidth=args.bandwidth[0] if len(args.bandwidth) == 1 else args.bandwidth,
@@ -67,9 +70,16 @@ def run(args: argparse.Namespace) -> None:
         plotted(plot_experiment(result, plot))
 
 
+def _default_paths(args: argparse.Namespace) -> str:
+    from universal.networks import build_network
+    from universal.paths import default_base
+
+    return default_base(build_network(args.network))
+
+
 def _trace(args: argparse.Namespace) -> None:
     """``route --trace``: one small run, step by step, from the reference engine."""
-    choices = {"--problem": names(args.problem), "--paths": names(args.paths),
+    choices = {"--problem": names(args.problem), "--paths": names(args.paths) if args.paths else [_default_paths(args)],
                "--protocols": names(args.protocols), "--bandwidth": args.bandwidth, "--buffer": args.buffer}
     several = [option for option, values in choices.items() if len(values) > 1]
     if args.seeds > 1:
@@ -85,6 +95,6 @@ def _trace(args: argparse.Namespace) -> None:
     trace = trace_route(args.network, choices["--problem"][0], choices["--paths"][0], choices["--protocols"][0],
                         seed=args.seed, bandwidth=args.bandwidth[0], buffer=args.buffer[0])
     if args.json:
-        print_json(trace_to_json(trace))
+        print_json(trace_to_json(trace), args)
     else:
         print_trace(trace, make_console())

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> None:
                                 progress=advance if bar else None)
     data = routing_number_json(result, network, args.bandwidth, args.schedule)
     if args.json:
-        print_json(data)
+        print_json(data, args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> None:
     from universal.scenario import list_scenarios
 
     table = Table(title="Built-in scenarios (python -m universal scenario NAME)", header_style="bold")
-    table.add_column("name")
+    table.add_column("name", no_wrap=True)
     table.add_column("what it shows")
     for sc in list_scenarios():
         table.add_row(sc.name, sc.description)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import analysis_arguments, output_options, plot_path, plotted, print_json, routings
+from universal.cli.common import (analysis_arguments, output_file, output_options, plot_path, plotted, print_json,
+                                  routings, table_options)
 from universal.cli.outputs import analyse_with_bar, default_samples
 
 HELP = "exact worst-case permutation and throughput of oblivious routings"
@@ -15,11 +16,12 @@ def add_arguments(wc: argparse.ArgumentParser) -> None:
     analysis_arguments(wc)
     wc.add_argument("--show-permutation", action="store_true",
                     help="print each worst permutation (a k x k grid of destinations on 2-D tori)")
-    wc.add_argument("--permutation-file", metavar="PATH",
+    wc.add_argument("--permutation-file", type=output_file("permutation"), metavar="PATH",
                     help="write the worst permutation for --problem permutation:file=PATH "
                          "(several routings: PATH with .ROUTING before the suffix)")
     output_options(wc)
-    wc.add_argument("--plot", metavar="FILE", help="also draw (2-D tori) the channel loads of the first "
+    table_options(wc, columns=False)
+    wc.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw (2-D tori) the channel loads of the first "
                     "routing under its worst permutation as a heat map (.png or .svg)")
 
 
@@ -38,7 +40,7 @@ def run(args: argparse.Namespace) -> None:
         for row in data["rows"]:
             if row["routing"] in written:
                 row["permutation_file"] = str(written[row["routing"]])
-        print_json(data)
+        print_json(data, args)
     elif args.csv:
         from universal.reporting.csvout import rows_to_csv
 
@@ -48,7 +50,8 @@ def run(args: argparse.Namespace) -> None:
         from universal.reporting import make_console
         from universal.reporting.oblivious import print_load_report
 
-        print_load_report(report, make_console(), show_permutation=args.show_permutation, files=written)
+        print_load_report(report, make_console(), show_permutation=args.show_permutation, files=written,
+                          wide=args.wide)
     if plot is not None:
         from universal.reporting.plots import plot_load_report
 

@@ -245,7 +245,8 @@ def check_graph(network: Network) -> None:
     N, L = network.num_nodes, network.num_links
     if N > MAX_GRAPH_NODES or N * N * L > MAX_PAIR_ENTRIES:
         raise UserError(f"{network.name} has {N:,} nodes and {L:,} links; the all-pairs load analysis "
-                        f"handles at most {MAX_GRAPH_NODES} nodes and {MAX_PAIR_ENTRIES:,} pair-link entries")
+                        f"handles at most {MAX_GRAPH_NODES} nodes and {MAX_PAIR_ENTRIES:,} pair-link entries "
+                        f"(nodes² x links, here {N * N * L:,})")
     if np.isinf(_distances(network)).any():
         raise UserError(f"{network.name} is not connected; the load analysis needs a path between every pair")
 

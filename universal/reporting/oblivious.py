@@ -14,9 +14,11 @@ from typing import Sequence
 
 import numpy as np
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from universal.load_analysis import LoadReport
+from universal.reporting.layout import Col, FitTable, Fold
 from universal.oblivious import LoadResult, Torus, WorstCaseResult
 
 __all__ = ["sparkline", "load_results_table", "worstcase_table", "permutation_view",
@@ -77,7 +79,7 @@ def _pair_loads_caption(rows: Sequence) -> str:
     return "pair loads: exact, except " + "; ".join(sampled)
 
 
-def load_results_table(report: LoadReport) -> Table:
+def load_results_table(report: LoadReport) -> FitTable:
     """Throughput, max load and locality of every (routing, traffic) row.
 
     ``random-perms:M`` rows show the worst throughput, the mean and the best beside it and a
@@ -89,7 +91,8 @@ def load_results_table(report: LoadReport) -> Table:
 
     Returns
     -------
-    rich.table.Table
+    FitTable
+        A table that fits the console it is printed on (:mod:`universal.reporting.layout`).
 
     Examples
     --------
@@ -108,27 +111,27 @@ def load_results_table(report: LoadReport) -> Table:
                        + ("; one bin where every permutation gave the same throughput"
                           if any(r.histogram is not None and len(r.histogram[0]) == 1 for r in report.loads)
                           else ""))
-    table = Table(title=f"load: {report.network['name']}", caption="\n".join(caption), header_style="bold")
-    columns = ["routing", "traffic", "throughput", "max load", "locality"]
+    cols = [Col("routing", "left", "name"), Col("traffic", "left", "name"),
+            Col("throughput", folded_header="through-\nput"), Col("max load", folded_header="max\nload"),
+            Col("locality", folded_header="local-\nity")]
     if random:
-        columns += ["mean", "best", "histogram"]
-    for name in columns:
-        table.add_column(name, justify="left" if name in ("routing", "traffic", "histogram") else "right")
+        cols += [Col("mean"), Col("best"), Col("histogram", "left", "label", folded_header="histo-\ngram", drop=1)]
+    rows = []
     for r in report.loads:
         cells = [r.routing, r.traffic, _thr(r.throughput), _max_load(r), f"{r.locality:.3f}"]
         if random:
             hist = sparkline(r.histogram[0].tolist()) if r.histogram is not None else ""
             cells += [_thr(r.mean), _thr(r.best), hist]
-        table.add_row(*cells)
-    return table
+        rows.append((cells, None))
+    return FitTable(cols, rows, title=f"load: {report.network['name']}", caption=caption)
 
 
-def _max_load(r: LoadResult) -> str:
+def _max_load(r: LoadResult) -> str | Fold:
     """The largest channel load: the exact fraction when it is known, else three digits."""
     x = r.max_load_exact
     if x is None:
         return f"{r.max_load:.3f}"
-    return _fraction(x) if x.denominator == 1 else f"{float(x):.3f} = {_fraction(x)}"
+    return _fraction(x) if x.denominator == 1 else Fold(f"{float(x):.3f} =", _fraction(x))
 
 
 def _exactness(w: WorstCaseResult) -> str:
@@ -137,15 +140,17 @@ def _exactness(w: WorstCaseResult) -> str:
     return "yes, certified" if w.method == "certified" else "yes"
 
 
-def worstcase_table(report: LoadReport) -> Table:
+def worstcase_table(report: LoadReport) -> FitTable:
     """The exact worst case of every routing: throughput, max load, the channel and exactness.
 
     Parameters
     ----------
     report : LoadReport
+
     Returns
     -------
-    rich.table.Table
+    FitTable
+        A table that fits the console it is printed on (:mod:`universal.reporting.layout`).
 
     Examples
     --------
@@ -159,23 +164,25 @@ def worstcase_table(report: LoadReport) -> Table:
                f"worst case over all traffic: a max-weight perfect matching per {where} "
                "(Towles, \"Finding worst-case permutations for oblivious routing algorithms\")",
                _pair_loads_caption(report.worst)]
-    table = Table(title=f"worst case: {report.network['name']}", caption="\n".join(caption), header_style="bold")
-    for name in ["routing", "throughput", "max load", "exact max load", "channel", "exact"]:
-        table.add_column(name, justify="left" if name in ("routing", "channel", "exact") else "right")
+    cols = [Col("routing", "left", "name"), Col("throughput", folded_header="through-\nput"),
+            Col("max load", folded_header="max\nload"), Col("exact max load", folded_header="exact\nmax load"),
+            Col("channel", "left", "label"), Col("exact", "left", "text")]
+    rows = []
     for w in report.worst:
-        throughput = _thr(w.throughput)
+        throughput: str | Fold = _thr(w.throughput)
         if w.exact and w.throughput_exact.denominator != 1:
-            throughput += f" = {_fraction(w.throughput_exact)}"
-        table.add_row(w.routing, throughput, f"{w.max_load:.3f}", _fraction(w.max_load_exact),
-                      f"{w.channel[0]}->{w.channel[1]}", _exactness(w))
-    return table
+            throughput = Fold(f"{throughput} =", _fraction(w.throughput_exact))
+        rows.append(([w.routing, throughput, f"{w.max_load:.3f}", _fraction(w.max_load_exact),
+                      f"{w.channel[0]}->{w.channel[1]}", _exactness(w)], None))
+    return FitTable(cols, rows, title=f"worst case: {report.network['name']}", caption=caption)
 
 
-def permutation_view(torus: Torus, result: WorstCaseResult) -> Table:
+def permutation_view(torus: Torus, result: WorstCaseResult) -> "_GridOrList":
     """The worst permutation as a grid of destination labels.
 
     On a 2-D torus row ``x``, column ``y`` holds the destination of source ``(x, y)`` (the layout
-    of Towles' Figure 9); on a ring one row; on higher dimensions one row per source.
+    of Towles' Figure 9); on a ring one row; on higher dimensions, and wherever the grid would be
+    wider than the console, one row per source.
 
     Parameters
     ----------
@@ -184,36 +191,60 @@ def permutation_view(torus: Torus, result: WorstCaseResult) -> Table:
 
     Returns
     -------
-    rich.table.Table
+    a rich renderable choosing the grid or the list for the console it is printed on
 
     Examples
     --------
     >>> from universal.oblivious import worst_case
-    >>> permutation_view(Torus(5, 2), worst_case(5, 2, "dor")).row_count
+    >>> permutation_view(Torus(5, 2), worst_case(5, 2, "dor")).grid.row_count
     5
     """
     perm = np.asarray(result.permutation)
     title = (f"worst-case permutation of {result.routing} on {torus.name} "
              f"(loads {result.channel[0]}->{result.channel[1]} to {_fraction(result.max_load_exact)})")
+    listing = _source_list(title, [(torus.label(s), torus.label(d)) for s, d in enumerate(perm)])
+    if torus.n > 2:
+        return _GridOrList(None, listing)
     table = Table(title=title, header_style="bold", show_lines=False)
     if torus.n == 2:
         table.caption = "row x, column y: destination of source x,y"
         table.add_column("x \\ y", justify="right", style="bold")
         for y in range(torus.k):
-            table.add_column(str(y), justify="center")
+            table.add_column(str(y), justify="center", no_wrap=True)
         for x in range(torus.k):
             table.add_row(str(x), *(torus.label(perm[torus.node((x, y))]) for y in range(torus.k)))
-    elif torus.n == 1:
+    else:
         table.add_column("source", style="bold")
         for s in range(torus.k):
-            table.add_column(str(s), justify="center")
+            table.add_column(str(s), justify="center", no_wrap=True)
         table.add_row("destination", *(torus.label(d) for d in perm))
-    else:
-        table.add_column("source", justify="right")
-        table.add_column("destination", justify="right")
-        for s, d in enumerate(perm):
-            table.add_row(torus.label(s), torus.label(d))
+    return _GridOrList(table, listing)
+
+
+def _source_list(title: str, pairs: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, header_style="bold")
+    table.add_column("source", justify="right")
+    table.add_column("destination", justify="right")
+    for s, d in pairs:
+        table.add_row(s, d)
     return table
+
+
+class _GridOrList:
+    """The grid where it fits the console, else the list of (source, destination) rows: a label
+    is never cut."""
+
+    def __init__(self, grid: Table | None, listing: Table) -> None:
+        self.grid, self.listing = grid, listing
+
+    @property
+    def row_count(self) -> int:
+        return (self.grid or self.listing).row_count
+
+    def __rich_console__(self, console: Console, options):
+        unbounded = options.update_width(1_000_000)
+        fits = self.grid is not None and Measurement.get(console, unbounded, self.grid).maximum <= options.max_width
+        yield self.grid if fits else self.listing
 
 
 def graph_permutation_view(network, result: WorstCaseResult) -> Table:
@@ -228,15 +259,11 @@ def graph_permutation_view(network, result: WorstCaseResult) -> Table:
     """
     title = (f"worst-case permutation of {result.routing} on {network.name} "
              f"(loads {result.channel[0]}->{result.channel[1]} to {_fraction(result.max_load_exact)})")
-    table = Table(title=title, header_style="bold")
-    table.add_column("source", justify="right")
-    table.add_column("destination", justify="right")
-    for s, d in enumerate(result.permutation):
-        table.add_row(network.label_of(int(s)), network.label_of(int(d)))
-    return table
+    return _source_list(title, [(network.label_of(int(s)), network.label_of(int(d)))
+                                for s, d in enumerate(result.permutation)])
 
 
-def comparison_table(report: LoadReport) -> Table:
+def comparison_table(report: LoadReport) -> FitTable:
     """Throughput side by side: one row per traffic (and the worst case), one column per routing.
 
     This is the layout of Towles' Table 1.
@@ -253,22 +280,20 @@ def comparison_table(report: LoadReport) -> Table:
     caption = "worst case: exact, by max-weight matching"
     if any(r.mean is not None for r in report.loads):
         caption += f"; worst of random-perms:M: the worst of a sample of M permutations (seed {report.seed})"
-    table = Table(title=title, caption=caption, header_style="bold")
-    table.add_column("pattern")
-    for routing in routings:
-        table.add_column(routing, justify="right")
+    cols = [Col("pattern", "left", "text")] + [Col(routing) for routing in routings]
+    rows = []
     for traffic in dict.fromkeys(r.traffic for r in report.loads):
         cells = {r.routing: r.throughput for r in report.loads if r.traffic == traffic}
         label = f"worst of {traffic}" if traffic.startswith("random-perms") else traffic
-        table.add_row(label, *(_thr(cells.get(routing)) for routing in routings))
+        rows.append(([label] + [_thr(cells.get(routing)) for routing in routings], None))
     if report.worst:
         cells = {w.routing: w.throughput for w in report.worst}
-        table.add_row("worst case (exact)", *(_thr(cells.get(routing)) for routing in routings))
-    return table
+        rows.append((["worst case (exact)"] + [_thr(cells.get(routing)) for routing in routings], None))
+    return FitTable(cols, rows, title=title, caption=[caption])
 
 
 def print_load_report(report: LoadReport, console: Console, show_permutation: bool = False,
-                      files: dict[str, Path] | None = None, compare: bool = False) -> None:
+                      files: dict[str, Path] | None = None, compare: bool = False, wide: bool = False) -> None:
     """Print the load table, the worst-case table and (optionally) the permutations.
 
     Parameters
@@ -281,9 +306,13 @@ def print_load_report(report: LoadReport, console: Console, show_permutation: bo
         Files the worst permutations were written to.
     compare : bool
         Also print the side-by-side :func:`comparison_table` (scenarios).
+    wide : bool
+        Never leave a column out to fit the terminal.
     """
     if report.loads:
-        console.print(load_results_table(report))
+        table = load_results_table(report)
+        table.wide = wide
+        console.print(table)
     if report.worst:
         console.print(worstcase_table(report))
         for routing, path in (files or {}).items():

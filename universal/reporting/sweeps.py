@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from rich.table import Table
+from rich.console import Group
 
 from universal.experiment import summarize
-from universal.reporting.tables import _bound_ratio, _num, _opt_ratio, _optimum_cell, _ratio, _spread
+from universal.reporting.layout import Col, FitTable
+from universal.reporting.tables import (_FOLDED_HEADERS, _bound_ratio, _num, _opt_ratio, _optimum_cell, _ratio,
+                                       _selected, _spread_cell)
 from universal.sweep import SweepResult
 
 
@@ -37,45 +39,93 @@ def growth_exponent(sizes: list[float], times: list[float]) -> float | None:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def sweep_table(result: SweepResult) -> Table:
-    """Every cell's rows (means over seeds), grouped by (problem, paths, protocol), sizes in order."""
+def sweep_table(result: SweepResult, columns: list[str] | None = None, wide: bool = False) -> Group:
+    """The tables of :func:`sweep_tables` as one renderable.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment
+    >>> from universal.sweep import Sweep, run_sweep
+    >>> res = run_sweep(Sweep("demo", Experiment("butterfly:d={d}", "h-relation:h=1", ["valiant"], ["fifo"]),
+    ...                       {"d": [3, 4]}))
+    >>> len(sweep_table(res).renderables)
+    1
+    """
+    return Group(*sweep_tables(result, columns, wide))
+
+
+def sweep_tables(result: SweepResult, columns: list[str] | None = None, wide: bool = False) -> list[FitTable]:
+    """One table per problem: every cell's rows (means over seeds), grouped by (paths, protocol),
+    sizes in order; a group's paths and protocol are written on its first row only.
+
+    Parameters
+    ----------
+    result : SweepResult
+    columns : list of str, optional
+        Show only these value columns (``N``, ``C``, ``D``, ``C+D``, ``LB``, ``T``, ``T/(C+D)``,
+        ``bound``, ``T/bound``).
+    wide : bool
+        Never leave a column out to fit the terminal.
+
+    Returns
+    -------
+    list of FitTable
+        Tables that fit the console they are printed on (:mod:`universal.reporting.layout`); the
+        caption is under the last one.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment
+    >>> from universal.sweep import Sweep, run_sweep
+    >>> res = run_sweep(Sweep("demo", Experiment("butterfly:d={d}", ["permutation:bit-reversal", "h-relation:h=1"],
+    ...                                          ["valiant"], ["fifo"]), {"d": [3, 4]}))
+    >>> [t.title for t in sweep_tables(res, columns=["T"])]
+    ['demo: permutation:bit-reversal, sweep over d', 'demo: h-relation:h=1, sweep over d']
+    >>> sweep_tables(res, columns=["T"])[0].headers
+    ['paths', 'protocol', 'd', 'T']
+    """
     summaries = sweep_summaries(result)
     axes = list(result.sweep.axes)
     problems = list(dict.fromkeys(s["problem"] for s in summaries))
-    with_opt = any(s["opt_status"] is not None for s in summaries)
     caption = [f"{len(result.cells)} cells x {len(result.sweep.experiment.seeds)} seeds; N: nodes; "
-               "T: routing time, mean (range) over seeds; LB = max(C/B, D)" +
-               ("" if with_opt else "; bound: the survey's bound")]
+               "T: routing time, mean (range) over seeds; LB = max(C/B, D); bound: the survey's bound"]
     caption += list(dict.fromkeys(c for cell in result.cells for c in cell.captions))
     if result.results_file is not None:
         caption.append(f"results: {result.results_file}" +
                        (f" ({result.resumed} cells read back, {result.computed} computed)" if result.resumed else ""))
-    table = Table(title=f"{result.sweep.name}: sweep over {', '.join(axes)}", caption="\n".join(caption),
-                  header_style="bold")
-    columns = ([("problem", "left")] if len(problems) > 1 else []) + [("paths", "left"), ("protocol", "left")]
-    columns += [(a, "right") for a in axes] + [("N", "right"), ("C", "right"), ("D", "right"), ("C+D", "right"),
-                                               ("LB", "right"), ("T", "right"), ("T/(C+D)", "right")]
-    # Beside OPT the survey's bounds give way (they stay in --json / --csv), so the table fits 120 columns.
-    columns += [("OPT", "right"), ("T/OPT", "right")] if with_opt else [("bound", "right"), ("T/bound", "right")]
+    cols = [Col("paths", "left", "name"), Col("protocol", "left", "name")]
+    cols += [Col(a, kind="label") for a in axes]
+    with_opt = any(s["opt_status"] is not None for s in summaries)
+    # Beside OPT (asked for, never left out) the survey's bounds are the first to give way.
+    drop = {"bound": 2, "T/bound": 1} if with_opt else {}
+    cols += [Col(name, folded_header=_FOLDED_HEADERS.get(name), drop=drop.get(name, 0))
+             for name in ["N", "C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound"]]
+    cols += [Col("OPT"), Col("T/OPT")] if with_opt else []
     if with_opt:
         caption.append("OPT: fewest steps of any schedule on the same paths (proven, or [lower, upper] where the "
-                       "time limit left a gap), mean over seeds; the survey's bounds are in --json and --csv")
-        table.caption = "\n".join(caption)
-    for name, justify in columns:
-        table.add_column(name, justify=justify)
+                       "time limit left a gap), mean over seeds")
     order = {k: i for i, k in reversed(list(enumerate(_group(s) for s in summaries)))}
-    previous = None
-    for s in sorted(summaries, key=lambda s: order[_group(s)]):  # stable: sizes stay in cell order
-        if previous is not None and _group(s) != previous:
-            table.add_section()
-        previous = _group(s)
-        cells = [s["problem"]] if len(problems) > 1 else []
-        cells += [s["paths"], s["protocol"]] + [str(s["cell"][a]) for a in axes]
-        cells += [f"{s['N']:,}", _num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]),
-                  _spread(s), _ratio(s["T_over_CD"])]
-        cells += [_optimum_cell(s, "opt"), _opt_ratio(s)] if with_opt else [_num(s["bound"]), _bound_ratio(s)]
-        table.add_row(*cells, style=None if s["all_delivered"] else "red")
-    return table
+    tables = []
+    for problem in problems:
+        rows, sections = [], set()
+        previous = None
+        mine = [s for s in summaries if s["problem"] == problem]
+        for s in sorted(mine, key=lambda s: order[_group(s)]):  # stable: sizes stay in cell order
+            first = _group(s) != previous
+            if previous is not None and first:
+                sections.add(len(rows))
+            previous = _group(s)
+            cells = [s["paths"], s["protocol"]] if first else ["", ""]
+            cells += [str(s["cell"][a]) for a in axes]
+            cells += [f"{s['N']:,}", _num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]),
+                      _spread_cell(s), _ratio(s["T_over_CD"]), _num(s["bound"]), _bound_ratio(s)]
+            cells += [_optimum_cell(s, "opt"), _opt_ratio(s)] if with_opt else []
+            rows.append((cells, None if s["all_delivered"] else "red"))
+        title = f"{result.sweep.name}: {problem}, sweep over {', '.join(axes)}"
+        last = problem == problems[-1]
+        tables.append(_selected(FitTable(cols, rows, title=title, caption=caption if last else [],
+                                         sections=sections, wide=wide), columns))
+    return tables
 
 
 def _group(s: dict) -> tuple:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 
+from universal.errors import UserError
 from universal.experiment import ExperimentResult, fastest, summarize
+from universal.reporting.layout import Col, FitTable, Fold
 
 
 def _num(x: float | None, digits: int = 1) -> str:
@@ -21,18 +22,19 @@ def _ratio(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-def _spread(s: dict) -> str:
+def _spread_cell(s: dict) -> Fold:
+    """T's mean with its range over seeds as a cell that folds the range onto a second line."""
     if s["T_min"] == s["T_max"]:
-        return _num(s["T"])
-    return f"{_num(s['T'])} ({s['T_min']}–{s['T_max']})"
+        return Fold(_num(s["T"]))
+    return Fold(_num(s["T"]), f"({s['T_min']}–{s['T_max']})")
 
 
-def _t_cell(s: dict) -> str:
-    cell = _spread(s)
+def _t_cell(s: dict) -> Fold:
+    cell = _spread_cell(s)
     if s["deadlocks"]:
-        cell += f" deadlock x{s['deadlocks']}" if s["seeds"] > 1 else " deadlock"
-    elif not s["all_delivered"]:
-        cell += " (limit)"
+        return Fold(*cell.parts, f"deadlock x{s['deadlocks']}" if s["seeds"] > 1 else "deadlock")
+    if not s["all_delivered"]:
+        return Fold(*cell.parts, "(limit)")
     return cell
 
 
@@ -68,8 +70,81 @@ def _caption(result: ExperimentResult) -> list[str]:
     return lines + result.captions
 
 
-def experiment_table(result: ExperimentResult) -> Table:
+#: The columns every experiment table shows (SPEC §6), then the optional ones: ``drop`` orders
+#: which are left out first when the terminal is too narrow (``--wide`` keeps them all).
+CORE_COLUMNS = ["C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound"]
+OPTIONAL_COLUMNS = {"buf": 3, "lat": 4, "rounds": 1, "disc": 2, "last del": 5}
+_FOLDED_HEADERS = {"T/(C+D)": "T/\n(C+D)", "T/bound": "T/\nbound", "last del": "last\ndel"}
+
+
+def _value_columns(bufferless: bool, with_opt: bool = False, with_free: bool = False) -> list[Col]:
+    names = CORE_COLUMNS + ["buf", "lat"] + (["rounds", "disc", "last del"] if bufferless else [])
+    # The offline optimum was asked for (--opt): its columns are never left out.
+    names += (["OPT", "T/OPT"] if with_opt else []) + (["R(G,π)"] if with_free else [])
+    return [Col(name, folded_header=_FOLDED_HEADERS.get(name), drop=OPTIONAL_COLUMNS.get(name, 0))
+            for name in names]
+
+
+def select_columns(columns: list[Col], wanted: list[str] | None) -> list[Col]:
+    """Keep the label columns and, if ``wanted`` is given, only the value columns it names (in
+    the table's order); an unknown name is a :class:`UserError` listing the known ones.
+
+    Examples
+    --------
+    >>> [c.header for c in select_columns([Col("paths", "left", "name"), Col("C"), Col("T")], ["T"])]
+    ['paths', 'T']
+    """
+    if wanted is None:
+        return columns
+    values = [c.header for c in columns if c.kind == "number"]
+    unknown = [w for w in wanted if w not in values]
+    if unknown:
+        raise UserError(f"unknown column {unknown[0]!r}; the columns of this table are: {', '.join(values)}")
+    return [c for c in columns if c.kind != "number" or c.header in wanted]
+
+
+def experiment_tables(result: ExperimentResult, columns: list[str] | None = None,
+                      wide: bool = False) -> list[FitTable]:
+    """One :func:`experiment_table` per problem (the problem in its title), the caption under the
+    last: narrower than one table with a problem column.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment, run_experiment
+    >>> res = run_experiment(Experiment("hypercube:d=4", ["permutation:transpose", "permutation:bit-reversal"],
+    ...                                 ["dimension-order"], ["fifo"]))
+    >>> [t.title for t in experiment_tables(res)]
+    ['route: permutation:transpose on hypercube:d=4', 'route: permutation:bit-reversal on hypercube:d=4']
+    """
+    problems = list(dict.fromkeys(r.problem for r in result.rows))
+    if len(problems) < 2:
+        return [experiment_table(result, columns, wide)]
+    return [experiment_table(result, columns, wide, problem=p, caption=p == problems[-1]) for p in problems]
+
+
+def experiment_table(result: ExperimentResult, columns: list[str] | None = None, wide: bool = False,
+                     problem: str | None = None, caption: bool = True) -> FitTable:
     """The comparison table of an experiment (means over seeds; T with its range).
+
+    The table fits the console it is printed on (see :mod:`universal.reporting.layout`).
+
+    Parameters
+    ----------
+    result : ExperimentResult
+    columns : list of str, optional
+        Show only these value columns (``C``, ``D``, ``C+D``, ``LB``, ``T``, ``T/(C+D)``,
+        ``bound``, ``T/bound``, ``buf``, ``lat``; for bufferless protocols also ``rounds``,
+        ``disc``, ``last del``).
+    wide : bool
+        Never leave a column out to fit the terminal (short names and folding instead).
+    problem : str, optional
+        Only the rows of this problem (named in the title instead of a column).
+    caption : bool
+        Print the caption under the table.
+
+    Returns
+    -------
+    FitTable
 
     Examples
     --------
@@ -77,11 +152,12 @@ def experiment_table(result: ExperimentResult) -> Table:
     >>> res = run_experiment(Experiment("hypercube:d=4", "permutation:transpose", ["dimension-order"], ["fifo"]))
     >>> experiment_table(res).row_count
     1
+    >>> experiment_table(res, columns=["T", "C"]).headers
+    ['paths', 'protocol', 'C', 'T']
     """
     net = result.network
-    title = f"{result.name or 'route'}: {result.problem} on {net.name}"
-    table = Table(title=title, caption="\n".join(_caption(result)), header_style="bold")
-    summary = summarize(result.rows)
+    title = f"{result.name or 'route'}: {problem or result.problem} on {net.name}"
+    summary = [s for s in summarize(result.rows) if problem is None or s["problem"] == problem]
     # Sweeps produce a protocol's rows for every B and b far apart: keep them together.
     first_seen = {key: i for i, key in reversed(list(enumerate((s["problem"], s["paths"], s["protocol"])
                                                                for s in summary)))}
@@ -91,19 +167,15 @@ def experiment_table(result: ExperimentResult) -> Table:
     swept_buffer = isinstance(result.buffer, list)
     swept = swept_b or swept_buffer
     bufferless = any(s["rounds"] is not None for s in summary)
-    columns = ([("problem", "left")] if len(problems) > 1 else []) + [("paths", "left"), ("protocol", "left")]
-    columns += [("B", "right")] if swept_b else []
-    columns += [("b", "right")] if swept_buffer else []
-    columns += [("C", "right"), ("D", "right"), ("C+D", "right"), ("LB", "right"), ("T", "right"),
-                ("T/(C+D)", "right"), ("bound", "right"), ("T/bound", "right"), ("buf", "right"), ("lat", "right")]
-    columns += [("rounds", "right"), ("disc", "right"), ("last del", "right")] if bufferless else []
+    cols = [Col("problem", "left", "name")] if len(problems) > 1 else []
+    cols += [Col("paths", "left", "name"), Col("protocol", "left", "name")]
+    cols += [Col("B", kind="label")] if swept_b else []
+    cols += [Col("b", kind="label")] if swept_buffer else []
     with_opt = any(s["opt_status"] is not None for s in summary)
     with_free = any(s["R_pi_status"] is not None for s in summary)
-    columns += [("OPT", "right"), ("T/OPT", "right")] if with_opt else []
-    columns += [("R(G,π)", "right")] if with_free else []
-    for name, justify in columns:
-        table.add_column(name, justify=justify)
+    cols += _value_columns(bufferless, with_opt, with_free)
     best = [] if swept else [fastest(summary, p) for p in problems]
+    rows = []
     for s in summary:
         style = "bold green" if any(s is b for b in best) else ("red" if not s["all_delivered"] else None)
         cells = [s["problem"]] if len(problems) > 1 else []
@@ -117,11 +189,22 @@ def experiment_table(result: ExperimentResult) -> Table:
             bufferless_row = s["rounds"] is not None
             cells += [_num(s["rounds"]), _num(s["discarded"], 0),
                       _num(s["last_delivery"]) if bufferless_row else "—"]
-        if with_opt:
-            cells += [_optimum_cell(s, "opt"), _opt_ratio(s)]
-        if with_free:
-            cells += [_optimum_cell(s, "R_pi")]
-        table.add_row(*cells, style=style)
+        cells += [_optimum_cell(s, "opt"), _opt_ratio(s)] if with_opt else []
+        cells += [_optimum_cell(s, "R_pi")] if with_free else []
+        rows.append((cells, style))
+    return _selected(FitTable(cols, rows, title=title, caption=_caption(result) if caption else [], wide=wide),
+                     columns)
+
+
+def _selected(table: FitTable, columns: list[str] | None) -> FitTable:
+    """``table`` with only the value columns in ``columns`` (all when None)."""
+    if columns is None:
+        return table
+    keep = select_columns(table.columns, columns)
+    index = [table.columns.index(c) for c in keep]
+    table.rows = [([cells[i] for i in index], style) for cells, style in table.rows]
+    table.columns = keep
+    table.wide = True  # the user chose the columns: leave none of them out
     return table
 
 
@@ -230,46 +313,57 @@ def make_console() -> Console:
     return console
 
 
-def collections_table(result: ExperimentResult) -> Table:
+def collections_table(result: ExperimentResult) -> FitTable:
     """Path-collection analysis: n, C, D, the simple / shortest / leveled flags and link loads."""
-    table = Table(title="Path collections", header_style="bold",
-                  caption="loads: number of links carrying each load (load:links), idle links left out")
-    for name in ["problem", "seed", "paths", "host network", "n", "C", "D", "simple", "shortest", "leveled", "loads"]:
-        table.add_column(name, justify="right" if name in ("seed", "n", "C", "D") else "left")
+    problems = list(dict.fromkeys(c["problem"] for c in result.collections))
+    several = len(problems) > 1  # one problem goes into the title
+    cols = [Col("problem", "left", "name")] if several else []
+    cols += [Col("seed", kind="label"), Col("paths", "left", "name"),
+            Col("host network", "left", "name", folded_header="host\nnetwork"), Col("n"), Col("C"), Col("D"),
+            Col("simple", "left", "label"), Col("shortest", "left", "label", folded_header="short-\nest"),
+            Col("leveled", "left", "label", folded_header="level-\ned"), Col("loads", "left", "text")]
 
     def flag(value: bool | None) -> str:
         return "?" if value is None else ("yes" if value else "no")
 
+    rows = []
     for c in result.collections:
         loads = " ".join(f"{load}:{count}" for load, count in sorted(c["load_histogram"].items()) if load)
-        table.add_row(c["problem"], str(c["seed"]), c["paths"], c["host"], str(c["n"]), str(c["C"]), str(c["D"]),
-                      flag(c["simple"]), flag(c["shortest"]), flag(c["leveled"]), loads)
-    return table
+        rows.append(([c["problem"]] * several + [str(c["seed"]), c["paths"], c["host"], str(c["n"]), str(c["C"]), str(c["D"]),
+                      flag(c["simple"]), flag(c["shortest"]), flag(c["leveled"]), loads], None))
+    title = "Path collections" + ("" if several else f" for {problems[0]}" if problems else "")
+    return FitTable(cols, rows, title=title,
+                    caption=["loads: number of links carrying each load (load:links), idle links left out"])
 
 
-def path_systems_table(result: ExperimentResult) -> Table:
+def path_systems_table(result: ExperimentResult) -> FitTable:
     """Expected congestion of every path system over random functions (survey §2.3)."""
-    table = Table(title="Path systems: expected congestion over random functions", header_style="bold",
-                  caption="C̄: largest expected number of packets on one link when every source sends one "
-                          "packet to a uniformly random destination; ± standard error when sampled")
-    for name in ["paths", "C̄", "±", "exact", "busiest link", "host network", "how"]:
-        table.add_column(name, justify="right" if name in ("C̄", "±") else "left")
+    cols = [Col("paths", "left", "name"), Col("C̄"), Col("±"), Col("exact", "left", "label"),
+            Col("busiest link", "left", "label", folded_header="busiest\nlink"),
+            Col("host network", "left", "name", folded_header="host\nnetwork"), Col("how", "left", "text")]
+    rows = []
     for p in result.path_systems:
         if p["expected_congestion"] is None:
-            table.add_row(p["paths"], "—", "", "", "", "", p["how"])
+            rows.append(([p["paths"], "—", "", "", "", "", p["how"]], None))
             continue
         error = "" if p["exact"] is not None else f"{p['error']:.3f}"
-        table.add_row(p["paths"], f"{p['expected_congestion']:.4g}", error, p["exact"] or "no", p["link"],
-                      p["host"], p["how"])
-    return table
+        rows.append(([p["paths"], f"{p['expected_congestion']:.4g}", error, p["exact"] or "no", p["link"],
+                      p["host"], p["how"]], None))
+    return FitTable(cols, rows, title="Path systems: expected congestion over random functions",
+                    caption=["C̄: largest expected number of packets on one link when every source sends one "
+                             "packet to a uniformly random destination; ± standard error when sampled"])
 
 
-def print_experiment(result: ExperimentResult, console: Console | None = None) -> None:
-    """Print the table and the conclusion (and the path-collection analysis if it was asked for)."""
+def print_experiment(result: ExperimentResult, console: Console | None = None, columns: list[str] | None = None,
+                     wide: bool = False) -> None:
+    """Print the table and the conclusion (and the path-collection analysis if it was asked for).
+
+    ``columns`` and ``wide`` are passed to :func:`experiment_table`."""
     console = console or make_console()
     if result.collections:
         console.print(collections_table(result))
     if result.path_systems:
         console.print(path_systems_table(result))
-    console.print(experiment_table(result))
+    for table in experiment_tables(result, columns=columns, wide=wide):
+        console.print(table)
     console.print(conclusion(result))
