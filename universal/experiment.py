@@ -24,6 +24,7 @@ from universal.errors import UserError
 from universal.memory import check_memory
 from universal.networks import Network, build_network, resolve_path
 from universal.oblivious.expected import expected_congestion
+from universal.offline import check_opt, fill_free, fill_opt, hint_of, offline_summary
 from universal.paths import PathCollection, PathSystem, build_path_system, default_base, longest_path_bound
 from universal.protocols import Protocol, build_protocol
 from universal.registry import parse_spec
@@ -323,8 +324,6 @@ def _plan(exp: Experiment) -> _Plan:
         for system in systems:
             _check_size(network, packets, system.name)
         if exp.opt is not None:
-            from universal.offline import check_opt
-
             check_opt(exp.opt, packets, exp.time_limit)
     return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
                  bandwidths, buffers)
@@ -420,19 +419,13 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                 if keep_delivery:
                     deliveries.append(result.delivery)
                 if exp.opt is not None:
-                    from universal.offline import hint_of
-
                     hints.setdefault(bandwidth, []).append(hint_of(result, protocol_label))
             for bandwidth in bandwidths if exp.opt is not None else []:
-                from universal.offline import fill_opt
-
                 if progress:
                     progress(f"OPT of {problem_name} / {system_label} / B = {bandwidth} / seed {seed}")
                 fill_opt([r for r in rows[system_rows:] if r.bandwidth == bandwidth], paths, bandwidth,
                          [h for h in hints.get(bandwidth, []) if h is not None], exp.time_limit, seed)
         for bandwidth in bandwidths if exp.opt == "free" else []:
-            from universal.offline import fill_free
-
             if progress:
                 progress(f"R(G, π) of {problem_name} / B = {bandwidth} / seed {seed}")
             fill_free([r for r in rows[problem_rows:] if r.bandwidth == bandwidth], problem, network, bandwidth,
@@ -545,24 +538,8 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "discarded": float(np.mean([r.discarded for r in rs])) if rounds else None,
             "last_delivery": float(np.mean([r.last_delivery for r in rs])),
             "copies_capped": any(bool(r.copies_capped) for r in rs),
-            **_offline_summary(rs),
+            **offline_summary(rs),
         })
-    return out
-
-
-def _offline_summary(rs: Sequence[Row]) -> dict:
-    """OPT and R(G, π) over seeds: mean bounds, "optimal" only if every seed's value is proven."""
-    out: dict = {}
-    for key in ("opt", "R_pi"):
-        statuses = {getattr(r, f"{key}_status") for r in rs}
-        if None in statuses:
-            out.update({key: None, f"{key}_lower": None, f"{key}_upper": None, f"{key}_status": None})
-            continue
-        out[key] = _mean_if_all([getattr(r, key) for r in rs])
-        out[f"{key}_lower"] = float(np.mean([getattr(r, f"{key}_lower") for r in rs]))
-        out[f"{key}_upper"] = float(np.mean([getattr(r, f"{key}_upper") for r in rs]))
-        out[f"{key}_status"] = "optimal" if statuses == {"optimal"} else "bounds"
-    out["T_over_opt"] = _mean_if_all([r.T_over_opt for r in rs])
     return out
 
 

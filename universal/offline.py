@@ -54,6 +54,21 @@ def fill_opt(rows: Sequence, paths, bandwidth: int, hints: list, time_limit: flo
 
     ``hints`` are ``(hop_steps, T, protocol)`` of the runs on these paths; the solver also tries
     its own protocols and starts from the best schedule.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Row
+    >>> from universal.networks import build_network
+    >>> from universal.paths import PathCollection
+    >>> paths = PathCollection.from_node_paths(build_network("mesh:k=3,n=1"), [[0, 1, 2]] * 2)
+    >>> row = Row(T=4, status="delivered")
+    >>> fill_opt([row], paths, 1, [], 10.0, 0)
+    >>> row.opt, row.opt_status, row.T_over_opt
+    (3, 'optimal', 1.3333)
+
+    References
+    ----------
+    Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1995, §3.
     """
     from universal.optimum import optimum
     from universal.optimum.fixed_paths import best_protocol_schedule
@@ -69,7 +84,18 @@ def fill_opt(rows: Sequence, paths, bandwidth: int, hints: list, time_limit: flo
 
 
 def fill_free(rows: Sequence, problem, network, bandwidth: int, time_limit: float, seed: int) -> None:
-    """Compute R(G, π) of ``problem`` (paths free) and write it into ``rows``."""
+    """Compute R(G, π) of ``problem`` (paths free) and write it into ``rows``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Row
+    >>> from universal.networks import build_network
+    >>> from universal.workloads import Problem
+    >>> row = Row()
+    >>> fill_free([row], Problem("swap", np.array([0, 2]), np.array([2, 0])), build_network("mesh:k=3,n=1"), 1, 10.0, 0)
+    >>> row.R_pi, row.R_pi_status
+    (2, 'optimal')
+    """
     from universal.optimum.free_paths import routing_time
 
     result = routing_time(problem, network, bandwidth, time_limit=time_limit, seed=seed)
@@ -78,8 +104,47 @@ def fill_free(rows: Sequence, problem, network, bandwidth: int, time_limit: floa
                                                                      result.status)
 
 
+def offline_summary(rows: Sequence) -> dict:
+    """OPT and R(G, π) of rows grouped over seeds: mean values and bounds, ``"optimal"`` only if
+    every seed's value is proven (the keys of :func:`universal.experiment.summarize`).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Row
+    >>> rows = [Row(opt=4, opt_lower=4, opt_upper=4, opt_status="optimal", T_over_opt=1.0, R_pi_status=None),
+    ...         Row(opt=None, opt_lower=5, opt_upper=7, opt_status="bounds", T_over_opt=None, R_pi_status=None)]
+    >>> s = offline_summary(rows)
+    >>> s["opt"], s["opt_lower"], s["opt_upper"], s["opt_status"], s["T_over_opt"]
+    (None, 4.5, 5.5, 'bounds', None)
+    """
+    out: dict = {}
+    for key in ("opt", "R_pi"):
+        statuses = {getattr(r, f"{key}_status") for r in rows}
+        if None in statuses:
+            out.update({key: None, f"{key}_lower": None, f"{key}_upper": None, f"{key}_status": None})
+            continue
+        values = [getattr(r, key) for r in rows]
+        out[key] = None if None in values else float(np.mean(values))
+        out[f"{key}_lower"] = float(np.mean([getattr(r, f"{key}_lower") for r in rows]))
+        out[f"{key}_upper"] = float(np.mean([getattr(r, f"{key}_upper") for r in rows]))
+        out[f"{key}_status"] = "optimal" if statuses == {"optimal"} else "bounds"
+    ratios = [r.T_over_opt for r in rows]
+    out["T_over_opt"] = None if None in ratios else float(np.mean(ratios))
+    return out
+
+
 def hint_of(result, protocol: str) -> tuple[np.ndarray, int, str] | None:
-    """A run's schedule as a hint, if it is one: a buffered run that delivered every packet."""
+    """A run's schedule as a hint, if it is one: a buffered run that delivered every packet.
+
+    Examples
+    --------
+    >>> from universal.engine import simulate
+    >>> from universal.networks import build_network
+    >>> from universal.paths import PathCollection
+    >>> paths = PathCollection.from_node_paths(build_network("mesh:k=3,n=1"), [[0, 1, 2]] * 2)
+    >>> hint_of(simulate(paths, "fifo", np.random.default_rng(0), record_hops=True), "fifo")[1:]
+    (3, 'fifo')
+    """
     if result.status != "delivered" or result.hop_steps is None:
         return None
     return result.hop_steps, result.T, protocol

@@ -101,7 +101,15 @@ def trivial_lower_bound(collection: PathCollection, bandwidth: int) -> int:
 
 
 def check_time_limit(time_limit: float) -> float:
-    """The time limit as a float, refused unless positive and finite."""
+    """The time limit as a float, refused unless positive and finite.
+
+    Examples
+    --------
+    >>> check_time_limit(0)
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: the time limit must be a positive number of seconds, not 0
+    """
     limit = float(time_limit)
     if not (limit > 0 and math.isfinite(limit)):
         raise UserError(f"the time limit must be a positive number of seconds, not {time_limit}")
@@ -133,7 +141,16 @@ def best_protocol_schedule(collection: PathCollection, bandwidth: int, seed: int
 
 
 def solver_parameters(solver, time_limit: float, workers: int, seed: int) -> None:
-    """Deterministic CP-SAT settings (see the module docstring)."""
+    """Deterministic CP-SAT settings (see the module docstring).
+
+    Examples
+    --------
+    >>> from ortools.sat.python import cp_model
+    >>> solver = cp_model.CpSolver()
+    >>> solver_parameters(solver, 5.0, 1, 0)
+    >>> solver.parameters.num_workers, solver.parameters.max_deterministic_time
+    (1, 5.0)
+    """
     solver.parameters.num_workers = int(workers)
     solver.parameters.random_seed = int(seed)
     solver.parameters.max_deterministic_time = float(time_limit)

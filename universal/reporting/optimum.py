@@ -27,7 +27,18 @@ def schedule_steps(schedule: Schedule) -> list[list[dict]]:
 
 
 def optimum_json(result: OptimumResult, header: dict, with_schedule: bool) -> dict:
-    """The ``optimum --json`` object: what was solved, the bounds and (optionally) the schedule."""
+    """The ``optimum --json`` object: what was solved, the bounds and (optionally) the schedule.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.optimum import optimum
+    >>> from universal.paths import PathCollection
+    >>> res = optimum(PathCollection.from_node_paths(build_network("mesh:k=3,n=1"), [[0, 1, 2]] * 2))
+    >>> data = optimum_json(res, {"problem": "two on a line"}, with_schedule=True)
+    >>> data["opt"], data["opt_status"], len(data["schedule"]), data["paths_used"]
+    (3, 'optimal', 3, [[0, 1, 2], [0, 1, 2]])
+    """
     out = {**header, **result.summary(), "gap": round(result.gap, 4), "hint": result.hint,
            "hint_source": result.hint_source}
     if result.extra.get("infeasible") is not None:
@@ -43,7 +54,21 @@ def _value(lower: int, upper: int, status: str) -> str:
 
 
 def print_optimum(result: OptimumResult, header: dict, console: Console, with_schedule: bool) -> None:
-    """A one-row table of the instance and its optimum, then (optionally) the schedule step by step."""
+    """A one-row table of the instance and its optimum, then (optionally) the schedule step by step.
+
+    Examples
+    --------
+    >>> import io
+    >>> from universal.networks import build_network
+    >>> from universal.optimum import optimum
+    >>> from universal.paths import PathCollection
+    >>> res = optimum(PathCollection.from_node_paths(build_network("mesh:k=3,n=1"), [[0, 1, 2]] * 2))
+    >>> out = io.StringIO()
+    >>> header = {"network": "mesh:k=3,n=1", "problem": "two", "paths": "explicit", "n": 2, "C": 2, "D": 2}
+    >>> print_optimum(res, header, Console(file=out, width=100), with_schedule=True)
+    >>> out.getvalue().splitlines()[-1]
+    'step   3: #1 1->2'
+    """
     free = header.get("paths") == "free"
     what = "R(G, π) (free paths)" if free else "OPT"
     table = Table(title=f"{what}: {header['problem']} on {header['network']}", header_style="bold",
@@ -80,7 +105,17 @@ def _caption(result: OptimumResult, free: bool) -> str:
 
 
 def routing_number_json(result: RoutingNumberResult, network, bandwidth: int, with_schedule: bool) -> dict:
-    """The ``routing-number --json`` object."""
+    """The ``routing-number --json`` object.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.optimum.routing_number import routing_number
+    >>> net = build_network("mesh:k=3,n=1")
+    >>> data = routing_number_json(routing_number(net), net, 1, with_schedule=False)
+    >>> data["R"], data["permutation"], data["classes"]
+    (2, ['1', '2', '0'], 4)
+    """
     out = {"network": network.summary(), "bandwidth": bandwidth, "R": result.upper if result.status == "optimal"
            else None, "R_lower": result.lower, "R_upper": result.upper, "status": result.status,
            "permutation": [network.label_of(v) for v in result.permutation], "classes": result.classes,
@@ -93,7 +128,18 @@ def routing_number_json(result: RoutingNumberResult, network, bandwidth: int, wi
 
 def print_routing_number(result: RoutingNumberResult, network, bandwidth: int, console: Console,
                          with_schedule: bool) -> None:
-    """R(G) with the attaining permutation, then (optionally) its optimal schedule."""
+    """R(G) with the attaining permutation, then (optionally) its optimal schedule.
+
+    Examples
+    --------
+    >>> import io
+    >>> from universal.networks import build_network
+    >>> from universal.optimum.routing_number import routing_number
+    >>> net, out = build_network("mesh:k=3,n=1"), io.StringIO()
+    >>> print_routing_number(routing_number(net), net, 1, Console(file=out, width=100), with_schedule=False)
+    >>> out.getvalue().splitlines()[-1]
+    'A permutation that needs 2 steps: 0->1, 1->2, 2->0'
+    """
     table = Table(title=f"Routing number of {network.name} (B = {bandwidth})", header_style="bold",
                   caption="classes: permutations up to the network's automorphisms; exact: classes that needed "
                           "the exact model (the others were settled by a schedule of at most the current R)")
