@@ -22,6 +22,10 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
 ``run``, so that building the parser costs nothing and each command loads only what it uses
 (``tests/cli/test_imports.py`` checks this).
 
+    python -m universal openloop --network NET --routing A,B --traffic X,Y (--loads a:b:step | --saturation)
+        [--injection bernoulli|poisson|on-off] [--units capacity|packets] [--priority age] [--seeds N]
+        [--json | --csv] [--plot FILE]
+
     python -m universal --version
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2.
@@ -45,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "route": "route",
     "load": "load",
     "worstcase": "worstcase",
+    "openloop": "openloop",
     "optimum": "optimum",
     "routing-number": "routing_number",
 }

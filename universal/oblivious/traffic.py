@@ -20,7 +20,8 @@ Names (SPEC §8, traffic for the load analysis):
                     (``hotspot:count=5,factor=5``; ``background=bitcomp`` mixes the hot nodes into
                     bit-complement instead: row ``s`` is bitcomp plus ``(factor-1)/N`` on each hot
                     node, renormalised)
-``matrix:file=P``   whitespace-separated N x N matrix, ``#`` comments, must be doubly stochastic
+``matrix:file=P``   whitespace-separated N x N matrix of decimals or fractions (``1/3``), ``#``
+                    comments, must be doubly stochastic
 ``random-perms:M``  M random permutations (default 1000), summarised by worst / mean / best
 ==================  =====================================================================
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +41,7 @@ from universal.registry import Spec, check_known_params, parse_spec, pattern_nam
 
 from .torus import Torus
 
-__all__ = ["Traffic", "TRAFFICS", "make_traffic", "traffic_names", "Grid"]
+__all__ = ["Traffic", "TRAFFICS", "make_traffic", "rational_traffic", "traffic_names", "Grid"]
 
 _TOL = 1e-6
 
@@ -61,16 +63,37 @@ class Traffic:
         Dense N x N traffic matrix.
     count : int
         Number of random permutations (``random-perms`` only), else 0.
+    exact : (ndarray, int) or None
+        The matrix exactly: integer numerators (int64, or Python ints in an object array when
+        they do not fit) over one common denominator. Set for every built-in matrix pattern
+        and for matrix files (their decimal entries are exact rationals).
     """
 
     name: str
     perm: np.ndarray | None = None
     matrix: np.ndarray | None = None
     count: int = 0
+    exact: tuple[np.ndarray, int] | None = None
 
     @property
     def is_random(self) -> bool:
         return self.count > 0
+
+
+def rational_traffic(name: str, num: np.ndarray, den: int) -> Traffic:
+    """A traffic matrix given exactly as integer numerators over one common denominator.
+
+    ``matrix`` holds ``num / den`` in floats for the fast sums; ``exact`` keeps ``(num, den)``
+    so that loads and throughputs can be stated as fractions.
+
+    Examples
+    --------
+    >>> t = rational_traffic("half", np.array([[1, 1], [1, 1]]), 2)
+    >>> t.matrix.tolist(), t.exact[1]
+    ([[0.5, 0.5], [0.5, 0.5]], 2)
+    """
+    num = np.asarray(num)
+    return Traffic(name, matrix=num.astype(np.float64) / den, exact=(num, int(den)))
 
 
 @dataclass(frozen=True)
@@ -114,19 +137,19 @@ def _perm(name: str, dest: np.ndarray) -> Traffic:
 
 def _uniform(t: Torus, spec: Spec) -> Traffic:
     check_known_params(spec, set())
-    return Traffic(spec.text, matrix=np.full((t.N, t.N), 1.0 / t.N))
+    return rational_traffic(spec.text, np.ones((t.N, t.N), dtype=np.int64), t.N)
 
 
 def _neighbor(t: Torus, spec: Spec) -> Traffic:
     check_known_params(spec, set())
-    L = np.zeros((t.N, t.N))
+    L = np.zeros((t.N, t.N), dtype=np.int64)
     src = np.arange(t.N)
     for dim in range(t.n):
         for sign in (1, -1):
             step = np.zeros(t.n, dtype=np.int64)
             step[dim] = sign
-            L[src, t.node(t.coords + step)] += 1.0 / (2 * t.n)
-    return Traffic(spec.text, matrix=L)
+            L[src, t.node(t.coords + step)] += 1
+    return rational_traffic(spec.text, L, 2 * t.n)
 
 
 def _bitcomp(t: Torus, spec: Spec) -> Traffic:
@@ -177,11 +200,13 @@ def _hotspot(t: Torus, spec: Spec) -> Traffic:
     count = take_int(spec, "count", default=min(5, t.N), low=1, high=t.N)
     factor = take_int(spec, "factor", default=5, low=1)
     background = spec.params.get("background", "uniform")
+    # In units of 1/N: the background row sums to N, every hot node gets factor - 1 more, so
+    # every row sums to N + (factor - 1) * count, the common denominator.
     if background == "uniform":
-        base = np.full((t.N, t.N), 1.0 / t.N)
+        num = np.ones((t.N, t.N), dtype=np.int64)
     elif pattern_name(background, ["bitcomp"]) == "bitcomp":
-        base = np.zeros((t.N, t.N))
-        base[np.arange(t.N), _bitcomp(t, parse_spec("bitcomp")).perm] = 1.0
+        num = np.zeros((t.N, t.N), dtype=np.int64)
+        num[np.arange(t.N), _bitcomp(t, parse_spec("bitcomp")).perm] = t.N
     else:
         raise UserError(f"hotspot background must be uniform or bitcomp (got {background!r})")
     hot = t.node(np.outer(np.arange(count), np.eye(t.n, dtype=np.int64)[0]))
@@ -189,10 +214,8 @@ def _hotspot(t: Torus, spec: Spec) -> Traffic:
     if len(hot) < count:   # more hot nodes than a row holds: continue in node-id order
         rest = np.setdiff1d(np.arange(t.N), hot)[: count - len(hot)]
         hot = np.concatenate([hot, rest])
-    L = base.copy()
-    L[:, hot] += (factor - 1) / t.N
-    L /= L.sum(axis=1, keepdims=True)
-    return Traffic(spec.text, matrix=L)
+    num[:, hot] += factor - 1
+    return rational_traffic(spec.text, num, t.N + (factor - 1) * len(hot))
 
 
 def _matrix(t: Torus, spec: Spec) -> Traffic:
@@ -203,17 +226,22 @@ def _matrix(t: Torus, spec: Spec) -> Traffic:
     rows = []
     for lineno, fields in read_rows(path, "traffic matrix"):
         try:
-            rows.append([float(x) for x in fields])
-        except ValueError:
-            raise UserError(f"{path}:{lineno}: not a row of numbers") from None
+            # a decimal (0.125, 1e-3) or a fraction (1/3) is an exact rational
+            rows.append([Fraction(x) for x in fields])
+        except (ValueError, ZeroDivisionError):
+            raise UserError(f"{path}:{lineno}: not a row of numbers (decimals or fractions such as 1/3)") from None
     if len(rows) != t.N or any(len(r) != t.N for r in rows):
         raise UserError(f"{path}: expected a {t.N} x {t.N} matrix for {t.name}")
-    L = np.array(rows)
+    L = np.array([[float(x) for x in r] for r in rows])
     if (L < -_TOL).any():
         raise UserError(f"{path}: traffic matrix has negative entries")
     if not (np.allclose(L.sum(axis=1), 1, atol=_TOL) and np.allclose(L.sum(axis=0), 1, atol=_TOL)):
         raise UserError(f"{path}: traffic matrix is not doubly stochastic (row and column sums must be 1)")
-    return Traffic(spec.text, matrix=L)
+    den = math.lcm(*{x.denominator for r in rows for x in r})
+    num = np.array([[x.numerator * (den // x.denominator) for x in r] for r in rows], dtype=object)
+    if max(abs(int(v)) for v in num.ravel()) < 2 ** 62:
+        num = num.astype(np.int64)
+    return Traffic(spec.text, matrix=L, exact=(num, den))
 
 
 def _random_perms(t: Torus, spec: Spec) -> Traffic:

@@ -25,7 +25,7 @@ import numpy as np
 from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
-from universal.oblivious import ROUTINGS, sample_paths
+from universal.oblivious import ROUTINGS, get_routing, sample_paths
 from universal.oblivious.torus import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.paths.collection import PathCollection
 from universal.registry import Registry, Spec, check_known_params, parse_spec
@@ -492,9 +492,9 @@ def _register_oblivious(name: str, summary: str) -> None:
 
     @PATH_SYSTEMS.register(name, f"{summary} (tori only)")
     def _factory(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
-        check_known_params(spec, set())
         if spec.arg is not None:
             raise UserError(f"path system {name!r} takes no argument (got {spec.arg!r})")
+        label = get_routing(spec.text).name             # checks the parameters (ival:order=xy)
         if network.kind != "torus":
             raise UserError(f"path system {name!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
         if network.params["k"] < 3:
@@ -503,7 +503,7 @@ def _register_oblivious(name: str, summary: str) -> None:
             raise UserError(f"path system {name!r} needs a torus with k >= 3 (on {network.name} the + and - "
                             f"directions of a dimension lead to the same node); use dimension-order or "
                             f"shortest there")
-        return PathSystem(name, lambda prob, net, rng: oblivious_paths(name, prob, net, rng))
+        return PathSystem(label, lambda prob, net, rng: oblivious_paths(label, prob, net, rng))
 
 
 for _routing in ROUTINGS.values():

@@ -1,0 +1,66 @@
+"""The fast open-loop engine against the plain reference engine: with one seed, every packet is
+delivered in the same step, for every routing kind, injection process, priority rule,
+bandwidth and bounded buffers (deadlock included)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from universal.openloop import Measurement, simulate_batch
+from universal.openloop.reference import simulate_reference
+
+from .helpers import spec
+
+STEPS = 120
+
+CASES = [
+    # (network, routing, traffic, rate, injection, priority, B, b)
+    ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "age", 1, None),
+    ("torus:k=4,n=2", "val", "bitcomp", 0.5, "bernoulli", "age", 1, None),
+    ("torus:k=5,n=2", "romm", "tornado", 0.9, "bernoulli", "age", 1, None),
+    ("torus:k=4,n=2", "rlb", "uniform", 0.9, "bernoulli", "age", 1, None),
+    ("torus:k=4,n=2", "ival", "transpose", 0.9, "bernoulli", "age", 1, None),
+    ("torus:k=4,n=2", "min-adaptive", "uniform", 0.9, "bernoulli", "age", 1, None),
+    ("torus:k=4,n=2", "goal", "tornado", 0.9, "bernoulli", "age", 1, None),
+    ("torus:k=4,n=2", "ugal", "bitcomp", 0.9, "bernoulli", "age", 1, None),
+    ("torus:k=4,n=2", "ugal:threshold=3", "uniform", 0.9, "poisson", "age", 1, None),
+    ("mesh:k=4,n=2", "shortest", "uniform", 0.5, "bernoulli", "age", 1, None),
+    ("hypercube:d=4", "valiant", "bitrev", 0.5, "bernoulli", "age", 1, None),
+    ("torus:k=4,n=2", "dor", "uniform", 1.5, "poisson", "age", 1, None),
+    ("torus:k=4,n=2", "goal", "uniform", 0.5, "on-off:burst=4", "age", 1, None),
+    ("torus:k=4,n=2", "val", "uniform", 0.6, "bernoulli", "fifo", 1, None),
+    ("torus:k=4,n=2", "goal", "uniform", 0.6, "bernoulli", "random", 1, None),
+    ("torus:k=4,n=2", "min-adaptive", "neighbor", 0.6, "bernoulli", "farthest-to-go", 1, None),
+    ("torus:k=4,n=2", "dor", "uniform", 2.5, "poisson", "age", 2, None),
+    ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "age", 1, 1),
+    ("torus:k=4,n=2", "goal", "uniform", 0.9, "bernoulli", "age", 1, 1),
+    ("torus:k=4,n=2", "min-adaptive", "uniform", 0.9, "bernoulli", "fifo", 2, 2),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(str(x) for x in c))
+def test_same_delivery_step_for_every_packet(case):
+    net, routing, traffic, rate, injection, priority, B, b = case
+    s = spec(net, routing, traffic, rate, injection=injection, priority=priority, seed=7)
+    fast = simulate_batch([s], bandwidth=B, buffer=b, measurement=Measurement(steps=STEPS))[0]
+    ref = simulate_reference(s, STEPS, bandwidth=B, buffer=b)
+    assert fast.status == ref["status"]
+    delivered = fast.records["delivered"]
+    assert len(delivered) > 50 and (delivered >= 0).sum() > 25
+    assert delivered.tolist() == ref["delivered"]
+
+
+def test_bounded_buffers_deadlock_is_reported_not_a_hang():
+    s = spec("torus:k=4,n=2", "goal", "uniform", 0.9, seed=7)
+    fast = simulate_batch([s], buffer=1, measurement=Measurement(steps=STEPS))[0]
+    assert fast.status == "deadlock"
+
+
+def test_a_run_does_not_depend_on_the_runs_batched_with_it():
+    alone = [simulate_batch([spec("torus:k=4,n=2", r, "uniform", 0.7, seed=s)],
+                            measurement=Measurement(steps=STEPS))[0] for r, s in (("dor", 1), ("goal", 2), ("ugal", 3))]
+    together = simulate_batch([spec("torus:k=4,n=2", r, "uniform", 0.7, seed=s) for r, s in
+                               (("dor", 1), ("goal", 2), ("ugal", 3))], measurement=Measurement(steps=STEPS))
+    for a, b in zip(alone, together):
+        assert np.array_equal(a.records["delivered"], b.records["delivered"])

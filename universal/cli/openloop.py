@@ -1,0 +1,89 @@
+"""``universal openloop``: packets created at a rate while the network runs (SPEC §11): a load
+sweep (latency, accepted α* and α' per offered load) or the saturation throughput of routings
+under traffics, beside the exact value of the channel-load analysis."""
+
+from __future__ import annotations
+
+import argparse
+
+from universal.cli.common import (buffer_list, machine, names, nonnegative, output_file, output_options, plot_path,
+                                  plotted, positive, print_json, progress_bar)
+from universal.errors import UserError
+
+HELP = "open-loop runs: latency against offered load, saturation throughput"
+
+
+def add_arguments(ol: argparse.ArgumentParser) -> None:
+    ol.add_argument("--network", required=True, help="e.g. torus:k=8,n=2, mesh:k=8,n=2, hypercube:d=6")
+    ol.add_argument("--routing", default="dor",
+                    help="comma-separated: dor, val, romm, rlb, rlbth, ival (tori), any path system (shortest, "
+                         "valiant, ...), or adaptive: min-adaptive, goal (tori), ugal[:threshold=T] (default dor)")
+    ol.add_argument("--traffic", default="uniform",
+                    help="comma-separated: uniform, neighbor, bitcomp, transpose, tornado, bitrev, shuffle, "
+                         "hotspot, matrix:file=P, permutation:file=P (default uniform)")
+    what = ol.add_mutually_exclusive_group(required=True)
+    what.add_argument("--loads", help="offered loads a:b:step (inclusive) or a list, e.g. 0.05:1.0:0.05")
+    what.add_argument("--saturation", action="store_true", help="search the saturation throughput of every "
+                      "(routing, traffic)")
+    ol.add_argument("--injection", default="bernoulli", help="bernoulli (default), poisson, on-off[:burst=B]")
+    ol.add_argument("--units", choices=["capacity", "packets"], default="capacity",
+                    help="rates as a fraction of capacity (default) or in packets per node per step")
+    ol.add_argument("--priority", default="age", help="contention rule: age (default), fifo, random, farthest-to-go")
+    ol.add_argument("--bandwidth", type=positive, default=1, help="B, packets per link per step (default 1)")
+    ol.add_argument("--buffer", type=buffer_list, default=[None], metavar="b",
+                    help="size of every link buffer (default unbounded)")
+    ol.add_argument("--window", type=positive, default=None,
+                    help="measurement window in steps (default max(1000, 200/rate))")
+    ol.add_argument("--tolerance", type=float, default=0.01, help="relative width of the saturation bracket (0.01)")
+    ol.add_argument("--seeds", type=positive, default=1, help="number of seeds (default 1)")
+    ol.add_argument("--seed", type=nonnegative, default=0, help="first seed (default 0)")
+    output_options(ol)
+    ol.add_argument("--plot", type=output_file("plot"), metavar="FILE",
+                    help="with --loads: latency and accepted against offered load (.png or .svg)")
+
+
+def run(args: argparse.Namespace) -> None:
+    plot = plot_path(args)
+    if plot is not None and args.saturation:
+        raise UserError("--plot draws a load sweep: use it with --loads")
+    if len(args.buffer) != 1:
+        raise UserError("openloop takes one --buffer size")
+    from universal.openloop.study import OpenLoopStudy, parse_loads, run_study
+
+    study = OpenLoopStudy(args.network, names(args.routing), names(args.traffic),
+                          loads=parse_loads(args.loads) if args.loads else None, saturation=args.saturation,
+                          injection=args.injection, units=args.units,
+                          seeds=list(range(args.seed, args.seed + args.seeds)), priority=args.priority,
+                          bandwidth=args.bandwidth, buffer=args.buffer[0], window=args.window,
+                          tolerance=args.tolerance)
+    report = run_with_bar(study, args)
+    emit(report.to_json(), args)
+    if plot is not None:
+        from universal.reporting.plots.openloop import plot_openloop
+
+        plotted(plot_openloop(report.rows, plot, study.units))
+
+
+def run_with_bar(study, args: argparse.Namespace):
+    """:func:`universal.openloop.study.run_study` with a progress bar counting finished runs."""
+    from universal.openloop.study import run_study
+
+    cells = len(study.routings) * len(study.traffics) * len(study.seeds)
+    total = cells * len(study.loads) if study.loads else cells * 33
+    with progress_bar(total, "open-loop runs", not machine(args)) as bar:
+        return run_study(study, progress=bar.advance if bar else None)
+
+
+def emit(data: dict, args: argparse.Namespace) -> None:
+    """The rows as JSON, CSV or the table."""
+    if args.json:
+        print_json(data, args)
+    elif args.csv:
+        from universal.reporting.csvout import rows_to_csv
+
+        print(rows_to_csv(data["rows"]), end="")
+    else:
+        from universal.reporting import make_console
+        from universal.reporting.openloop import print_openloop
+
+        print_openloop(data, make_console())

@@ -1,0 +1,185 @@
+"""Hop-by-hop decisions of the adaptive routings inside the fast open-loop engine (SPEC §11).
+
+The selection rule (MIN AD, GOAL and UGAL alike): a packet decides when it has just been
+created or has just arrived at a node, at the start of the next step. Its candidates are the
+allowed links (:mod:`universal.openloop.routes`), in a fixed order - increasing link id for
+MIN AD and UGAL, increasing dimension for GOAL. The count of a link is the number of packets
+of the run committed to it (waiting for it) at the start of the step, after the step's new
+packets have joined their source queues; the packets deciding in the same step do not see each
+other's choices. The candidate with the smallest count wins; among ``c`` tied candidates the
+``floor(u * c)``-th, with ``u`` the packet's tie number for this decision
+(:func:`universal.openloop.routes.tie_uniform` of its tie seed and its hop count).
+
+UGAL decides once, at creation (its first decision): with ``q`` the smallest count among the
+first links toward a target and ``H`` the hops, it routes toward the random intermediate when
+``q_min * H_min > q_val * H_val + threshold`` and toward the destination otherwise; the
+packet then routes minimally adaptively to its current target, and on reaching the
+intermediate retargets to the destination.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from universal.openloop.routes import tie_uniform
+
+__all__ = ["decide", "advance", "final_hop", "adaptive_hops_left", "choose"]
+
+_BIG = np.int64(1) << 40
+
+
+def _tables(batch):
+    """The network tables of the batch's adaptive runs (shared: one network)."""
+    if not hasattr(batch, "_adaptive_tables"):
+        router = next(s.router for s in batch.specs if s.router.adaptive)
+        tabs = {"head": batch.net.link_head}
+        if (batch.kinds != 2).any() and (batch.kinds > 0).any():
+            tabs["productive"] = router.productive
+            tabs["distance"] = router.distance
+        if (batch.kinds == 2).any():
+            goal = next(s.router for s in batch.specs if s.router.kind == "goal")
+            dl = goal.dir_link
+            link_dim = np.zeros(batch.L, dtype=np.int64)
+            link_dim[dl] = np.arange(dl.shape[1])[None, :, None]
+            tabs.update(dir_link=dl, link_dim=link_dim)
+        tabs["threshold"] = np.array([s.router.threshold for s in batch.specs])
+        batch._adaptive_tables = tabs
+    return batch._adaptive_tables
+
+
+def choose(cand: np.ndarray, q: np.ndarray, tie: np.ndarray, hops: np.ndarray) -> np.ndarray:
+    """Index of the chosen candidate per row: fewest waiting, ties by the tie numbers.
+
+    Parameters
+    ----------
+    cand : ndarray (m, c)
+        Candidate slots (-1 = none).
+    q : ndarray
+        Waiting counts per slot.
+    tie, hops : ndarray (m,)
+        Tie seeds and the decision index (hops made so far).
+
+    Examples
+    --------
+    >>> choose(np.array([[3, 4, -1]]), np.array([0, 0, 0, 2, 1]), np.array([7], np.uint64), np.array([0]))
+    array([1])
+    """
+    cost = np.where(cand >= 0, q[np.maximum(cand, 0)], _BIG)
+    tied = cost == cost.min(axis=1, keepdims=True)
+    count = tied.sum(axis=1)
+    pick = np.minimum((tie_uniform(tie, hops) * count).astype(np.int64), count - 1)
+    return np.argmax(np.cumsum(tied, axis=1) > pick[:, None], axis=1)
+
+
+def decide(batch, t: int) -> None:
+    """Commit every packet that arrived or was created to its next link (see the module docstring)."""
+    idx = batch.pending_decide
+    batch.pending_decide = np.empty(0, dtype=np.int64)
+    if not len(idx):
+        return
+    a, h, tabs = batch.a, batch.head, _tables(batch)
+    w = a["want"][h:]
+    q = np.bincount(w[(w >= 0) & (w != batch.trash)], minlength=batch.trash + 2)
+    run, kind = a["run"][idx], a["kind"][idx]
+    base = run * batch.L
+    first = (kind == 3) & (a["via"][idx] >= 0)
+    if first.any():
+        _ugal_choice(batch, idx[first], base[first], q, tabs)
+    want = np.empty(len(idx), dtype=np.int64)
+    node = a["node"][idx]
+    goal = kind == 2
+    if (~goal).any():
+        sel = np.flatnonzero(~goal)
+        cand = tabs["productive"][node[sel], a["target"][idx[sel]]]
+        slots = np.where(cand >= 0, cand + base[sel, None], -1)
+        pick = choose(slots, q, a["tie"][idx[sel]], a["hops"][idx[sel]])
+        want[sel] = slots[np.arange(len(sel)), pick]
+    if goal.any():
+        sel = np.flatnonzero(goal)
+        g = idx[sel]
+        rem, sgn = a["remaining"][g], a["signs"][g]
+        links = tabs["dir_link"][node[sel][:, None], np.arange(rem.shape[1])[None, :], (sgn < 0).astype(np.int64)]
+        slots = np.where(rem > 0, links + base[sel, None], -1)
+        pick = choose(slots, q, a["tie"][g], a["hops"][g])
+        want[sel] = slots[np.arange(len(sel)), pick]
+    a["want"][idx] = want
+
+
+def _ugal_choice(batch, idx: np.ndarray, base: np.ndarray, q: np.ndarray, tabs: dict) -> None:
+    """UGAL at creation: toward the intermediate when q_min*H_min > q_val*H_val + threshold."""
+    a = batch.a
+    src, dst, via = a["node"][idx], a["dst"][idx], a["via"][idx]
+    dist, prod = tabs["distance"], tabs["productive"]
+
+    def smallest(target):
+        cand = prod[src, target]
+        return np.where(cand >= 0, q[np.maximum(cand + base[:, None], 0)], _BIG).min(axis=1)
+
+    h_min = dist[src, dst].astype(np.int64)
+    h_val = dist[src, via].astype(np.int64) + dist[via, dst]
+    valiant = smallest(dst) * h_min > smallest(via) * h_val + tabs["threshold"][a["run"][idx]]
+    a["target"][idx] = np.where(valiant, via, dst)
+    a["via"][idx] = -1
+
+
+def advance(batch, gi: np.ndarray, crossed: np.ndarray) -> np.ndarray:
+    """Move the packets at ``gi`` across ``crossed``; returns the mask of the delivered ones."""
+    a, tabs = batch.a, _tables(batch)
+    kind = a["kind"][gi]
+    done = np.zeros(len(gi), dtype=bool)
+    obl = kind == 0
+    if obl.any():
+        g = gi[obl]
+        cur = a["cur"][g] + 1
+        d = cur == a["end"][g]
+        done[obl] = d
+        on = g[~d]
+        a["cur"][on] = cur[~d]
+        a["want"][on] = batch.store[cur[~d]]
+    ad = ~obl
+    if ad.any():
+        g = gi[ad]
+        local = crossed[ad] - a["run"][g] * batch.L
+        head = tabs["head"][local]
+        a["node"][g] = head
+        a["hops"][g] += 1
+        k = kind[ad]
+        if (k == 2).any():
+            gg = g[k == 2]
+            a["remaining"][gg, tabs["link_dim"][local[k == 2]]] -= 1
+        target = a["target"][g]
+        reached = (head == target) & (target != a["dst"][g])
+        a["target"][g[reached]] = a["dst"][g[reached]]
+        d = head == a["dst"][g]
+        d &= a["target"][g] == a["dst"][g]
+        done[ad] = d
+        on = g[~d]
+        a["want"][on] = -1
+        batch.pending_decide = np.concatenate([batch.pending_decide, on])
+    return done
+
+
+def final_hop(batch, h: int) -> np.ndarray:
+    """Whether each live packet (from ``head``) would be delivered by crossing its wanted link."""
+    a, tabs = batch.a, _tables(batch)
+    final = a["cur"][h:] + 1 == a["end"][h:]
+    ad = a["kind"][h:] > 0
+    want = a["want"][h:]
+    local = np.clip(want - a["run"][h:] * batch.L, 0, batch.L - 1)
+    head = tabs["head"][local]
+    fin_ad = (head == a["dst"][h:]) & (a["target"][h:] == a["dst"][h:])
+    return np.where(ad, fin_ad, final)
+
+
+def adaptive_hops_left(batch, h: int) -> np.ndarray:
+    """Hops still to go of each live packet under its adaptive routing (farthest-to-go)."""
+    a, tabs = batch.a, _tables(batch)
+    kind = a["kind"][h:]
+    left = np.zeros(len(kind), dtype=np.int64)
+    if "distance" in tabs:
+        node, target, dst = a["node"][h:], a["target"][h:], a["dst"][h:]
+        dist = tabs["distance"]
+        left = dist[node, target] + np.where(target != dst, dist[target, dst], 0)
+    if batch.dims:
+        left = np.where(kind == 2, a["remaining"][h:].sum(axis=1), left)
+    return left

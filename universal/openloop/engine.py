@@ -1,0 +1,628 @@
+"""The fast open-loop engine: many independent runs advanced together in one array state
+(SPEC §11; Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for
+torus networks", 2003, §2 and §5).
+
+The model, step ``t = 0, 1, ...``:
+
+1. Packets created in step ``t`` join their source's queue. A packet whose destination is its
+   source is delivered at once (zero hops, latency 0). An adaptive packet that has just been
+   created or has just arrived at a node picks its next link now, from the allowed links, the
+   one with the fewest packets waiting for it at the start of the step (see
+   :mod:`universal.openloop.routes`).
+2. Every link forwards up to B of the packets waiting for it, highest priority first: ``age``
+   (the oldest; packet ids follow creation order, so ties go to the lower id), ``fifo`` (the
+   earliest arrival at the node), ``random`` (a rank drawn at creation) or ``farthest-to-go``
+   (the most hops left, then the oldest). With bounded buffers (b packets per link buffer) a
+   packet may enter a buffer only if it had room at the start of the step, as in the batch
+   engine; a run in which nothing moves while packets wait is deadlocked.
+3. A packet crossing its last link in step ``t`` is delivered in step ``t``; its latency is
+   ``t - created + 1``, so a packet that never waits has latency equal to its hop count.
+
+Source queues and link buffers are unbounded by default: every packet waits directly for its
+next link, the ideal output-queued network of Towles, Dally & Boyd (2003, §2.1), whose
+saturation throughput is capacity over the largest channel load.
+
+Batching. A run's links are numbered ``run * L + link`` in one array state, so a step costs the
+same few dozen numpy calls for one run or two hundred; on small networks the per-call overhead
+dominates, and batching independent runs (seeds, load points, routings) is what makes the
+engine fast. Every random draw belongs to one run (:mod:`universal.openloop.creation`), so a
+run's result does not depend on what it is batched with.
+
+Layout. The waiting packets sit in preallocated arrays, lowest priority first, in the region
+``[head, cap)``: new packets (the youngest) are written just below ``head``; delivered ones are
+marked dead (their ``want`` is a dummy link) and squeezed out when they pile up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from universal.engine.contention import winners as _winners, winners_at as _winners_at
+from universal.engine.contention import entering_allowed
+from universal.errors import UserError
+from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
+from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
+                                        latency_summary, regression_slope)
+import universal.openloop.adaptive as adaptive
+
+__all__ = ["PRIORITIES", "simulate_batch", "simulate"]
+
+#: Contention rules of the open-loop engine (SPEC §11): name -> one line.
+PRIORITIES = {
+    "age": "oldest packet first, ties to the lower id (GOAL's age-based arbitration; the default)",
+    "fifo": "earliest arrival at the current node first, then the oldest",
+    "random": "a random rank drawn at creation, then the oldest",
+    "farthest-to-go": "most hops left first, then the oldest",
+}
+
+_KIND = {"torus": 0, "paths": 0, "min-adaptive": 1, "goal": 2, "ugal": 3}
+_BIG = np.int64(1) << 40
+#: Waiting packets across a batch beyond this are refused (memory), checked as the pool grows.
+MAX_WAITING = 40_000_000
+
+
+class _Batch:
+    """State of one batch of runs (see the module docstring)."""
+
+    def __init__(self, specs: list[RunSpec], bandwidth: int, buffer: int | None, measurement: Measurement) -> None:
+        net = specs[0].router.network
+        if any(s.router.network is not net for s in specs):
+            raise ValueError("the runs of a batch share one network object")
+        self.specs, self.net = specs, net
+        self.R, self.N, self.L = len(specs), net.num_nodes, net.num_links
+        self.B, self.buffer, self.m = bandwidth, buffer, measurement
+        self.priority = specs[0].priority
+        if any(s.priority != self.priority for s in specs):
+            raise ValueError("the runs of a batch share one priority rule")
+        if self.priority not in PRIORITIES:
+            raise UserError(f"unknown priority {self.priority!r} (known: {', '.join(PRIORITIES)})")
+        self.trash = self.R * self.L            # the dead packets' dummy link
+        self.inject_slot = self.trash + 1       # "buffer" of packets still in their source queue
+        self.kinds = np.array([_KIND[s.router.kind] for s in specs])
+        self.adaptive = bool((self.kinds > 0).any())
+        self.dims = int(net.params.get("n", 1)) if (self.kinds == 2).any() else 0
+        self.rngs = [np.random.default_rng(s.seed) for s in specs]
+        self.inj_state = [InjectionState() for _ in specs]
+        self.scratch = np.empty(self.trash + 2, dtype=np.int64)
+        self.arange = np.arange(0)
+        self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if buffer is not None else None
+        self._alloc(4096)
+        self.store = np.empty(1 << 16, dtype=np.int64)
+        self.store_len = 0
+        self.next_pid = 0
+        self.pending = None
+        self.pending_at = 0
+        self._init_measurement()
+        self.progress = None
+
+    # ------------------------------------------------------------------ storage
+    def _fields(self) -> dict[str, tuple]:
+        f = {"want": (np.int64,), "pid": (np.int64,), "created": (np.int64,), "src": (np.int64,),
+             "label": (np.bool_,), "run": (np.int64,), "hops": (np.int64,), "cur": (np.int64,),
+             "end": (np.int64,), "dst": (np.int64,)}
+        if self.adaptive:
+            f.update(kind=(np.int8,), node=(np.int64,), target=(np.int64,), tie=(np.uint64,), via=(np.int64,))
+        if self.dims:
+            f.update(signs=(np.int64, self.dims), remaining=(np.int64, self.dims))
+        if self.buffer is not None:
+            f["prev"] = (np.int64,)
+        if self.priority == "fifo":
+            f["arrived"] = (np.int64,)
+        if self.priority == "random":
+            f["rank"] = (np.int64,)
+        return f
+
+    def _alloc(self, cap: int) -> None:
+        self.cap, self.head = cap, cap
+        self.a = {}
+        for name, (dtype, *shape) in self._fields().items():
+            self.a[name] = np.empty((cap, *shape), dtype=dtype)
+        self.ndead = 0
+
+    def _compact(self, room: int) -> None:
+        """Drop the dead packets and leave at least ``room`` free slots below ``head``."""
+        live = np.flatnonzero(self.a["want"][self.head:] != self.trash) + self.head
+        need = len(live) + room
+        if need > MAX_WAITING:
+            raise UserError(f"more than {MAX_WAITING:,} packets wait at once in this batch; offer less load "
+                            "or batch fewer runs")
+        cap = self.cap if need <= self.cap // 2 else max(2 * need, 4096)
+        old = self.a
+        self._alloc(cap)
+        start = cap - len(live)
+        for name, arr in old.items():
+            self.a[name][start:] = arr[live]
+        self.head = start
+        if self.adaptive:
+            self.pending_decide = np.flatnonzero(self.a["want"][start:] == -1) + start
+        # the route store is compacted only when a chunk is drawn (pending packets point into it)
+
+    def _compact_store(self) -> None:
+        """Copy the remaining route links of the live oblivious packets to a fresh store."""
+        h = self.head
+        cur, end = self.a["cur"][h:], self.a["end"][h:]
+        want = self.a["want"][h:]
+        obl = (want >= 0) & (want != self.trash)
+        if self.adaptive:
+            obl &= self.a["kind"][h:] == 0
+        idx = np.flatnonzero(obl)
+        lengths = end[idx] - cur[idx]
+        total = int(lengths.sum())
+        new = np.empty(max(2 * total, 1 << 16), dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        src = np.repeat(cur[idx] - starts, lengths) + np.arange(total)
+        new[:total] = self.store[src]
+        cur[idx], end[idx] = starts, starts + lengths
+        self.store, self.store_len = new, total
+
+    def _store_append(self, links: np.ndarray) -> int:
+        if self.store_len + len(links) > len(self.store):
+            self._compact_store_if_needed(len(links))
+        at = self.store_len
+        self.store[at:at + len(links)] = links
+        self.store_len += len(links)
+        return at
+
+    def _compact_store_if_needed(self, extra: int) -> None:
+        self._compact_store()
+        if self.store_len + extra > len(self.store):
+            grown = np.empty(2 * (self.store_len + extra), dtype=np.int64)
+            grown[:self.store_len] = self.store[:self.store_len]
+            self.store = grown
+
+    # ------------------------------------------------------------------ measurement state
+    def _init_measurement(self) -> None:
+        R, N = self.R, self.N
+        self.phase = np.full(R, WARMUP if self.m.steps is None else WINDOW)
+        self.phase_start = np.zeros(R, dtype=np.int64)
+        self.backlog = np.zeros(R, dtype=np.int64)
+        self.block_sum = np.zeros(R)
+        self.prev_block = np.full(R, -1.0)
+        self.sums = np.zeros((R, 5))
+        self.accepted = np.zeros((R, N), dtype=np.int64)
+        self.outstanding = np.zeros(R, dtype=np.int64)
+        self.labelled = np.zeros(R, dtype=np.int64)
+        self.status = [""] * R
+        self.warmup_len = np.zeros(R, dtype=np.int64)
+        self.slope = np.zeros(R)
+        self.records: list[tuple] = []
+        self.rates = np.array([s.rate for s in self.specs])
+        self.offered_per_step = np.array([s.rate * s.traffic.rowsum.sum() for s in self.specs])
+        self.window_len = np.array([self.m.window_for(s.rate) for s in self.specs])
+        self.base_window = self.window_len.copy()
+        self.window_offset = np.zeros(R, dtype=np.int64)
+        self.extensions = np.zeros(R, dtype=np.int64)
+        self.drain_len = np.array([self.m.drain_for(s.rate) for s in self.specs])
+        self.all_records = [] if self.m.steps is not None else None
+        self.created_records: list[tuple] = []
+
+    # ------------------------------------------------------------------ creation
+    def _draw(self, t0: int) -> None:
+        """Draw the next chunk of every active run and merge them in (step, run) order."""
+        parts = [(r, draw_chunk(spec, self.inj_state[r], t0, self.rngs[r]))
+                 for r, spec in enumerate(self.specs) if self.phase[r] != DONE]
+        if not parts:
+            self.pending = None
+            return
+        cat = lambda get, fill=0, dtype=np.int64: np.concatenate(  # noqa: E731
+            [get(r, c) if get(r, c) is not None else np.full(len(c.step), fill, dtype=dtype) for r, c in parts])
+        step = cat(lambda r, c: c.step)
+        run = cat(lambda r, c: np.full(len(c.step), r, dtype=np.int64))
+        order = np.lexsort((run, step))
+        P = len(order)
+        # oblivious routes: one append of every run's links (global link ids) to the store
+        lengths = cat(lambda r, c: np.diff(c.route.offsets) if c.route.offsets is not None else None)
+        links = [c.route.links + r * self.L for r, c in parts if c.route.offsets is not None]
+        at = self._store_append(np.concatenate(links)) if links else 0
+        cur = at + np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        p = {"step": step, "run": run, "src": cat(lambda r, c: c.src), "dst": cat(lambda r, c: c.dst),
+             "cur": cur, "end": cur + lengths, "hops": lengths}
+        if self.adaptive:
+            p["kind"] = self.kinds[run].astype(np.int8)
+            p["tie"] = cat(lambda r, c: c.tie, dtype=np.uint64)
+            via = cat(lambda r, c: c.route.via, fill=-1)
+            p["via"] = np.where((via == p["src"]) | (via == p["dst"]), -1, via)
+        if self.dims:
+            zeros = lambda r, c: None if c.route.signs is not None else np.zeros((len(c.step), self.dims), np.int64)  # noqa: E731
+            p["signs"] = np.concatenate([c.route.signs if c.route.signs is not None else zeros(r, c) for r, c in parts])
+            p["remaining"] = np.concatenate([c.route.remaining if c.route.remaining is not None else zeros(r, c)
+                                             for r, c in parts])
+        if self.priority == "random":
+            p["rank"] = cat(lambda r, c: c.rank)
+        p = {k: v[order] for k, v in p.items()}
+        p["pid"] = self.next_pid + np.arange(P, dtype=np.int64)
+        self.next_pid += P
+        self.pending = p
+        self.pending_steps = p["step"]
+
+    # ------------------------------------------------------------------ the step
+    def run(self) -> list[RunResult]:
+        t = 0
+        self.pending_decide = np.empty(0, dtype=np.int64)
+        while (self.phase != DONE).any():
+            if t % CHUNK == 0:
+                self._draw(t)
+            self._inject(t)
+            if self.adaptive:
+                adaptive.decide(self, t)
+            self._move(t)
+            self._advance_phases(t)
+            t += 1
+        return self._results(t)
+
+    def _inject(self, t: int) -> None:
+        """Packets created in step ``t``: deliver the zero-hop ones, queue the others (lowest priority first)."""
+        p = self.pending
+        if p is None:
+            return
+        lo = int(np.searchsorted(self.pending_steps, t, side="left"))
+        hi = int(np.searchsorted(self.pending_steps, t, side="right"))
+        if hi == lo:
+            return
+        run, src, dst = p["run"][lo:hi], p["src"][lo:hi], p["dst"][lo:hi]
+        active = self.phase[run] != DONE
+        zero = (src == dst) & active
+        if self.m.steps is not None:
+            pid = p["pid"][lo:hi]
+            self.created_records.append((run[active], pid[active]))
+            self.all_records.append((run[zero], pid[zero], np.full(int(zero.sum()), t, np.int64)))
+        else:
+            window = (self.phase[run] == WINDOW) & active
+            np.add.at(self.labelled, run[window], 1)
+            wz = window & zero
+            if wz.any():
+                np.add.at(self.accepted, (run[wz], src[wz]), 1)
+                k = int(wz.sum())
+                self.records.append((run[wz], np.zeros(k, np.int64), np.zeros(k, np.int64), src[wz], dst[wz]))
+        keep = (np.flatnonzero(active & ~zero) + lo)[::-1]       # youngest first: lowest priority
+        m = len(keep)
+        if not m:
+            return
+        if self.head < m:
+            self._compact(m)
+        lo_, hi_ = self.head - m, self.head
+        a = self.a
+        for name in ("pid", "src", "dst", "run", "hops", "cur", "end"):
+            a[name][lo_:hi_] = p[name][keep]
+        a["created"][lo_:hi_] = t
+        krun = p["run"][keep]
+        a["label"][lo_:hi_] = (self.phase[krun] == WINDOW) if self.m.steps is None else False
+        if self.adaptive:
+            kind = p["kind"][keep]
+            for name in ("kind", "tie", "via"):
+                a[name][lo_:hi_] = p[name][keep]
+            a["node"][lo_:hi_] = p["src"][keep]
+            a["target"][lo_:hi_] = p["dst"][keep]
+            a["hops"][lo_:hi_] = np.where(kind > 0, 0, p["hops"][keep])
+            if self.dims:
+                a["signs"][lo_:hi_] = p["signs"][keep]
+                a["remaining"][lo_:hi_] = p["remaining"][keep]
+            obl = kind == 0
+            want = np.full(m, -1, dtype=np.int64)
+            want[obl] = self.store[p["cur"][keep][obl]]
+            a["want"][lo_:hi_] = want
+            self.pending_decide = np.concatenate([self.pending_decide, np.flatnonzero(~obl) + lo_])
+        else:
+            a["want"][lo_:hi_] = self.store[p["cur"][keep]]
+        if self.buffer is not None:
+            a["prev"][lo_:hi_] = self.inject_slot
+        if self.priority == "fifo":
+            a["arrived"][lo_:hi_] = t
+        if self.priority == "random":
+            a["rank"][lo_:hi_] = p["rank"][keep]
+        self.head = lo_
+        np.add.at(self.backlog, krun, 1)
+        if self.m.steps is None:
+            lab = a["label"][lo_:hi_]
+            np.add.at(self.outstanding, krun[lab], 1)
+
+    def _order(self) -> np.ndarray | None:
+        """Positions (relative to head) lowest priority first, or None when the layout already is."""
+        if self.priority == "age":
+            return None
+        h, a = self.head, self.a
+        pid = a["pid"][h:]
+        dead = a["want"][h:] == self.trash
+        if self.priority == "fifo":
+            primary = -a["arrived"][h:]
+        elif self.priority == "random":
+            primary = -a["rank"][h:]
+        else:
+            primary = self._hops_left()
+        primary = np.where(dead, np.iinfo(np.int64).min, primary)
+        return np.lexsort((-pid, primary))
+
+    def _hops_left(self) -> np.ndarray:
+        h, a = self.head, self.a
+        left = a["end"][h:] - a["cur"][h:]
+        if self.adaptive:
+            from universal.openloop.adaptive import adaptive_hops_left
+
+            kind = a["kind"][h:]
+            left = np.where(kind > 0, adaptive_hops_left(self, h), left)
+        return left
+
+    def _move(self, t: int) -> None:
+        h, a = self.head, self.a
+        n = self.cap - h
+        if n == 0:
+            self._no_moves(t, np.empty(0, np.int64))
+            return
+        if len(self.arange) < n:
+            self.arange = np.arange(max(n, 2 * len(self.arange)), dtype=np.int64)
+        order = self._order()
+        want = a["want"][h:] if order is None else a["want"][h:][order]
+        if self.buffer is None:
+            win = _winners(want, self.B, self.scratch, self.arange)
+        else:
+            win = self._bounded(want, order)
+        at = np.flatnonzero(win)
+        if order is not None:
+            at = np.sort(order[at])
+        crossed = a["want"][h:][at]
+        if self.ndead:
+            ok = crossed != self.trash
+            at, crossed = at[ok], crossed[ok]
+        if self.adaptive:
+            ok = crossed >= 0
+            at, crossed = at[ok], crossed[ok]
+        gi = at + h
+        if self.buffer is not None:
+            self._check_deadlock(t, crossed)
+            np.subtract.at(self.occupancy, a["prev"][gi], 1)
+        if not len(gi):
+            return
+        if self.adaptive:
+            from universal.openloop.adaptive import advance
+
+            done = advance(self, gi, crossed)
+        else:
+            cur = a["cur"][gi] + 1
+            done = cur == a["end"][gi]
+            on = gi[~done]
+            a["cur"][on] = cur[~done]
+            a["want"][on] = self.store[cur[~done]]
+        moved_on = gi[~done]
+        if self.buffer is not None:
+            a["prev"][moved_on] = crossed[~done]
+            np.add.at(self.occupancy, crossed[~done], 1)
+        if self.priority == "fifo":
+            a["arrived"][moved_on] = t + 1
+        if done.any():
+            self._deliver(t, gi[done])
+
+    def _bounded(self, want: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+        """Winners with bounded buffers (the batch engine's rule), lowest priority first."""
+        h, a = self.head, self.a
+        free = self.buffer - self.occupancy
+        free[self.trash] = 0
+        free[self.inject_slot] = 0
+        if self.adaptive:
+            from universal.openloop.adaptive import final_hop
+
+            final = final_hop(self, h)
+        else:
+            final = a["cur"][h:] + 1 == a["end"][h:]
+        if order is not None:
+            final = final[order]
+        w = np.where(want < 0, self.trash, want)
+        entering = np.flatnonzero(~final & (w != self.trash))
+        allowed = entering_allowed(w, entering, free, min(self.B, self.buffer), self.scratch)
+        admissible = np.union1d(np.flatnonzero(final & (w != self.trash)), allowed)
+        win = np.zeros(len(w), dtype=bool)
+        if len(admissible):
+            got = _winners_at(w, admissible, self.B, self.scratch)
+            win[admissible[got]] = True
+        return win
+
+    def _check_deadlock(self, t: int, crossed: np.ndarray) -> None:
+        """A run with waiting packets and no move in this step is deadlocked (bounded buffers)."""
+        moved = np.bincount(crossed // self.L, minlength=self.R)
+        stuck = (moved == 0) & (self.backlog > 0) & (self.phase != DONE)
+        for r in np.flatnonzero(stuck):
+            self._finish(int(r), t, "deadlock")
+
+    def _deliver(self, t: int, gi: np.ndarray) -> None:
+        a = self.a
+        run = a["run"][gi]
+        a["want"][gi] = self.trash
+        self.ndead += len(gi)
+        np.subtract.at(self.backlog, run, 1)
+        if self.m.steps is not None:
+            self.all_records.append((run, a["pid"][gi], np.full(len(gi), t, np.int64)))
+            return
+        inwin = self.phase[run] == WINDOW
+        np.add.at(self.accepted, (run[inwin], a["src"][gi[inwin]]), 1)
+        lab = a["label"][gi]
+        if lab.any():
+            g = gi[lab]
+            np.subtract.at(self.outstanding, run[lab], 1)
+            self.records.append((run[lab], t - a["created"][g] + 1, a["hops"][g], a["src"][g], a["dst"][g]))
+        if self.ndead > (self.cap - self.head) // 2:
+            self._compact(0)
+
+    def _no_moves(self, t: int, crossed: np.ndarray) -> None:
+        return
+
+    # ------------------------------------------------------------------ phases
+    def _advance_phases(self, t: int) -> None:
+        m = self.m
+        if m.steps is not None:
+            if t + 1 >= m.steps:
+                self.phase[:] = DONE
+            return
+        ph, b = self.phase, self.backlog
+        limit = self.offered_per_step * m.latency_limit + self.N
+        # far beyond saturation the warm-up would never settle: measure now, or stop (the search)
+        for r in np.flatnonzero((ph == WARMUP) & (b > limit)):
+            if m.overload == "stop":
+                self._finish(int(r), t, "backlog-limit")
+            else:
+                self._start_window(int(r), t)
+        # warm-up: compare period means of the backlog
+        warm = ph == WARMUP
+        self.block_sum[warm] += b[warm]
+        if (t + 1) % m.period == 0:
+            mean = self.block_sum / m.period
+            # settled once the backlog stopped growing: at most 1% (and one packet) above the last period
+            settled = (self.prev_block >= 0) & (mean <= (1 + m.change) * self.prev_block + 1)
+            start = warm & (((t + 1) >= m.warmup_min) & settled | ((t + 1) >= m.warmup_max))
+            self.prev_block = np.where(warm, mean, self.prev_block)
+            self.block_sum[warm] = 0
+            for r in np.flatnonzero(start):
+                self._start_window(int(r), t)
+        # window: regression sums of (x = step in window, y = backlog)
+        win = np.flatnonzero(ph == WINDOW)
+        if len(win):
+            x = (t - self.phase_start[win] - self.window_offset[win]).astype(float)
+            y = b[win].astype(float)
+            self.sums[win] += np.stack([np.ones_like(x), x, y, x * y, x * x], axis=1)
+            ended = win[t + 1 - self.phase_start[win] >= self.window_len[win]]
+            for r in ended:
+                self.slope[r] = regression_slope(*self.sums[r])
+                allowed = m.tolerance * self.offered_per_step[r]
+                if self.slope[r] <= allowed and not m.drain:
+                    self._finish(int(r), t, "stable")
+                elif self.slope[r] <= allowed:
+                    ph[r] = DRAIN
+                    self.phase_start[r] = t + 1
+                elif self.slope[r] <= m.unclear * allowed and self.extensions[r] < m.extensions:
+                    # unclear: a stable run still settling, or a slowly growing one - measure on
+                    self.extensions[r] += 1
+                    self.window_len[r] += self.base_window[r]
+                    self.sums[r] = 0
+                    self.window_offset[r] = self.window_len[r] - self.base_window[r]
+                else:
+                    self._finish(int(r), t, "unstable")
+        drain = np.flatnonzero(ph == DRAIN)
+        if len(drain):
+            for r in drain[self.outstanding[drain] == 0]:
+                self._finish(int(r), t, "stable")
+            for r in drain[(ph[drain] == DRAIN) & (t + 1 - self.phase_start[drain] >= self.drain_len[drain])]:
+                self._finish(int(r), t, "drain-limit")
+
+    def _start_window(self, r: int, t: int) -> None:
+        self.phase[r] = WINDOW
+        self.phase_start[r] = t + 1
+        self.warmup_len[r] = t + 1
+
+    def _finish(self, r: int, t: int, status: str) -> None:
+        if self.phase[r] == DONE:
+            return
+        self.status[r] = status
+        if self.phase[r] == DRAIN:
+            self.drain_steps = getattr(self, "drain_steps", {})
+            self.drain_steps[r] = t + 1 - self.phase_start[r]
+        self.phase[r] = DONE
+        if self.progress is not None:
+            self.progress(1)
+        self.end_step = getattr(self, "end_step", {})
+        self.end_step[r] = t + 1
+        h, a = self.head, self.a
+        mine = np.flatnonzero((a["run"][h:] == r) & (a["want"][h:] != self.trash)) + h
+        if self.buffer is not None:
+            np.subtract.at(self.occupancy, a["prev"][mine], 1)
+        a["want"][mine] = self.trash
+        self.ndead += len(mine)
+        self.backlog[r] = 0
+
+    # ------------------------------------------------------------------ results
+    def _results(self, steps: int) -> list[RunResult]:
+        out = []
+        if self.m.steps is not None:
+            def cat(recs, i):
+                return np.concatenate([x[i] for x in recs]) if recs else np.empty(0, np.int64)
+            run, pid, step = cat(self.all_records, 0), cat(self.all_records, 1), cat(self.all_records, 2)
+            crun, cpid = cat(self.created_records, 0), cat(self.created_records, 1)
+            for r, spec in enumerate(self.specs):
+                mine = np.sort(cpid[crun == r])
+                delivered = np.full(len(mine), -1, dtype=np.int64)
+                d = run == r
+                delivered[np.searchsorted(mine, pid[d])] = step[d]
+                out.append(RunResult(spec.rate, status=self.status[r] or "steps", steps=steps,
+                                     records={"pid": mine, "delivered": delivered}))
+            return out
+        cols = list(zip(*self.records)) if self.records else None
+        for r, spec in enumerate(self.specs):
+            res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
+                            warmup=int(self.warmup_len[r]), window=int(self.window_len[r]),
+                            slope=float(self.slope[r]), labelled=int(self.labelled[r]),
+                            steps=int(getattr(self, "end_step", {}).get(r, steps)))
+            res.drain = int(getattr(self, "drain_steps", {}).get(r, 0))
+            senders = spec.traffic.senders
+            if self.status[r] in ("stable", "unstable", "drain-limit"):
+                acc = self.accepted[r, senders] / (self.window_len[r] * spec.traffic.rowsum[senders])
+                res.accepted, res.accepted_min = float(acc.mean()), float(acc.min())
+            if res.stable and cols is not None:
+                run = np.concatenate(cols[0])
+                mine = run == r
+                lat = np.concatenate(cols[1])[mine]
+                hops = np.concatenate(cols[2])[mine]
+                for k, v in latency_summary(lat, hops).items():
+                    setattr(res, k, v)
+                res.pairs = _pair_table(np.concatenate(cols[3])[mine], np.concatenate(cols[4])[mine], lat, hops)
+            out.append(res)
+        return out
+
+
+def _pair_table(src: np.ndarray, dst: np.ndarray, lat: np.ndarray, hops: np.ndarray) -> dict:
+    if not len(src) or (dst < 0).any():
+        return {}
+    key = src * (int(max(src.max(), dst.max())) + 1) + dst
+    uniq, inv, count = np.unique(key, return_inverse=True, return_counts=True)
+    width = int(max(src.max(), dst.max())) + 1
+    ml = np.bincount(inv, weights=lat) / count
+    mh = np.bincount(inv, weights=hops) / count
+    return {(int(u // width), int(u % width)): (float(ml[i]), float(mh[i]), int(count[i]))
+            for i, u in enumerate(uniq)}
+
+
+def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | None = None,
+                   measurement: Measurement | None = None, progress=None) -> list[RunResult]:
+    """Run several open-loop runs together in one array state (see the module docstring).
+
+    Parameters
+    ----------
+    specs : list of RunSpec
+        The runs; they share one network object and one priority rule.
+    bandwidth : int
+        B, packets per link per step.
+    buffer : int, optional
+        Link-buffer size b (default unbounded).
+    measurement : Measurement, optional
+    progress : callable, optional
+        Called with 1 whenever a run finishes.
+
+    Returns
+    -------
+    list of RunResult, one per spec.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.openloop.routes import build_router
+    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> net = build_network("torus:k=8,n=1")
+    >>> spec = RunSpec(offered_traffic(net, "tornado"), build_router("dor", net), build_injection("bernoulli"), 0.2)
+    >>> res, = simulate_batch([spec], measurement=Measurement(window=500))
+    >>> res.status, res.hops_mean, round(res.accepted, 1)
+    ('stable', 3.0, 0.2)
+    """
+    measurement = measurement or Measurement()
+    measurement.check()
+    if bandwidth < 1:
+        raise UserError("bandwidth B must be at least 1")
+    if buffer is not None and buffer < 1:
+        raise UserError("buffer size b must be at least 1 (or unbounded)")
+    for s in specs:
+        s.check()
+    if not specs:
+        return []
+    batch = _Batch(specs, bandwidth, buffer, measurement)
+    batch.progress = progress
+    return batch.run()
+
+
+def simulate(spec: RunSpec, **kwargs) -> RunResult:
+    """One open-loop run (:func:`simulate_batch` with a single spec)."""
+    return simulate_batch([spec], **kwargs)[0]

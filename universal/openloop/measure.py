@@ -1,0 +1,164 @@
+"""Measurement of an open-loop run: warm-up, labelled window, drain, stability (SPEC §11;
+Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for torus
+networks", 2003, §2.2 and §5.1).
+
+Every run goes through four phases, decided at the end of each step:
+
+1. *warm-up*: packets are created and routed but not measured. Every ``period`` steps (100)
+   the mean backlog (packets in the network, source queues included) of the last period is
+   compared with the one before; the warm-up ends at the first comparison, after
+   ``warmup_min`` steps, where it grew by at most ``change`` (1%) plus one packet, and at
+   ``warmup_max`` at the latest. (GOAL waits until no queue changes by more than 1% over 100
+   cycles. A network filling up from empty grows period after period; once it stops growing
+   it is in its steady state, whose step-to-step noise is far above 1% for small backlogs, so
+   only growth is tested, on period means.)
+2. *window*: ``window`` steps; the packets created in it are labelled. The run's accepted
+   rate of a sending node is the number of its packets delivered during the window per step
+   (divided by its row sum, so that it compares with the offered rate); ``accepted`` (GOAL's
+   α*) is their mean and ``accepted_min`` (α') their minimum. The backlog is sampled every
+   step for the stability test.
+3. *drain*: creation goes on (the labelled packets see the same load) until every labelled
+   packet is delivered; latency and hops are the labelled packets'. The drain is capped at
+   ``drain_limit`` steps (status ``drain-limit``, unstable).
+4. *done*.
+
+Stability: a least-squares line through the window's backlog samples; the run is *stable*
+when its slope is at most ``tolerance`` times the packets offered per step (in a stable
+network the backlog does not grow; beyond saturation it grows by the offered rate minus the
+accepted one). A slope above that but below ``unclear`` times it is what a stable run close to
+saturation shows while its queues still fill: the window is then extended by its length, up to
+``extensions`` times, and judged on the new stretch alone. An unstable run skips the drain (its
+latency has no steady state); ``drain=False`` skips it always.
+
+Overload: a run whose backlog passes ``latency_limit`` steps' worth of offered packets during
+the warm-up is far beyond saturation. Its window starts at once (``overload="measure"``, the
+default: α* and α' are still measured), or it stops as unstable (``overload="stop"``, status
+``backlog-limit``: the saturation search needs only the verdict).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from universal.errors import UserError
+
+__all__ = ["Measurement", "RunResult", "WARMUP", "WINDOW", "DRAIN", "DONE"]
+
+WARMUP, WINDOW, DRAIN, DONE = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """How long an open-loop run warms up, measures and drains (see the module docstring).
+
+    ``steps``, if given, replaces all of it: exactly that many steps, every packet recorded
+    (the equivalence tests' mode). ``window=None`` takes ``max(1000, ceil(200 / rate))`` steps,
+    about 200 labelled packets per node at least (GOAL labels 100/load cycles).
+    """
+
+    warmup_min: int = 300
+    warmup_max: int = 5000
+    period: int = 100
+    change: float = 0.01
+    window: int | None = None
+    drain_limit: int | None = None
+    tolerance: float = 0.005
+    latency_limit: int = 2000
+    unclear: float = 4.0
+    extensions: int = 3
+    drain: bool = True
+    overload: str = "measure"
+    steps: int | None = None
+
+    def window_for(self, rate: float) -> int:
+        """The measurement window in steps at ``rate`` packets per node per step."""
+        if self.window is not None:
+            return self.window
+        return max(1000, math.ceil(200 / rate))
+
+    def drain_for(self, rate: float) -> int:
+        return self.drain_limit if self.drain_limit is not None else 4 * self.window_for(rate) + 1000
+
+    def check(self) -> None:
+        if self.steps is not None:
+            if self.steps < 1:
+                raise UserError("a fixed-length run needs at least one step")
+            return
+        if self.window is not None and self.window < 10:
+            raise UserError(f"a measurement window of {self.window} steps is too short to measure anything "
+                            "(at least 10 steps; the default is 1000 or more)")
+        if not 0 <= self.warmup_min <= self.warmup_max:
+            raise UserError("warm-up needs 0 <= minimum <= maximum")
+        if self.period < 1 or self.tolerance <= 0 or self.latency_limit < 1:
+            raise UserError("warm-up period, stability tolerance and latency limit must be positive")
+
+
+@dataclass
+class RunResult:
+    """The measured outcome of one open-loop run (rates in packets per node per step).
+
+    Attributes
+    ----------
+    rate : float
+        Offered rate.
+    accepted, accepted_min : float
+        GOAL's α* and α' over the sending nodes (see :mod:`universal.openloop.measure`).
+    latency_mean, latency_p50, latency_p99, latency_max, hops_mean : float or None
+        Over the labelled packets (None when the run was unstable or nothing was labelled).
+    stable : bool
+    status : str
+        ``stable``, ``unstable``, ``backlog-limit``, ``drain-limit`` or ``deadlock``.
+    warmup, window, drain : int
+        Steps spent in each phase.
+    slope : float
+        Backlog growth per step over the window (least squares).
+    labelled : int
+        Packets created in the window.
+    """
+
+    rate: float
+    accepted: float = 0.0
+    accepted_min: float = 0.0
+    latency_mean: float | None = None
+    latency_p50: float | None = None
+    latency_p99: float | None = None
+    latency_max: float | None = None
+    hops_mean: float | None = None
+    stable: bool = False
+    status: str = ""
+    warmup: int = 0
+    window: int = 0
+    drain: int = 0
+    slope: float = 0.0
+    labelled: int = 0
+    steps: int = 0
+    pairs: dict = field(default_factory=dict, repr=False)
+    records: dict | None = field(default=None, repr=False)
+
+    def pair_latency(self, source: int, dest: int) -> tuple[float, float, int] | None:
+        """Mean latency, mean hops and count of the labelled packets ``source -> dest``."""
+        return self.pairs.get((source, dest))
+
+
+def regression_slope(n: float, sx: float, sy: float, sxy: float, sxx: float) -> float:
+    """Least-squares slope from the sums of x, y, xy, x^2 over n points (0 if undefined).
+
+    Examples
+    --------
+    >>> regression_slope(3, 3, 6, 8, 5)     # points (0,1) (1,2) (2,3)
+    1.0
+    """
+    den = n * sxx - sx * sx
+    return (n * sxy - sx * sy) / den if den > 0 else 0.0
+
+
+def latency_summary(latency: np.ndarray, hops: np.ndarray) -> dict:
+    """Mean, median, 99th percentile and max latency and mean hops (None for no packets)."""
+    if not len(latency):
+        return dict(latency_mean=None, latency_p50=None, latency_p99=None, latency_max=None, hops_mean=None)
+    return dict(latency_mean=float(latency.mean()), latency_p50=float(np.percentile(latency, 50)),
+                latency_p99=float(np.percentile(latency, 99)), latency_max=float(latency.max()),
+                hops_mean=float(hops.mean()))

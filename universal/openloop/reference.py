@@ -1,0 +1,240 @@
+"""A plainly written open-loop engine, one packet at a time: the test oracle of
+:mod:`universal.openloop.engine` (SPEC §11).
+
+It follows the model of the fast engine's docstring literally with Python lists and dicts:
+every step, the packets created in the step join the network, every adaptive packet that must
+choose its next link does so from the counts of the packets waiting for each link at the start
+of the step, then every link sorts its contenders by priority and lets the first B cross (with
+bounded buffers, only those that find room counted from the start of the step, or cross their
+last link). It shares nothing with the fast engine but the random draws of
+:func:`universal.openloop.creation.draw_chunk` and the tie hash, so with one seed the two must
+deliver every packet in the same step.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
+from universal.openloop.routes import tie_uniform_py
+
+__all__ = ["simulate_reference"]
+
+
+@dataclass
+class _Packet:
+    pid: int
+    created: int
+    src: int
+    dst: int
+    node: int
+    path: list | None
+    target: int
+    via: int = -1
+    signs: list = field(default_factory=list)
+    remaining: list = field(default_factory=list)
+    tie: int = 0
+    rank: int = 0
+    pos: int = 0
+    hops: int = 0
+    arrived: int = 0
+    want: int | None = None
+    buffer: int | None = None      # the link whose buffer it sits in (None: source queue)
+
+
+class _Topology:
+    """Plain-Python views of the network: out-links, heads, distances, torus directions."""
+
+    def __init__(self, spec: RunSpec) -> None:
+        net = spec.router.network
+        self.head = [int(x) for x in net.link_head]
+        self.out = defaultdict(list)
+        for e, v in enumerate(net.link_tail.tolist()):
+            self.out[v].append(e)
+        self.link = {(int(u), int(v)): e for e, (u, v) in enumerate(zip(net.link_tail, net.link_head))}
+        self.dist = spec.router.distance.tolist() if spec.router.kind in ("min-adaptive", "ugal") else None
+        if spec.router.kind == "goal":
+            self.k, self.n = spec.router.k_n
+
+    def productive(self, v: int, target: int) -> list[int]:
+        return sorted(e for e in self.out[v] if self.dist[self.head[e]][target] == self.dist[v][target] - 1)
+
+    def step_link(self, v: int, dim: int, sign: int) -> int:
+        k = self.k
+        x = (v // k ** dim) % k
+        return self.link[(v, v + (((x + sign) % k) - x) * k ** dim)]
+
+
+def _priority(rule: str, topo: _Topology, kind: str):
+    def left(p: _Packet) -> int:
+        if p.path is not None:
+            return len(p.path) - p.pos
+        if kind == "goal":
+            return sum(p.remaining)
+        extra = topo.dist[p.target][p.dst] if p.target != p.dst else 0
+        return topo.dist[p.node][p.target] + extra
+
+    return {"age": lambda p: (p.pid,), "fifo": lambda p: (p.arrived, p.pid), "random": lambda p: (p.rank, p.pid),
+            "farthest-to-go": lambda p: (-left(p), p.pid)}[rule]
+
+
+def _choose(cands: list[int], counts: dict, p: _Packet) -> int:
+    best = min(counts.get(e, 0) for e in cands)
+    tied = [e for e in cands if counts.get(e, 0) == best]
+    u = tie_uniform_py(p.tie, p.hops)
+    return tied[min(int(u * len(tied)), len(tied) - 1)]
+
+
+def _decide(p: _Packet, topo: _Topology, counts: dict, kind: str, threshold: float) -> None:
+    if kind == "goal":
+        cands = [topo.step_link(p.node, i, p.signs[i]) for i in range(topo.n) if p.remaining[i] > 0]
+        p.want = _choose(cands, counts, p)
+        return
+    if kind == "ugal" and p.via >= 0:
+        def q(target):
+            return min(counts.get(e, 0) for e in topo.productive(p.src, target))
+        h_min = topo.dist[p.src][p.dst]
+        h_val = topo.dist[p.src][p.via] + topo.dist[p.via][p.dst]
+        if q(p.dst) * h_min > q(p.via) * h_val + threshold:
+            p.target = p.via
+        p.via = -1
+    p.want = _choose(topo.productive(p.node, p.target), counts, p)
+
+
+def _final(p: _Packet, topo: _Topology) -> bool:
+    if p.path is not None:
+        return p.pos + 1 == len(p.path)
+    return topo.head[p.want] == p.dst and p.target == p.dst
+
+
+def _cross(p: _Packet, topo: _Topology, kind: str, t: int) -> bool:
+    """Move ``p`` across its wanted link; True when it is delivered."""
+    p.hops += 1
+    p.arrived = t + 1
+    if p.path is not None:
+        p.pos += 1
+        if p.pos == len(p.path):
+            return True
+        p.want = p.path[p.pos]
+        return False
+    head = topo.head[p.want]
+    if kind == "goal":
+        for i in range(topo.n):
+            if p.remaining[i] > 0 and topo.step_link(p.node, i, p.signs[i]) == p.want:
+                p.remaining[i] -= 1
+                break
+    p.node = head
+    if head == p.target and p.target != p.dst:
+        p.target = p.dst
+    p.want = None
+    return head == p.dst and p.target == p.dst
+
+
+def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer: int | None = None) -> dict:
+    """Run ``spec`` alone for ``steps`` steps, one packet at a time.
+
+    Returns
+    -------
+    dict
+        ``pid`` (creation order, 0, 1, ...) and ``delivered`` (the step each packet was
+        delivered in, -1 if not yet) as lists, ``status`` (``steps`` or ``deadlock``).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.openloop.routes import build_router
+    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> net = build_network("torus:k=4,n=1")
+    >>> spec = RunSpec(offered_traffic(net, "tornado"), build_router("dor", net), build_injection("bernoulli"), 1.0)
+    >>> simulate_reference(spec, 3)["delivered"]     # 1 hop each, one per node per step
+    [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
+    """
+    rng = np.random.default_rng(spec.seed)
+    state = InjectionState()
+    topo = _Topology(spec)
+    kind = spec.router.kind
+    key = _priority(spec.priority, topo, kind)
+    waiting: list[_Packet] = []
+    delivered: list[int] = []
+    occupancy: dict[int, int] = defaultdict(int)
+    new: dict[int, list[_Packet]] = {}
+    status = "steps"
+    created: list[int] = []
+    last = steps - 1
+    for t in range(steps):
+        if t % CHUNK == 0:
+            new = _unpack(draw_chunk(spec, state, t, rng), len(delivered), spec)
+            for step in sorted(new):
+                created.extend([step] * len(new[step]))
+            delivered.extend([-1] * sum(len(v) for v in new.values()))
+        for p in new.get(t, []):
+            if p.src == p.dst:
+                delivered[p.pid] = t
+            else:
+                waiting.append(p)
+        counts: dict[int, int] = defaultdict(int)
+        for p in waiting:
+            if p.want is not None:
+                counts[p.want] += 1
+        for p in waiting:
+            if p.want is None:
+                _decide(p, topo, counts, kind, spec.router.threshold)
+        contenders: dict[int, list[_Packet]] = defaultdict(list)
+        for p in waiting:
+            contenders[p.want].append(p)
+        moving = []
+        for e, group in contenders.items():
+            group.sort(key=key)
+            crossed = entered = 0
+            room = None if buffer is None else buffer - occupancy[e]
+            for p in group:
+                if crossed == bandwidth:
+                    break
+                final = _final(p, topo)
+                if room is not None and not final and entered >= room:
+                    continue
+                crossed += 1
+                entered += not final
+                moving.append(p)
+        if buffer is not None and waiting and not moving:
+            status, last = "deadlock", t
+            break
+        gone = set()
+        for p in moving:
+            link = p.want
+            if p.buffer is not None:
+                occupancy[p.buffer] -= 1
+            if _cross(p, topo, kind, t):
+                delivered[p.pid] = t
+                gone.add(p.pid)
+            else:
+                p.buffer = link
+                occupancy[link] += 1
+        waiting = [p for p in waiting if p.pid not in gone]
+    count = sum(1 for c in created if c <= last)          # the packets created before the end
+    return {"pid": list(range(count)), "delivered": delivered[:count], "status": status}
+
+
+def _unpack(c, first_pid: int, spec: RunSpec) -> dict[int, list[_Packet]]:
+    """The chunk's packets as :class:`_Packet` objects, grouped by creation step."""
+    out: dict[int, list[_Packet]] = defaultdict(list)
+    r = c.route
+    for i in range(len(c.step)):
+        src, dst = int(c.src[i]), int(c.dst[i])
+        path = [int(e) for e in r.links[r.offsets[i]:r.offsets[i + 1]]] if r.offsets is not None else None
+        p = _Packet(first_pid + i, int(c.step[i]), src, dst, src, path, dst, arrived=int(c.step[i]))
+        if r.via is not None and int(r.via[i]) not in (src, dst):
+            p.via = int(r.via[i])
+        if r.signs is not None:
+            p.signs, p.remaining = [int(x) for x in r.signs[i]], [int(x) for x in r.remaining[i]]
+        if c.tie is not None:
+            p.tie = int(c.tie[i])
+        if c.rank is not None:
+            p.rank = int(c.rank[i])
+        if path:
+            p.want = path[0]
+        out[p.created].append(p)
+    return out

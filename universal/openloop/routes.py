@@ -1,0 +1,289 @@
+"""Routing for the open-loop engine: oblivious paths drawn at creation, or adaptive hop by hop
+(SPEC §11; Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for
+torus networks", 2003, §4).
+
+Oblivious routing draws a packet's whole path when it is created:
+
+* the torus routings of the load analysis (``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``,
+  ``ival``) with the sampler of :mod:`universal.oblivious.algorithms` - the very distribution
+  whose exact channel loads ``universal load`` reports - expanded to link ids here in bulk;
+* any path system of :data:`universal.paths.PATH_SYSTEMS` on any network (``shortest``,
+  ``random-shortest``, ``dimension-order``, ``valiant``, ...).
+
+Adaptive routing (:data:`ADAPTIVE_ROUTINGS`) lets a packet choose its next link when it
+arrives at a node (or is created), among the *allowed* links, the one with the fewest packets
+waiting for it at the start of the step, ties broken at random:
+
+``min-adaptive``
+    MIN AD: allowed = the links to a neighbour one hop closer to the destination (any graph).
+``goal``
+    GOAL: at creation a direction per dimension as RLB picks it (the short way with probability
+    ``(k - Delta)/k``, a tie ``Delta = k/2`` half and half); allowed = the links of that quadrant
+    in the dimensions still to be corrected (k-ary n-cubes only).
+``ugal:threshold=T``
+    UGAL: at creation compare ``q_min * H_min`` with ``q_val * H_val + T`` (``q`` = the fewest
+    packets waiting for a first link of the candidate, ``H`` = its hops; the Valiant candidate
+    goes through a uniformly random intermediate node); on ``<=`` route minimally adaptively to
+    the destination, else minimally adaptively to the intermediate and then to the destination
+    (Singh, "Load-balanced routing in interconnection networks", 2005, §3; threshold 0 by default).
+
+Random tie breaks are reproducible and independent of batching: every packet draws a 64-bit
+``tie`` seed at creation from its run's generator, and its h-th decision uses the splitmix64
+hash of ``tie + h`` (:func:`tie_uniform`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from universal.errors import UserError
+from universal.networks import Network
+from universal.registry import Registry, Spec, check_known_params, parse_spec
+
+__all__ = ["ADAPTIVE_ROUTINGS", "Router", "RouteDraw", "build_router", "tie_uniform", "tie_uniform_py",
+           "MAX_ADAPTIVE_NODES"]
+
+#: Adaptive routing keeps an N x N x degree table of productive links.
+MAX_ADAPTIVE_NODES = 1024
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MASK = (1 << 64) - 1
+
+
+def tie_uniform(tie: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Uniform [0, 1) numbers from the splitmix64 hash of ``tie + h * golden`` (uint64 wrap-around).
+
+    Examples
+    --------
+    >>> float(tie_uniform(np.array([1], np.uint64), np.array([0]))[0]) == tie_uniform_py(1, 0)
+    True
+    """
+    with np.errstate(over="ignore"):
+        z = tie + h.astype(np.uint64) * _GOLDEN + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+def tie_uniform_py(tie: int, h: int) -> float:
+    """:func:`tie_uniform` for one packet, in plain Python integers (the reference engine's)."""
+    g = 0x9E3779B97F4A7C15
+    z = (tie + h * g + g) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    z ^= z >> 31
+    return (z >> 11) / (1 << 53)
+
+
+@dataclass
+class RouteDraw:
+    """Routing choices made at creation for a batch of packets (one run, in creation order).
+
+    ``offsets``/``links``: oblivious paths, path ``i`` is ``links[offsets[i]:offsets[i+1]]``.
+    ``signs`` (GOAL): the direction per dimension, +1 or -1, shape (P, n); ``remaining`` the
+    hops per dimension. ``via`` (UGAL): the candidate intermediate node of every packet.
+    """
+
+    offsets: np.ndarray | None = None
+    links: np.ndarray | None = None
+    signs: np.ndarray | None = None
+    remaining: np.ndarray | None = None
+    via: np.ndarray | None = None
+
+
+@dataclass(eq=False)
+class Router:
+    """One routing of an open-loop run: its name, kind and the tables it needs.
+
+    ``kind`` is ``"torus"`` (a load-analysis routing), ``"paths"`` (a path system),
+    ``"min-adaptive"``, ``"goal"`` or ``"ugal"``.
+    """
+
+    name: str
+    kind: str
+    network: Network
+    routing: object = None          # the oblivious Routing or PathSystem
+    threshold: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def adaptive(self) -> bool:
+        return self.kind in ("min-adaptive", "goal", "ugal")
+
+    @cached_property
+    def k_n(self) -> tuple[int, int]:
+        return int(self.network.params["k"]), int(self.network.params["n"])
+
+    @cached_property
+    def dir_link(self) -> np.ndarray:
+        """``dir_link[v, dim, 0 or 1]``: the link leaving ``v`` in ``dim`` in the + or - direction."""
+        k, n = self.k_n
+        N = self.network.num_nodes
+        v = np.arange(N, dtype=np.int64)
+        out = np.empty((N, n, 2), dtype=np.int64)
+        for dim in range(n):
+            x = (v // k ** dim) % k
+            for j, sign in enumerate((1, -1)):
+                head = v + (((x + sign) % k) - x) * k ** dim
+                out[:, dim, j] = self.network.links_between(v, head)
+        return out
+
+    @cached_property
+    def distance(self) -> np.ndarray:
+        """Hop distance between every two nodes, int32, shape (N, N)."""
+        N = self.network.num_nodes
+        v = np.arange(N, dtype=np.int64)
+        d = self.network.distances(np.repeat(v, N), np.tile(v, N))
+        if d is None:
+            raise UserError(f"{self.network.name} is not connected; adaptive routing needs paths between all nodes")
+        return d.reshape(N, N).astype(np.int32)
+
+    @cached_property
+    def productive(self) -> np.ndarray:
+        """``productive[v, d, :]``: the links from ``v`` one hop closer to ``d`` (-1 padded)."""
+        net, dist = self.network, self.distance
+        tail, head = net.link_tail, net.link_head
+        closer = dist[head] == dist[tail] - 1                  # (links, N)
+        N = net.num_nodes
+        deg = np.bincount(tail, minlength=N)
+        out = np.full((N, N, int(deg.max())), -1, dtype=np.int64)
+        link, dest = np.nonzero(closer)
+        v = tail[link]
+        order = np.lexsort((link, dest, v))
+        link, dest, v = link[order], dest[order], v[order]
+        key = v * N + dest
+        first = np.searchsorted(key, key)
+        out[v, dest, np.arange(len(key)) - first] = link
+        return out
+
+    def draw(self, sources: np.ndarray, dests: np.ndarray, rng: np.random.Generator) -> RouteDraw:
+        """The creation-time choices for packets ``sources[i] -> dests[i]`` (one generator)."""
+        if self.kind == "torus":
+            return _torus_paths(self, sources, dests, rng)
+        if self.kind == "paths":
+            from universal.paths import route_paths
+            from universal.workloads import Problem
+
+            coll = route_paths(self.routing, Problem("open-loop", sources, dests), self.network, rng)
+            return RouteDraw(offsets=coll.offsets, links=coll.links)
+        if self.kind == "goal":
+            k, n = self.k_n
+            from universal.oblivious.algorithms import ROUTINGS
+
+            coords = lambda v: (v[:, None] // (k ** np.arange(n))[None, :]) % k   # noqa: E731
+            c = (coords(dests) - coords(sources)) % k
+            sign, dist, weight = ROUTINGS["rlb"]._options(k, c)       # RLB's quadrant rule
+            total = weight.sum(axis=2)
+            pick = (rng.random(c.shape) * total >= weight[:, :, 0]).astype(np.int64)
+            s = np.take_along_axis(sign, pick[:, :, None], axis=2)[:, :, 0]
+            D = np.take_along_axis(dist, pick[:, :, None], axis=2)[:, :, 0]
+            return RouteDraw(signs=s.astype(np.int64), remaining=D.astype(np.int64))
+        if self.kind == "ugal":
+            return RouteDraw(via=rng.integers(0, self.network.num_nodes, size=len(sources)))
+        return RouteDraw()
+
+    def hops_bound(self) -> int:
+        """An upper bound on the hops of one packet (sizes the per-packet tie streams)."""
+        N = self.network.num_nodes
+        if self.kind == "goal":
+            k, n = self.k_n
+            return n * (k - 1)
+        if self.kind in ("min-adaptive", "ugal"):
+            return 2 * int(self.distance.max())
+        return N
+
+
+def _torus_paths(router: Router, sources: np.ndarray, dests: np.ndarray,
+                 rng: np.random.Generator) -> RouteDraw:
+    """Sample a load-analysis routing and expand its legs into link ids, all packets at once."""
+    from universal.oblivious.algorithms import legs
+    from universal.oblivious.torus import Torus
+
+    k, n = router.k_n
+    torus = Torus(k, n)
+    routing = router.routing
+    ch = routing.sample(torus, torus.sub(dests, sources), rng)
+    dims, steps = legs(ch, k, routing.erase_loops)
+    P, G = dims.shape
+    count = np.abs(steps).ravel()
+    lengths = count.reshape(P, G).sum(axis=1)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    H = int(offsets[-1])
+    hop_dim = np.repeat(dims.ravel(), count)
+    hop_sign = np.repeat(np.sign(steps).ravel(), count)
+    owner = np.repeat(np.arange(P), lengths)
+    delta = np.zeros((H, n), dtype=np.int64)
+    delta[np.arange(H), hop_dim] = hop_sign
+    cum = np.cumsum(delta, axis=0) - delta                   # displacement before each hop (global)
+    base = np.zeros((P, n), dtype=np.int64)
+    starts = offsets[:-1]
+    has = lengths > 0
+    base[has] = cum[starts[has]]
+    pos = (torus.coords[sources][owner] + cum - base[owner]) % k
+    tail = pos @ torus.powers
+    links = router.dir_link[tail, hop_dim, (hop_sign < 0).astype(np.int64)]
+    return RouteDraw(offsets=offsets, links=links)
+
+
+ADAPTIVE_ROUTINGS: Registry[str] = Registry("adaptive routing")
+
+
+@ADAPTIVE_ROUTINGS.register("min-adaptive", "MIN AD: next link among those one hop closer, fewest waiting (any graph)")
+def _min_adaptive(spec: Spec, network: Network) -> Router:
+    check_known_params(spec, set())
+    return Router(spec.text, "min-adaptive", network)
+
+
+@ADAPTIVE_ROUTINGS.register("goal", "GOAL: RLB's quadrant at creation, then adaptive among its productive dimensions (tori)")
+def _goal(spec: Spec, network: Network) -> Router:
+    check_known_params(spec, set())
+    if network.kind != "torus" or network.params.get("k", 0) < 3:
+        raise UserError(f"goal routing needs a k-ary n-cube with k >= 3 (torus:k=,n=), not {network.name}")
+    return Router(spec.text, "goal", network)
+
+
+@ADAPTIVE_ROUTINGS.register("ugal", "UGAL: minimal or Valiant by queue x hops at the source, threshold=T (default 0)")
+def _ugal(spec: Spec, network: Network) -> Router:
+    check_known_params(spec, {"threshold"})
+    try:
+        threshold = float(spec.params.get("threshold", 0))
+    except ValueError:
+        raise UserError(f"ugal threshold must be a number (got {spec.params['threshold']!r})") from None
+    return Router(spec.text, "ugal", network, threshold=threshold)
+
+
+def build_router(text: str, network: Network) -> Router:
+    """The routing named ``text`` on ``network``: adaptive, a torus routing, or a path system.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> net = build_network("torus:k=4,n=2")
+    >>> [build_router(r, net).kind for r in ("dor", "goal", "shortest")]
+    ['torus', 'goal', 'paths']
+    >>> d = build_router("dor", net).draw(np.array([0]), np.array([5]), np.random.default_rng(0))
+    >>> d.offsets.tolist(), [net.link_label(e) for e in d.links]
+    ([0, 2], ['0,0->1,0', '1,0->1,1'])
+    """
+    from universal.oblivious.algorithms import ROUTINGS, get_routing
+    from universal.paths import PATH_SYSTEMS, build_path_system
+
+    spec = parse_spec(text)
+    if spec.name in ADAPTIVE_ROUTINGS:
+        if network.num_nodes > MAX_ADAPTIVE_NODES:
+            raise UserError(f"adaptive routing handles at most {MAX_ADAPTIVE_NODES} nodes; "
+                            f"{network.name} has {network.num_nodes:,}")
+        if network.leveled:
+            raise UserError(f"adaptive routing is not defined on the leveled network {network.name}")
+        return ADAPTIVE_ROUTINGS.entry(spec.name).factory(spec, network)
+    if spec.name in ROUTINGS and network.kind == "torus" and network.params.get("k", 0) >= 3 \
+            and network.num_nodes <= 4096:
+        return Router(spec.text, "torus", network, routing=get_routing(text))
+    if spec.name in PATH_SYSTEMS:
+        return Router(spec.text, "paths", network, routing=build_path_system(text, network))
+    known = sorted(set(ADAPTIVE_ROUTINGS.names()) | set(PATH_SYSTEMS.names()))
+    raise UserError(f"unknown routing {spec.name!r} (known: {', '.join(known)})")

@@ -1,0 +1,205 @@
+"""What an open-loop run offers: the traffic rows, the injection process and the rate units
+(SPEC §11; Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for
+torus networks", 2003, §2).
+
+A traffic pattern is a matrix ``L`` whose row ``s`` is the distribution of the destinations of
+the packets node ``s`` creates, scaled by the fraction of the offered rate ``s`` sends: a row
+that sums to ``0.5`` sends at half the rate, a zero row sends nothing (GOAL's admissible
+traffic may be doubly sub-stochastic). Permutations are matrices with one 1 per row.
+
+Injection processes (per node, independently):
+
+``bernoulli``
+    one packet per step with probability ``rate * rowsum`` (at most one per step, so the rate in
+    packets must not exceed 1);
+``poisson``
+    a Poisson number of packets per step with mean ``rate * rowsum`` (any rate: local traffic can
+    be offered beyond one packet per node per step);
+``on-off:burst=8``
+    a two-state Markov source (as BookSim's ``on_off``): while *on* the node creates one packet
+    per step with probability ``rowsum``, it leaves the on state with probability ``1/burst``
+    (bursts last ``burst`` steps on average) and enters it with the probability that makes the
+    long-run rate the offered one. Needs a rate below one packet per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from universal.datafiles import read_rows
+from universal.errors import UserError
+from universal.networks import Network
+from universal.registry import check_known_params, parse_spec, take_int
+
+__all__ = ["INJECTIONS", "Injection", "OfferedTraffic", "build_injection", "offered_traffic",
+           "capacity_rate", "read_permutation_file"]
+
+
+@dataclass(frozen=True)
+class Injection:
+    """An injection process: ``name`` (``bernoulli``, ``poisson``, ``on-off``) and its burst length."""
+
+    name: str
+    burst: int = 0
+    text: str = ""
+
+    def max_rate(self) -> float:
+        """Largest rate in packets per node per step the process can offer (inf for poisson)."""
+        return float("inf") if self.name == "poisson" else 1.0
+
+
+#: The injection processes by name, with one line each (the CLI's help lists them).
+INJECTIONS = {
+    "bernoulli": "at most one packet per node per step, with probability rate (the default)",
+    "poisson": "a Poisson number of packets per node per step with mean rate (any rate)",
+    "on-off": "bursty two-state Markov source, on for burst=8 steps on average",
+}
+
+
+def build_injection(text: str) -> Injection:
+    """Parse ``bernoulli``, ``poisson`` or ``on-off[:burst=B]``.
+
+    Examples
+    --------
+    >>> build_injection("on-off:burst=4")
+    Injection(name='on-off', burst=4, text='on-off:burst=4')
+    """
+    spec = parse_spec(text)
+    if spec.name not in INJECTIONS:
+        raise UserError(f"unknown injection process {spec.name!r} (known: {', '.join(INJECTIONS)})")
+    if spec.arg is not None:
+        raise UserError(f"injection {spec.name!r} takes key=value parameters, not {spec.arg!r}")
+    if spec.name == "on-off":
+        check_known_params(spec, {"burst"})
+        return Injection("on-off", take_int(spec, "burst", default=8, low=1, high=10**6), spec.text)
+    check_known_params(spec, set())
+    return Injection(spec.name, 0, spec.text)
+
+
+def read_permutation_file(path: Path, network: Network) -> np.ndarray:
+    """``dest`` array from a file of ``source destination`` lines (node labels or ids).
+
+    Nodes that appear as no source send nothing (their row of the traffic matrix is zero); a
+    destination may appear at most once, so the matrix is doubly sub-stochastic.
+    """
+    N = network.num_nodes
+    dest = np.full(N, -1, dtype=np.int64)
+    for lineno, fields in read_rows(path, "permutation"):
+        if len(fields) != 2:
+            raise UserError(f"{path}:{lineno}: expected 'source destination'")
+        s, d = (network.node(f) for f in fields)
+        if dest[s] >= 0:
+            raise UserError(f"{path}:{lineno}: source {fields[0]} appears twice")
+        dest[s] = d
+    used = dest[dest >= 0]
+    if len(np.unique(used)) != len(used):
+        raise UserError(f"{path}: a destination appears twice (not a permutation)")
+    if not len(used):
+        raise UserError(f"{path}: no pairs")
+    return dest
+
+
+@dataclass(frozen=True)
+class OfferedTraffic:
+    """A traffic pattern as an open-loop run uses it.
+
+    Attributes
+    ----------
+    name : str
+    rowsum : ndarray, shape (N,)
+        Fraction of the offered rate each node sends (1 for a doubly stochastic pattern).
+    perm : ndarray or None
+        ``perm[s]`` for permutations (-1 for a node that sends nothing).
+    cumulative : ndarray or None, shape (N, N)
+        Row-normalised cumulative distribution of the destinations (matrix patterns).
+    matrix : ndarray, shape (N, N)
+        The traffic matrix itself (for the exact load analysis).
+    """
+
+    name: str
+    rowsum: np.ndarray
+    perm: np.ndarray | None
+    cumulative: np.ndarray | None
+    matrix: np.ndarray
+
+    @property
+    def senders(self) -> np.ndarray:
+        """Nodes whose row is not zero."""
+        return np.flatnonzero(self.rowsum > 0)
+
+    def destinations(self, sources: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One destination per packet from its source's row (one ``rng.random`` call for matrices)."""
+        if self.perm is not None:
+            return self.perm[sources]
+        u = rng.random(len(sources))
+        N = len(self.rowsum)
+        out = np.empty(len(sources), dtype=np.int64)
+        block = max(1, 2_000_000 // N)              # bounds the (packets x N) comparison
+        for i in range(0, len(sources), block):
+            row = self.cumulative[sources[i:i + block]]
+            out[i:i + block] = (row <= u[i:i + block, None]).sum(axis=1)
+        return np.minimum(out, N - 1)
+
+
+def offered_traffic(network: Network, text: str) -> OfferedTraffic:
+    """The traffic pattern ``text`` (the names of ``universal load`` plus ``permutation:file=P``).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> tr = offered_traffic(build_network("torus:k=4,n=1"), "tornado")
+    >>> tr.perm.tolist(), tr.rowsum.tolist()
+    ([1, 2, 3, 0], [1.0, 1.0, 1.0, 1.0])
+    """
+    from universal.oblivious.graphs import graph_traffic
+
+    spec = parse_spec(text)
+    N = network.num_nodes
+    if N > 4096:
+        raise UserError(f"open-loop traffic matrices handle at most 4096 nodes; {network.name} has {N:,}")
+    if spec.name == "random-perms":
+        raise UserError("random-perms is a family of patterns; run one permutation:file=P at a time")
+    if spec.name == "permutation":
+        check_known_params(spec, {"file"})
+        file = spec.params.get("file") or spec.arg
+        if not file:
+            raise UserError("permutation traffic needs permutation:file=PATH")
+        perm = read_permutation_file(Path(file), network)
+        matrix = np.zeros((N, N))
+        send = perm >= 0
+        matrix[np.flatnonzero(send), perm[send]] = 1.0
+        return OfferedTraffic(spec.text, send.astype(float), perm, None, matrix)
+    tr = graph_traffic(network, text)
+    if tr.perm is not None:
+        matrix = np.zeros((N, N))
+        matrix[np.arange(N), tr.perm] = 1.0
+        return OfferedTraffic(tr.name, np.ones(N), tr.perm.astype(np.int64), None, matrix)
+    matrix = np.asarray(tr.matrix, dtype=float)
+    rowsum = matrix.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cum = np.cumsum(matrix, axis=1) / np.where(rowsum > 0, rowsum, 1)[:, None]
+    cum[:, -1] = 1.0
+    return OfferedTraffic(tr.name, rowsum, None, cum, matrix)
+
+
+def capacity_rate(network: Network, bandwidth: int = 1) -> Fraction:
+    """Packets per node per step at 1.0 of capacity: ``B / capacity_load`` (SPEC §7).
+
+    On the k-ary n-cube that is ``8B/k`` for even k (GOAL §2.1).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> capacity_rate(build_network("torus:k=8,n=2")), capacity_rate(build_network("torus:k=16,n=2"))
+    (Fraction(1, 1), Fraction(1, 2))
+    """
+    from universal.oblivious.graphs import graph_capacity
+
+    if network.num_nodes > 256 and network.kind != "torus":
+        raise UserError(f"the capacity of {network.name} needs the all-pairs analysis (at most 256 nodes); "
+                        "give rates with --units packets")
+    return Fraction(bandwidth) / graph_capacity(network).load

@@ -1,0 +1,62 @@
+"""Rich tables for ``universal openloop`` and ``kind = "openloop"`` scenarios: a load sweep
+(latency, α* and α' per offered load) or a saturation table (simulated Θ beside the exact
+capacity over max channel load of ``universal load``)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["openloop_table", "print_openloop"]
+
+
+def _f(x, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def openloop_table(data: dict) -> Table:
+    """The table of a study's JSON (``OpenLoopReport.to_json()``).
+
+    Examples
+    --------
+    >>> t = openloop_table({"units": "capacity", "network": {"name": "torus:k=8,n=1"}, "rows": [
+    ...     {"routing": "dor", "traffic": "tornado", "seed": 0, "saturation": 0.33, "analytic": "1/3",
+    ...      "analytic_value": 1/3, "ratio": 0.99, "zero_load_latency": 3.0, "hops_mean": 3.0, "limited": False}]})
+    >>> [c.header for c in t.columns][:4]
+    ['routing', 'traffic', 'saturation', 'analytic']
+    """
+    rows = data["rows"]
+    unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
+    seeds = len({r["seed"] for r in rows}) > 1
+    if rows and "saturation" in rows[0]:
+        t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit})",
+                  caption="analytic: capacity / max channel load (universal load), exact; "
+                          "zero-load: at offered 0.02")
+        for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["saturation", "analytic", "ratio",
+                                                                        "zero-load latency", "hops"]:
+            t.add_column(c, justify="left" if c in ("routing", "traffic") else "right")
+        for r in rows:
+            sat = _f(r["saturation"]) + ("+" if r.get("limited") else "")
+            t.add_row(r["routing"], r["traffic"], *([str(r["seed"])] if seeds else []), sat,
+                      r["analytic"] or "—", _f(r["ratio"]), _f(r["zero_load_latency"], 2), _f(r["hops_mean"], 2))
+        return t
+    t = Table(title=f"Open-loop runs on {data['network']['name']} (rates as a {unit})",
+              caption="α*: mean accepted rate of the sending nodes; α': the smallest; latency in steps "
+                      "from creation to delivery (labelled packets of stable runs)")
+    for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["offered", "α*", "α'", "latency",
+                                                                    "p50", "p99", "hops", "stable"]:
+        t.add_column(c, justify="left" if c in ("routing", "traffic", "stable") else "right")
+    for r in rows:
+        t.add_row(r["routing"], r["traffic"], *([str(r["seed"])] if seeds else []), _f(r["offered"]),
+                  _f(r["accepted"]), _f(r["accepted_min"]), _f(r["latency_mean"], 1), _f(r["latency_p50"], 0),
+                  _f(r["latency_p99"], 0), _f(r["hops_mean"], 2), "yes" if r["stable"] else f"no ({r['status']})")
+    return t
+
+
+def print_openloop(data: dict, console: Console) -> None:
+    """Print the study's table."""
+    console.print(openloop_table(data))
+    limited = [r for r in data["rows"] if r.get("limited")]
+    if limited:
+        console.print("+: the injection process could offer no more and every rate was stable "
+                      "(saturation is at least this; try --injection poisson)")
