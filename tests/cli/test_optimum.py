@@ -119,6 +119,9 @@ def test_routing_number_command(capsys):
     (["optimum", "--network", "hypercube:d=11", "--problem", "permutation:random"], "at most 1,024 packets"),
     (["routing-number", "--network", "hypercube:d=4"], "at most 8 nodes"),
     (["route", "--network", "hypercube:d=3", "--problem", "permutation:random", "--opt", "--trace"], "--trace"),
+    (["scenario", "butterfly_hrelation", "--opt"], "at most 1,024 packets"),
+    (["scenario", "torus_worstcase", "--opt"], "load analysis"),
+    (["scenario", "protocols_vs_optimum", "--time-limit", "0"], "positive number of seconds"),
 ])
 def test_bad_input_is_one_error_line(capsys, argv, message):
     status, out, err = run(capsys, *argv)

@@ -28,3 +28,24 @@ def test_protocols_vs_optimum(capsys, tmp_path):
     # The family has instances where OPT exceeds the trivial lower bound, and where it meets it.
     assert any(r["opt"] > r["lower_bound"] for r in rows if r["opt"])
     assert any(r["opt"] == r["lower_bound"] for r in rows if r["opt"])
+
+
+def test_scenario_opt_settings(tmp_path):
+    """``opt = true`` / ``"free"`` and ``time_limit`` reach the experiment; bad values are refused."""
+    import pytest
+
+    from universal.errors import UserError
+    from universal.scenario import load_scenario
+
+    base = 'network = "hypercube:d=3"\nproblem = "permutation:random"\npaths = ["dimension-order"]\n' \
+           'protocols = ["fifo"]\n'
+    good = tmp_path / "good.toml"
+    good.write_text(base + 'opt = "free"\ntime_limit = 2.5\n')
+    exp = load_scenario(str(good)).experiment
+    assert (exp.opt, exp.time_limit) == ("free", 2.5)
+    for extra, message in [('opt = "maybe"\n', "'opt'"), ("time_limit = 0\n", "'time_limit'"),
+                           ('time_limit = "10"\n', "'time_limit'")]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(base + extra)
+        with pytest.raises(UserError, match=message):
+            load_scenario(str(bad))
