@@ -15,6 +15,25 @@ from universal.workloads import build_problem
 
 BUFFERED = ["random-rank", "growing-rank", "fifo", "farthest-to-go", "nearest-to-go", "longest-in-system", "random",
             "random-delay:alpha=1", "random-delay:alpha=0.5"]
+BUFFERLESS = ["trial-and-failure", "duplication"]
+
+
+def check_sandwich(paths: PathCollection, bandwidth: int, res) -> None:
+    """max(ceil(C/B), D) <= OPT <= T of every protocol, and the schedule replays to OPT steps.
+
+    A bufferless protocol's delivered packets follow a valid schedule too (T is its last
+    acknowledgement, after its last delivery), so OPT is below both. (Duplication can fail to
+    deliver at all: two copies of D = 1 paths collide in every round; such a run has no T.)"""
+    assert trivial_lower_bound(paths, bandwidth) == res.lower_bound <= res.lower <= res.upper
+    for k, protocol in enumerate(BUFFERED + BUFFERLESS):
+        run = simulate(paths, protocol, np.random.default_rng(k), bandwidth=bandwidth)
+        assert run.status == "delivered" or protocol == "duplication", protocol
+        if run.status == "delivered":
+            # Proven OPT is below every T; with bounds only the lower bound is (upper is just the
+            # best schedule found, and another seed's run may beat it).
+            proven = res.upper if res.status == "optimal" else res.lower
+            assert proven <= run.last_delivery <= run.T, protocol
+    assert replay(paths, res.schedule.hop_steps, bandwidth).makespan == res.upper
 
 
 def line(nodes: int):
@@ -32,6 +51,8 @@ def test_two_packets_sharing_one_link(D):
     two = optimum(paths, bandwidth=2)
     assert (one.status, one.upper) == ("optimal", D + 1)
     assert (two.status, two.upper) == ("optimal", D)
+    check_sandwich(paths, 1, one)
+    check_sandwich(paths, 2, two)
 
 
 def test_two_packets_meeting_only_on_their_last_link():
@@ -43,8 +64,10 @@ def test_two_packets_meeting_only_on_their_last_link():
     net = from_networkx(nx.Graph([(0, 1), (1, 2), (2, 3), (4, 5), (5, 2)]), "tree")
     paths = PathCollection.from_node_paths(net, [[0, 1, 2, 3], [4, 5, 2, 3]])
     assert paths.congestion == 2 and paths.dilation == 3
-    assert optimum(paths, bandwidth=1).upper == 4
-    assert optimum(paths, bandwidth=2).upper == 3
+    one, two = optimum(paths, bandwidth=1), optimum(paths, bandwidth=2)
+    assert (one.upper, two.upper) == (4, 3)
+    check_sandwich(paths, 1, one)
+    check_sandwich(paths, 2, two)
 
 
 @pytest.mark.parametrize("C, D", [(2, 2), (3, 4), (5, 3), (6, 6)])
@@ -58,12 +81,15 @@ def test_a_chain_needs_C_plus_D_minus_1(C, D):
     assert res.lower_bound == max(C, D)
     assert (res.status, res.lower, res.upper) == ("optimal", C + D - 1, C + D - 1)
     assert res.upper > res.lower_bound
+    check_sandwich(paths, 1, res)
 
 
 def test_bandwidth_divides_the_chain():
     """With B = 2 the C packets of a chain leave in ceil(C/B) waves: OPT = ceil(C/2) + D - 1."""
     paths = PathCollection.from_node_paths(line(4), [[0, 1, 2, 3]] * 5)
-    assert optimum(paths, bandwidth=2).upper == 3 + 3 - 1
+    res = optimum(paths, bandwidth=2)
+    assert res.upper == 3 + 3 - 1
+    check_sandwich(paths, 2, res)
 
 
 # (network, problem, path system, seed): small instances where contention matters.
@@ -92,11 +118,7 @@ def test_opt_lies_between_the_lower_bound_and_every_protocol(instance, bandwidth
     paths = build(*instance)
     res = optimum(paths, bandwidth=bandwidth, time_limit=20)
     assert res.status == "optimal"
-    assert trivial_lower_bound(paths, bandwidth) == res.lower_bound <= res.upper
-    for k, protocol in enumerate(BUFFERED):
-        T = simulate(paths, protocol, np.random.default_rng(k), bandwidth=bandwidth).T
-        assert res.upper <= T, protocol
-    assert replay(paths, res.schedule.hop_steps, bandwidth).makespan == res.upper
+    check_sandwich(paths, bandwidth, res)
 
 
 def test_the_solver_beats_the_best_protocol_here():
@@ -106,6 +128,7 @@ def test_the_solver_beats_the_best_protocol_here():
     res = optimum(paths, bandwidth=1, time_limit=20)
     assert res.hint > res.upper == res.lower
     assert res.upper > res.lower_bound
+    check_sandwich(paths, 1, res)
 
 
 def test_a_time_limit_reached_is_a_result_with_bounds():
@@ -116,7 +139,7 @@ def test_a_time_limit_reached_is_a_result_with_bounds():
     assert res.lower_bound <= res.lower < res.upper
     assert res.opt is None and res.gap > 0
     assert res.summary()["opt_status"] == "bounds"
-    assert replay(paths, res.schedule.hop_steps, 1).makespan == res.upper
+    check_sandwich(paths, 1, res)
 
 
 def test_results_reproduce():
