@@ -135,3 +135,14 @@ def test_routing_number_is_at_least_any_permutation():
 def test_routing_number_refuses_large_networks():
     with pytest.raises(UserError, match="at most 8 nodes"):
         routing_number(build_network("mesh:k=3,n=2"))
+
+
+def test_free_path_results_reproduce():
+    """The horizons share a budget counted in the solver's deterministic time, never the wall
+    clock: the same instance and limit give the same bounds and schedule every time."""
+    net = build_network("torus:k=4,n=2")
+    prob = build_problem("h-relation:h=3", net, np.random.default_rng(1))
+    first, second = (routing_time(prob, net, 1, time_limit=0.05) for _ in range(2))
+    assert (first.lower, first.upper, first.status, first.extra) == (second.lower, second.upper, second.status,
+                                                                    second.extra)
+    np.testing.assert_array_equal(first.schedule.hop_steps, second.schedule.hop_steps)

@@ -126,9 +126,10 @@ def routing_time(problem: Problem, network: Network, bandwidth: int = 1, *, time
     started = time.perf_counter()
     lower, infeasible, budget = lower_bound, [], time_limit
     while lower < best.makespan:
-        spent = time.perf_counter()
-        found = _feasible(network, sources, dests, dist, bandwidth, lower, budget, workers, seed)
-        budget -= max(time.perf_counter() - spent, 1e-3)
+        found, spent = _feasible(network, sources, dests, dist, bandwidth, lower, budget, workers, seed)
+        # The budget is counted in the solver's deterministic time, like the limit, so that the
+        # same instance gets the same bounds whatever the machine's load.
+        budget -= max(spent, 1e-6)
         if found is None:  # time limit: the bounds stand
             break
         if found is False:
@@ -144,12 +145,13 @@ def routing_time(problem: Problem, network: Network, bandwidth: int = 1, *, time
 
 def _feasible(network: Network, sources: np.ndarray, dests: np.ndarray, dist: np.ndarray, bandwidth: int,
               horizon: int, budget: float, workers: int, seed: int):
-    """Route every packet within ``horizon`` steps? (collection, hop steps) if so, False if proven
-    impossible, None if the budget ran out first."""
+    """Route every packet within ``horizon`` steps? Returns (answer, deterministic time used):
+    the answer is (collection, hop steps) if so, False if proven impossible, None if the budget
+    ran out first."""
     from ortools.sat.python import cp_model
 
     if budget <= 0:
-        return None
+        return None, 0.0
     model = cp_model.CpModel()
     tails, heads = network.link_tail.tolist(), network.link_head.tolist()
     moves: list[dict[tuple[int, int], object]] = []  # per packet: (link, step) -> bool
@@ -187,14 +189,15 @@ def _feasible(network: Network, sources: np.ndarray, dests: np.ndarray, dist: np
     solver = cp_model.CpSolver()
     solver_parameters(solver, budget, workers, seed)
     status = solver.Solve(model)
+    spent = solver.deterministic_time
     if status == cp_model.INFEASIBLE:
-        return False
+        return False, spent
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None
+        return None, spent
     node_paths, hop_steps = [], []
     for packet, mine in enumerate(moves):
         taken = sorted((t, link) for (link, t), x in mine.items() if solver.Value(x))
         node_paths.append([int(sources[packet])] + [heads[link] for _, link in taken])
         hop_steps += [t for t, _ in taken]
     collection = PathCollection.from_node_paths(network, node_paths, system="optimal (free paths)")
-    return collection, np.array(hop_steps, dtype=np.int64)
+    return (collection, np.array(hop_steps, dtype=np.int64)), spent

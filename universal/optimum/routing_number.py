@@ -163,7 +163,7 @@ def routing_number(network: Network, bandwidth: int = 1, *, time_limit: float = 
             if reach[row] <= current and shortest_path_schedule(problem, network, bandwidth, seed, current)[2] <= current:
                 continue
             if reach[row] <= current:
-                found = _feasible(network, nodes, perm, dist, bandwidth, current, time_limit, workers, seed)
+                found, _ = _feasible(network, nodes, perm, dist, bandwidth, current, time_limit, workers, seed)
                 if found:
                     continue
         result = routing_time(problem, network, bandwidth, time_limit=time_limit, workers=workers, seed=seed)
