@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from universal.engine import ENGINES
+import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.errors import UserError
 from universal.memory import check_memory
 from universal.networks import Network, build_network, resolve_path
@@ -150,6 +151,7 @@ class ExperimentResult:
     buffer: int | None | list[int | None] = None
     deliveries: list[np.ndarray] = field(default_factory=list, repr=False)
     path_systems: list[dict] = field(default_factory=list)
+    link_loads: list[tuple[Network, np.ndarray]] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
@@ -365,7 +367,7 @@ def check_experiment(exp: Experiment) -> Network:
 
 
 def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = None, *,
-                   keep_delivery: bool = False) -> ExperimentResult:
+                   keep_delivery: bool = False, keep_link_loads: bool = False) -> ExperimentResult:
     """Route ``exp.problem`` on ``exp.network`` with every path system, protocol and seed.
 
     Parameters
@@ -376,6 +378,10 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     keep_delivery : bool
         Keep every run's per-packet delivery steps in ``ExperimentResult.deliveries`` (aligned
         with the rows), e.g. to plot packets delivered against steps.
+    keep_link_loads : bool
+        Keep the number of paths on every link of every path collection (its host network and
+        the loads) in ``ExperimentResult.link_loads``, aligned with ``collections`` when
+        ``exp.analyze`` is set.
 
     Returns
     -------
@@ -389,6 +395,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     deliveries: list[np.ndarray] = []
     captions = [s.caption for s in systems if s.caption]
     collections: list[dict] = []
+    link_loads: list[tuple[Network, np.ndarray]] = []
     for (spec, problem_name), seed in itertools.product(zip(plan.problems, plan.names), exp.seeds):
         problem_ss, paths_ss, protocol_ss = np.random.SeedSequence(seed).spawn(3)
         problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
@@ -399,9 +406,11 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             _check_size(network, problem.size, system.name)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
             system_rows, hints = len(rows), {}
-            if exp.analyze:
+            if exp.analyze or keep_link_loads:
                 collections.append({"problem": problem_name, "seed": seed, **paths.summary(),
                                     "host": paths.network.name, "load_histogram": paths.load_histogram()})
+            if keep_link_loads:
+                link_loads.append((paths.network, paths.link_loads))
             for bandwidth, buffer, (protocol, protocol_label) in itertools.product(
                     bandwidths, buffers, zip(protocols, plan.protocol_labels)):
                 if protocol.bufferless and buffer != buffers[0]:
@@ -438,7 +447,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             progress(f"expected congestion of {label}")
         path_systems.append(_expected_congestion(label, network, exp))
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
-                            shown_buffer, deliveries, path_systems)
+                            shown_buffer, deliveries, path_systems, link_loads)
 
 
 def _expected_congestion(system: str, network: Network, exp: Experiment) -> dict:

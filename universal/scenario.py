@@ -25,6 +25,17 @@ experiment; its keys mirror ``universal load`` and ``universal worstcase``::
     worstcase = true       # also the exact worst-case permutation of every routing
     seed      = 0          # seed of the random permutations
 
+A scenario with ``kind = "design"`` solves the routing-design LPs of SPEC §10 (Towles, Dally &
+Boyd 2003) and compares the named algorithms with the optimal tradeoff curves::
+
+    kind       = "design"
+    network    = "torus:k=8,n=2"
+    objectives = ["worst-case", "average-case"]   # one tradeoff curve each
+    paths      = "all"     # path family of the curves: all, minimal or 2turn
+    points     = 8         # locality bounds per curve
+    samples    = 100       # random permutations of the average case
+    seed       = 0         # their seed (the held-out sample uses seed + 1)
+
 A ``[sweep]`` table runs the experiment once per cell of a grid; names may hold ``{axis}``
 placeholders (see :mod:`universal.sweep`)::
 
@@ -45,6 +56,7 @@ from pathlib import Path
 
 from universal.datafiles import read_text
 from universal.errors import UserError
+from universal.design.study import DesignStudy
 from universal.experiment import Experiment, check_seed_count
 from universal.load_analysis import LoadAnalysis
 from universal.sweep import Sweep
@@ -52,6 +64,7 @@ from universal.sweep import Sweep
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
               "engine", "sweep", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
+DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
 
 @dataclass
@@ -64,6 +77,7 @@ class Scenario:
     path: Path
     analysis: LoadAnalysis | None = None
     sweep: Sweep | None = None
+    design: DesignStudy | None = None
 
 
 def builtin_dir() -> Path:
@@ -133,6 +147,8 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         data = tomllib.loads(read_text(path, "scenario"))
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: malformed scenario file ({exc})") from None
+    if data.get("kind") == "design":
+        return _design_scenario(data, path)
     if "kind" in data:
         return _load_analysis_scenario(data, path)
     unknown = sorted(set(data) - KNOWN_KEYS)
@@ -218,7 +234,8 @@ def _load_analysis_scenario(data: dict, path: Path) -> Scenario:
     (['dor', 'romm'], True)
     """
     if data["kind"] != "load":
-        raise UserError(f"{path}: 'kind' must be \"load\" (or left out for an experiment), not {data['kind']!r}")
+        raise UserError(f"{path}: 'kind' must be \"load\" or \"design\" (or left out for an experiment), "
+                        f"not {data['kind']!r}")
     unknown = sorted(set(data) - LOAD_KEYS)
     if unknown:
         raise UserError(f"{path}: unknown key {unknown[0]!r} for kind = \"load\" (known: {', '.join(sorted(LOAD_KEYS))})")
@@ -235,3 +252,34 @@ def _load_analysis_scenario(data: dict, path: Path) -> Scenario:
                             traffics=traffic, worstcase=worstcase, seed=seed, name=path.stem,
                             base_dir=path.parent)
     return Scenario(path.stem, str(data.get("description", "")), None, path, analysis)
+
+
+def _design_scenario(data: dict, path: Path) -> Scenario:
+    """A ``kind = "design"`` scenario: tradeoff curves and the named algorithms (SPEC §10).
+
+    Examples
+    --------
+    >>> sc = load_scenario("tdb_tradeoff")
+    >>> sc.design.network, sc.design.objectives
+    ('torus:k=8,n=2', ['worst-case', 'average-case'])
+    """
+    unknown = sorted(set(data) - DESIGN_KEYS)
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r} for kind = \"design\" (known: {', '.join(sorted(DESIGN_KEYS))})")
+    if not isinstance(data.get("network"), str):
+        raise UserError(f"{path}: 'network' must be given as a string")
+    objectives = _string_list(data, "objectives", path) if "objectives" in data else ["worst-case", "average-case"]
+    bad = [o for o in objectives if o not in ("worst-case", "average-case", "capacity")]
+    if bad:
+        raise UserError(f"{path}: unknown objective {bad[0]!r} (known: worst-case, average-case, capacity)")
+    paths = data.get("paths", "all")
+    if paths not in ("all", "minimal", "2turn"):
+        raise UserError(f"{path}: 'paths' must be all, minimal or 2turn")
+    numbers = {}
+    for key, default, low in (("points", 8, 2), ("samples", 100, 1), ("seed", 0, 0)):
+        value = data.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise UserError(f"{path}: '{key}' must be an integer >= {low}")
+        numbers[key] = value
+    study = DesignStudy(data["network"], objectives, paths, name=path.stem, **numbers)
+    return Scenario(path.stem, str(data.get("description", "")), None, path, design=study)

@@ -76,7 +76,14 @@ class Sweep:
     axes: dict[str, list]
 
     def cell_count(self) -> int:
-        """Number of cells (the product of the axis lengths), without making them."""
+        """Number of cells (the product of the axis lengths), without making them.
+
+        Examples
+        --------
+        >>> Sweep("big", Experiment("torus:k={k},n={n}", "h-relation:h=1", None, ["fifo"]),
+        ...       {"k": list(range(3, 1003)), "n": list(range(1, 1001))}).cell_count()
+        1000000
+        """
         return math.prod(len(values) for values in self.axes.values())
 
     def cells(self) -> list[dict]:
@@ -245,7 +252,7 @@ _HEADER_TYPES = {"sweep": str, "settings": dict, "version": str, "command": (str
 
 def _check_header(header: object, path: Path, sweep: Sweep) -> None:
     where = f"results file {str(path)!r}, line 1"
-    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str):
+    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str) or "settings" not in header:
         raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep header "
                         f"(an object with \"sweep\" and \"settings\"); remove the file or run without --resume")
     for key, value in header.items():

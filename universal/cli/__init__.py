@@ -9,6 +9,9 @@
         [--json | --csv] [--plot FILE]
     python -m universal worstcase --network NET --routing A,B [--show-permutation]
         [--permutation-file PATH] [--samples M] [--json | --csv] [--plot FILE]
+    python -m universal design --network torus:k=K,n=N [--objective capacity|worst-case|average-case]
+        [--then locality] [--paths all|minimal|2turn] [--locality L] [--save FILE] [--tradeoff N]
+        [--plot FILE] [--samples M] [--seed S] [--json | --csv]
     python -m universal optimum --network SPEC --problem SPEC [--paths NAME | --paths free] [--bandwidth B]
         [--seed S] [--time-limit SECONDS] [--schedule] [--json | --csv]
     python -m universal routing-number --network SPEC [--bandwidth B] [--time-limit SECONDS] [--schedule]
@@ -49,6 +52,7 @@ COMMANDS: dict[str, str] = {
     "route": "route",
     "load": "load",
     "worstcase": "worstcase",
+    "design": "design",
     "openloop": "openloop",
     "optimum": "optimum",
     "routing-number": "routing_number",

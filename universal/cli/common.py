@@ -264,7 +264,13 @@ def command_line(args: argparse.Namespace) -> str:
 
 
 def provenance(args: argparse.Namespace) -> dict:
-    """``version`` and ``command``: what every JSON output and results file records about its making."""
+    """``version`` and ``command``: what every JSON output and results file records about its making.
+
+    Examples
+    --------
+    >>> sorted(provenance(argparse.Namespace(argv=["scenarios"])).items())[0]
+    ('command', 'universal scenarios')
+    """
     from universal import __version__
 
     return {"version": __version__, "command": command_line(args)}
@@ -296,7 +302,13 @@ def output_file(what: str):
 
 def writable(path: str | None, what: str) -> Path | None:
     """``path`` checked for writing before any work (None stays None); see
-    :func:`universal.datafiles.check_writable`."""
+    :func:`universal.datafiles.check_writable`.
+
+    Examples
+    --------
+    >>> writable(None, "links") is None
+    True
+    """
     if path is None:
         return None
     from universal.datafiles import check_writable
@@ -310,7 +322,8 @@ def analysis_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torus:k=K,n=N (up to 4096 nodes with the torus routings), or any network of at "
                              "most 256 nodes: mesh:k=,n=, hypercube:d=, torus:k=,n=, edgelist:FILE")
     parser.add_argument("--routing",
-                        help="comma-separated: dor, val, romm, rlb, rlbth, ival (tori), or any path system: "
+                        help="comma-separated: dor, val, romm, rlb, rlbth, ival, 2turn, 2turna, lp:file=PATH, "
+                             "mix:dor=0.25,ival=0.75 (tori), or any path system: "
                              "shortest, random-shortest, dimension-order, valiant[:base=NAME] (default: dor on "
                              "tori, dimension-order on meshes and hypercubes, shortest elsewhere)")
     parser.add_argument("--samples", type=positive, default=None,

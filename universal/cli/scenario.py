@@ -46,6 +46,9 @@ def run(args: argparse.Namespace) -> None:
     if scenario.analysis is not None:
         _run_load_scenario(scenario.analysis, args)
         return
+    if scenario.design is not None:
+        _run_design_scenario(scenario.design, args)
+        return
     exp = scenario.experiment
     if args.seeds is not None or args.seed is not None:
         first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
@@ -125,3 +128,34 @@ def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> No
         from universal.reporting.plots import check_plot_path, plot_load_report
 
         plotted(plot_load_report(report, check_plot_path(args.plot)))
+
+
+def _run_design_scenario(study, args: argparse.Namespace) -> None:
+    """Tradeoff curves and the named algorithms (``kind = "design"``, SPEC §10)."""
+    if args.seeds is not None:
+        raise UserError(f"scenario {study.name!r} is a design study: it takes --seed, not --seeds")
+    if args.seed is not None:
+        study.seed = args.seed
+    if args.out or args.resume or args.jobs != 1:
+        raise UserError(f"scenario {study.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    plot = plot_path(args)
+    from universal.design.study import run_study
+
+    steps = len(study.objectives) + 6 + len(study.objectives)
+    with progress_bar(steps, f"{study.name}", not machine(args)) as bar:
+        result = run_study(study, progress=(lambda label: bar.begin(label)) if bar else None)
+    if args.json:
+        print_json(result.to_json(), args)
+    elif args.csv:
+        from universal.reporting.csvout import rows_to_csv
+
+        print(rows_to_csv({"routing": name, **f} for name, f in result.points.items()), end="")
+    else:
+        from universal.reporting import make_console
+        from universal.reporting.design import print_study
+
+        print_study(make_console(), result)
+    if plot is not None:
+        from universal.reporting.plot_design import plot_study
+
+        plotted(plot_study(result, plot))
