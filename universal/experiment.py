@@ -25,6 +25,7 @@ from universal.errors import UserError
 from universal.memory import check_memory
 from universal.networks import Network, build_network, resolve_path
 from universal.oblivious.expected import expected_congestion
+from universal.offline import check_opt, fill_free, fill_opt, hint_of, offline_summary
 from universal.paths import PathCollection, PathSystem, build_path_system, default_base, longest_path_bound
 from universal.protocols import Protocol, build_protocol
 from universal.protocols.hypotheses import Setting, check_bound
@@ -92,6 +93,16 @@ class Row:
     blocked_packets: list[int] | None
     full_links: list[str] | None
     seconds: float
+    # The offline optimum (``opt``: SPEC §12), null unless asked for.
+    opt: int | None = None
+    opt_lower: int | None = None
+    opt_upper: int | None = None
+    opt_status: str | None = None
+    T_over_opt: float | None = None
+    R_pi: int | None = None
+    R_pi_lower: int | None = None
+    R_pi_upper: int | None = None
+    R_pi_status: str | None = None
 
 
 @dataclass
@@ -125,6 +136,8 @@ class Experiment:
     base_dir: Path | None = None
     analyze: bool = False
     note: str = ""
+    opt: str | None = None
+    time_limit: float = 10.0
 
 
 @dataclass
@@ -317,6 +330,8 @@ def _plan(exp: Experiment) -> _Plan:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
             _check_size(network, packets, system.name)
+        if exp.opt is not None:
+            check_opt(exp.opt, packets, exp.time_limit)
     return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
                  bandwidths, buffers)
 
@@ -391,9 +406,11 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
         problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
         if problem.note and problem.note not in captions:
             captions.append(problem.note)
+        problem_rows = len(rows)
         for system, system_label in zip(systems, plan.system_labels):
             _check_size(network, problem.size, system.name)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
+            system_rows, hints = len(rows), {}
             if exp.analyze or keep_link_loads:
                 collections.append({"problem": problem_name, "seed": seed, **paths.summary(),
                                     "host": paths.network.name, "load_histogram": paths.load_histogram()})
@@ -409,12 +426,24 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     progress(f"{problem_name} / {system_label} / {protocol_label}{at} / seed {seed}")
                 start = time.perf_counter()
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
-                                  buffer=buffer)
+                                  buffer=buffer, record_hops=exp.opt is not None)
                 seconds = time.perf_counter() - start
                 rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds,
                                      system_label, protocol_label))
                 if keep_delivery:
                     deliveries.append(result.delivery)
+                if exp.opt is not None:
+                    hints.setdefault(bandwidth, []).append(hint_of(result, protocol_label))
+            for bandwidth in bandwidths if exp.opt is not None else []:
+                if progress:
+                    progress(f"OPT of {problem_name} / {system_label} / B = {bandwidth} / seed {seed}")
+                fill_opt([r for r in rows[system_rows:] if r.bandwidth == bandwidth], paths, bandwidth,
+                         [h for h in hints.get(bandwidth, []) if h is not None], exp.time_limit, seed)
+        for bandwidth in bandwidths if exp.opt == "free" else []:
+            if progress:
+                progress(f"R(G, π) of {problem_name} / B = {bandwidth} / seed {seed}")
+            fill_free([r for r in rows[problem_rows:] if r.bandwidth == bandwidth], problem, network, bandwidth,
+                      exp.time_limit, seed)
     shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
     shown_buffer = buffers[0] if len(buffers) == 1 else buffers
     path_systems = []
@@ -461,15 +490,26 @@ def _bandwidths(value: int | Sequence[int]) -> list[int]:
     return values
 
 
-def runs_in(exp: Experiment) -> int:
-    """Number of engine runs an experiment makes (for progress bars)."""
+def rows_in(exp: Experiment) -> int:
+    """Number of rows (engine runs) an experiment makes."""
     problems = len(exp.problem) if isinstance(exp.problem, (list, tuple)) else 1
     bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
     buffers = 1 if exp.buffer is None or isinstance(exp.buffer, int) else len(exp.buffer)
     per_system = sum(1 if build_protocol(p).bufferless else buffers for p in exp.protocols)
     systems = 1 if exp.paths is None else len(exp.paths)
+    return problems * len(exp.seeds) * systems * per_system * bandwidths
+
+
+def runs_in(exp: Experiment) -> int:
+    """Number of units of work an experiment makes (for progress bars): its runs, and the
+    expected congestions and optima it computes."""
+    problems = len(exp.problem) if isinstance(exp.problem, (list, tuple)) else 1
+    bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
+    systems = 1 if exp.paths is None else len(exp.paths)
     expected_congestions = systems if exp.analyze else 0  # one per path system, after the runs
-    return problems * len(exp.seeds) * systems * per_system * bandwidths + expected_congestions
+    # OPT once per path collection and B; R(G, π) once per problem instance and B.
+    optima = (systems + (exp.opt == "free")) * bandwidths if exp.opt is not None else 0
+    return rows_in(exp) + problems * len(exp.seeds) * optima + expected_congestions
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:
@@ -514,6 +554,7 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "discarded": float(np.mean([r.discarded for r in rs])) if rounds else None,
             "last_delivery": float(np.mean([r.last_delivery for r in rs])),
             "copies_capped": any(bool(r.copies_capped) for r in rs),
+            **offline_summary(rs),
         })
     return out
 

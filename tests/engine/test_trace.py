@@ -471,3 +471,23 @@ def test_default_duplication_doubles_its_copies_round_by_round():
     for r in data["rounds"]:
         per_packet = Counter(d["packet"] for d in r["draws"])
         assert set(per_packet.values()) == {r["copies"]}
+
+
+def test_random_delay_trace_shows_the_delays():
+    """random-delay's trace lists every packet's delay; no packet crosses a link before the step
+    after its delay, and the delays are the ones the engine drew (the same generator)."""
+    from universal.reporting.trace import trace_to_json
+
+    data = trace_to_json(trace_route("mesh:k=4,n=1", "permutation:bit-complement", "dimension-order",
+                                     "random-delay:alpha=2", seed=0))
+    delays = {p["packet"]: p["delay"] for p in data["packets"]}
+    assert set(delays) == {0, 1, 2, 3} and all(0 <= d < 2 * 2 for d in delays.values())  # alpha * C, C = 2
+    first_move = {}
+    for step in data["steps"]:
+        for link in step["links"]:
+            for packet in link["crossed"]:
+                first_move.setdefault(packet, step["step"])
+    assert set(first_move) == set(delays)
+    assert all(first_move[p] > delays[p] for p in delays)
+    # Packets with delay 0 start at different nodes, so none competes for its first link: step 1.
+    assert all(first_move[p] == 1 for p in delays if delays[p] == 0)

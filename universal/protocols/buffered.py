@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import universal.protocols.hypotheses as H
+from universal.errors import UserError
 from universal.registry import Registry, Spec, check_known_params, take_int
 
 
@@ -109,6 +110,10 @@ class Protocol:
     def max_key(self, state: RankState) -> int:
         """An upper bound on every key this protocol can produce (to rule out int64 overflow)."""
         return int(state.lengths.sum()) + state.K * state.D * 2 + RANDOM_KEY_RANGE
+
+    def release_steps(self, state: RankState) -> np.ndarray | None:
+        """The step after which each packet may first move (None: all move from step 1 on)."""
+        return None
 
     def keys(self, state: RankState, packets: np.ndarray, hops: np.ndarray, arrival: np.ndarray) -> np.ndarray:
         """Non-negative int64 keys of ``packets`` given their hops made and arrival steps."""
@@ -215,6 +220,44 @@ class RandomEachStep(Protocol):
         raise TypeError("the random rule draws its keys with draw_step_keys")
 
 
+class RandomDelay(Protocol):
+    """Random delay: every packet waits a delay drawn uniformly from [0, alpha * C) and then moves
+    greedily, first in first out on conflicts (a packet's arrival at its injection buffer is the
+    end of its delay).
+
+    This is the first step of Leighton, Maggs & Rao's O(C + D) schedule ("Packet routing and
+    job-shop scheduling in O(congestion + dilation) steps", 1994), behind Theorem 14 of Meyer auf
+    der Heide & Scheideler, "Communication in Parallel Systems", 1995: the delays spread every
+    link's C packets over about alpha * C + D steps. The delays are the ranks of the
+    :class:`RankState` (K = ceil(alpha * C) values); the greedy FIFO phase carries no bound of
+    its own, so none is printed.
+
+    Examples
+    --------
+    >>> p = RandomDelay(alpha=0.5)
+    >>> state = p.setup(np.random.default_rng(0), np.array([3, 3, 3]), C=6, D=3)
+    >>> state.K, p.release_steps(state).tolist()
+    (3, [2, 1, 1])
+    """
+
+    def __init__(self, alpha: float = 1.0, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.alpha = alpha
+
+    def rank_range(self, C, D, n):
+        return max(1, math.ceil(self.alpha * C))
+
+    def release_steps(self, state):
+        return state.ranks
+
+    def keys(self, state, packets, hops, arrival):
+        # FIFO; a packet that has not moved yet arrived at its injection buffer when its delay ended.
+        return np.where(hops == 0, state.ranks[packets], arrival)
+
+    def reference_key(self, state, packet, hops, arrival):
+        return int(state.ranks[packet]) if hops == 0 else arrival
+
+
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
 
 #: Largest rank range K a user may ask for.
@@ -247,3 +290,21 @@ _register("farthest-to-go", FarthestToGo, "most hops left wins", None, "on-move"
 _register("nearest-to-go", NearestToGo, "fewest hops left wins", None, "on-move")
 _register("longest-in-system", LongestInSystem, "oldest packet wins (all injected at step 0: by id)", None, "static")
 _register("random", RandomEachStep, "a fresh random key every step", None, "per-step")
+
+
+#: Largest alpha of random-delay (delays beyond 64 C only add idle steps).
+MAX_ALPHA = 64.0
+
+
+@PROTOCOLS.register("random-delay", "wait a random delay from [0, alpha*C), then greedy FIFO (alpha=1 unless given)")
+def _random_delay(spec: Spec) -> Protocol:
+    check_known_params(spec, {"alpha"})
+    raw = spec.params.get("alpha", "1")
+    try:
+        alpha = float(raw)
+    except ValueError:
+        raise UserError(f"parameter alpha={raw!r} in {spec.text!r} is not a number") from None
+    if not 0 < alpha <= MAX_ALPHA:
+        raise UserError(f"parameter alpha={raw} in {spec.text!r} is out of range (0 < alpha <= {MAX_ALPHA:g})")
+    return RandomDelay(alpha=alpha, name="random-delay", summary=PROTOCOLS.entry("random-delay").summary,
+                       dynamic="on-move")

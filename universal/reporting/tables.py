@@ -61,6 +61,11 @@ def _caption(result: ExperimentResult) -> list[str]:
                            "copy-limit": "stopped at the copy limit"}.get(u, u) for u in unfinished)
         lines.append(f"n/a: some run {why} before every packet arrived, so its T is not a routing time and "
                      f"T/(C+D), T/bound and lat (over the packets that arrived) would mislead")
+    if any(r.opt_status is not None for r in result.rows):
+        lines.append("OPT: fewest steps of any schedule on the same paths (CP-SAT, proven; [lower, upper] where the "
+                     "time limit left a gap), mean over seeds; OPT >= LB")
+    if any(r.R_pi_status is not None for r in result.rows):
+        lines.append("R(G,π): fewest steps when the paths may change too (free paths, proven or [lower, upper])")
     if any(r.copies_capped for r in result.rows):
         lines.append("duplication:copies=N capped the copies per packet and round: a variant of the survey's "
                      "doubling, so its bound is not shown")
@@ -96,8 +101,10 @@ OPTIONAL_COLUMNS = {"buf": 3, "lat": 4, "rounds": 1, "disc": 2, "last del": 5}
 _FOLDED_HEADERS = {"T/(C+D)": "T/\n(C+D)", "T/bound": "T/\nbound", "last del": "last\ndel"}
 
 
-def _value_columns(bufferless: bool) -> list[Col]:
+def _value_columns(bufferless: bool, with_opt: bool = False, with_free: bool = False) -> list[Col]:
     names = CORE_COLUMNS + ["buf", "lat"] + (["rounds", "disc", "last del"] if bufferless else [])
+    # The offline optimum was asked for (--opt): its columns are never left out.
+    names += (["OPT", "T/OPT"] if with_opt else []) + (["R(G,π)"] if with_free else [])
     return [Col(name, folded_header=_FOLDED_HEADERS.get(name), drop=OPTIONAL_COLUMNS.get(name, 0))
             for name in names]
 
@@ -188,7 +195,9 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
     cols += [Col("paths", "left", "name"), Col("protocol", "left", "name")]
     cols += [Col("B", kind="label")] if swept_b else []
     cols += [Col("b", kind="label")] if swept_buffer else []
-    cols += _value_columns(bufferless)
+    with_opt = any(s["opt_status"] is not None for s in summary)
+    with_free = any(s["R_pi_status"] is not None for s in summary)
+    cols += _value_columns(bufferless, with_opt, with_free)
     best = [] if swept else [fastest(summary, p) for p in problems]
     rows = []
     for s in summary:
@@ -204,6 +213,8 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
             bufferless_row = s["rounds"] is not None
             cells += [_num(s["rounds"]), _num(s["discarded"], 0),
                       _num(s["last_delivery"]) if bufferless_row else "—"]
+        cells += [_optimum_cell(s, "opt"), _opt_ratio(s)] if with_opt else []
+        cells += [_optimum_cell(s, "R_pi")] if with_free else []
         rows.append((cells, style))
     return _selected(FitTable(cols, rows, title=title, caption=_caption(result) if caption else [], wide=wide),
                      columns)
@@ -227,6 +238,24 @@ def _bound_cell(s: dict) -> str:
     if s["bound_expr"] is None:
         return "—"
     return "n/a" if s["bound"] is None else _num(s["bound"])
+
+
+def _optimum_cell(s: dict, key: str) -> str:
+    """OPT (or R(G, π)) proven, or ``[lower, upper]`` when a time limit left a gap."""
+    if s[f"{key}_status"] is None:
+        return "—"
+    if s[f"{key}_status"] == "optimal":
+        return _num(s[key])
+    return f"[{_num(s[f'{key}_lower'])}, {_num(s[f'{key}_upper'])}]"
+
+
+def _opt_ratio(s: dict) -> str:
+    """T/OPT, or the range T/upper–T/lower it lies in when OPT is only bounded."""
+    if s["T_over_opt"] is not None:
+        return f"{s['T_over_opt']:.2f}"
+    if s["opt_status"] == "bounds" and s["all_delivered"]:
+        return f"{s['T'] / s['opt_upper']:.2f}–{s['T'] / s['opt_lower']:.2f}"
+    return "n/a" if s["opt_status"] is not None else "—"
 
 
 def _bound_ratio(s: dict) -> str:

@@ -36,7 +36,7 @@ from universal.networks import build_network
 from universal.paths import PathCollection, build_path_system
 from universal.protocols import Duplication, Protocol, TrialAndFailure, build_protocol
 from universal.protocols.buffered import (FarthestToGo, Fifo, GrowingRank, LongestInSystem, NearestToGo,
-                                          RandomEachStep, RandomRank)
+                                          RandomDelay, RandomEachStep, RandomRank)
 from universal.workloads import build_problem, estimate_packets
 
 #: Largest number of packets a trace accepts.
@@ -169,7 +169,9 @@ def _key_rule(protocol: Protocol) -> tuple[str, str]:
              (FarthestToGo, "key", "lowest key = D - hops left wins (farthest to go)"),
              (NearestToGo, "hops left", "fewest hops left wins"),
              (LongestInSystem, "key", "all keys are 0 (all injected at step 0)"),
-             (RandomEachStep, "key", "lowest of fresh random keys drawn every step wins")]
+             (RandomEachStep, "key", "lowest of fresh random keys drawn every step wins"),
+             (RandomDelay, "arrived", "earliest arrival at its buffer wins (a packet may first move in the step "
+                                      "after its delay ends, and arrived in the source when it ended)")]
     for cls, name, line in rules:
         if isinstance(protocol, cls):
             return name, line + "; ties go to the lower packet id"
@@ -236,6 +238,9 @@ def trace_to_json(trace: TraceResult) -> dict:
     ranked = isinstance(protocol, _RANKED)
     packets = [{"packet": i, "path": [net.label_of(v) for v in coll.node_path(i)],
                 "rank": setup["ranks"][i] if ranked and setup else None} for i in range(n)]
+    if isinstance(protocol, RandomDelay) and setup:
+        for p in packets:  # the delays are the protocol's draws (its "ranks")
+            p["delay"] = setup["ranks"][p["packet"]]
     out = {"network": net.name, "problem": trace.problem, "paths": coll.system, "seed": trace.seed,
            "protocol": protocol.name, "bufferless": protocol.bufferless, "n": n, "C": C, "D": D, "B": B,
            "b": 0 if protocol.bufferless else trace.buffer, "lower_bound": max(-(-C // B), D),
@@ -351,11 +356,14 @@ def print_trace(trace: TraceResult | dict, console: Console | None = None) -> No
     table.add_column("packet", justify="right")
     table.add_column("path (node labels)")
     ranks = data["K"] is not None and not data["bufferless"]
+    delays = bool(data["packets"]) and "delay" in data["packets"][0]
     if ranks:
         table.add_column("rank", justify="right")
+    if delays:
+        table.add_column("delay", justify="right")
     for p in data["packets"]:
         cells = [_p(p["packet"]), " -> ".join(p["path"]) if len(p["path"]) > 1 else f"{p['path'][0]} (no hops)"]
-        table.add_row(*cells, *([str(p["rank"])] if ranks else []))
+        table.add_row(*cells, *([str(p["rank"])] if ranks else []), *([str(p["delay"])] if delays else []))
     console.print(table)
     if data["bufferless"]:
         _print_bufferless(data, console)
