@@ -18,11 +18,11 @@ import sys
 #: Every non-ASCII symbol the reports print, and how it is spelled in ASCII.
 SPELLINGS: dict[str, str] = {
     "\u0304": "bar",      # combining macron: C̄ (expected congestion) -> Cbar
-    "—": "-", "–": "-", "…": "...", "∞": "inf", "±": "+/-", "·": "*", "²": "^2", "×": "x",
+    "—": "-", "–": "-", "…": "...", "∞": "inf", "±": "+/-", "·": "*", "²": "^2", "×": "x", "§": "section ",
     "≤": "<=", "≥": ">=", "≈": "~", "→": "->", "≠": "!=", "√": "sqrt",
     # Greek letters the papers name parameters with
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "eps", "λ": "lambda", "μ": "mu",
-    "ρ": "rho", "σ": "sigma", "Θ": "Theta", "Ω": "Omega",
+    "π": "pi", "ρ": "rho", "σ": "sigma", "Θ": "Theta", "Ω": "Omega",
     # sparkline blocks, lowest to highest
     "▁": "_", "▂": ".", "▃": ",", "▄": "-", "▅": "~", "▆": "=", "▇": "*", "█": "#",
 }
