@@ -145,6 +145,8 @@ SIZE_CASES = {
                             "100,000,000 cells"),
     "sweep of 10^4+ cells": (["scenario", "s.toml"], "[sweep]\na = " + str(list(range(101))) + "\nb = "
                              + str(list(range(100))) + "\n", "10,100 cells"),
+    "load analysis of hours": (["load", "--network", "torus:k=8,n=4", "--routing", "rlb"], None,
+                               "would take more than 60 minutes"),
 }
 
 BASE_TOML = ('network = "hypercube:d={d}"\nproblem = "permutation:random"\npaths = "dimension-order"\n'
@@ -300,6 +302,8 @@ DUPLICATED = {
                  "--protocols", "duplication:copies=2,copies=3"],
     "traffic": ["load", "--network", "torus:k=5,n=2", "--traffic", "hotspot:count=2,count=3"],
     "scenario file": ["scenario", "dup.toml"],
+    "design network": ["design", "--network", "torus:k=4,n=2,n=3"],
+    "openloop network": ["openloop", "--network", "torus:k=4,k=4,n=2", "--loads", "0.1"],
 }
 
 EMPTY_OUTPUTS = {
@@ -311,6 +315,7 @@ EMPTY_OUTPUTS = {
     "worstcase --permutation-file": ["worstcase", "--network", "torus:k=5,n=2", "--permutation-file", ""],
     "scenario --out": ["scenario", "sweep.toml", "--out", ""],
     "scenario --plot": ["scenario", "sweep.toml", "--plot", "  "],
+    "design --save": ["design", "--network", "torus:k=4,n=2", "--save", ""],
 }
 
 UNWRITABLE = "/sys"   # a folder that exists and that no one may create files in (read-only sysfs)

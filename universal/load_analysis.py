@@ -25,6 +25,7 @@ B. Towles, W. J. Dally and S. Boyd, "Throughput-centric routing algorithm design
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -351,8 +352,8 @@ def estimate_seconds(analysis: LoadAnalysis, target: Target | None = None) -> fl
 
     On tori the time goes into tabulating the pair loads: it grows with the number of routes
     of every offset times the channel classes tabulated. The routes of up to 16 evenly spaced
-    offsets are counted (stopping early once the estimate passes :data:`MAX_SECONDS`) and
-    scaled to all N offsets. Not counted: the M permutations of ``random-perms:M`` (bounded by
+    offsets are counted (stopping early once the estimate passes :data:`MAX_SECONDS`, or after
+    a second of counting) and scaled to all N offsets. Not counted: the M permutations of ``random-perms:M`` (bounded by
     :data:`MAX_PERM_ENTRIES`; at most about ten minutes, for ROMM on the 64-ary 2-cube) and
     general graphs (at most 256 nodes; seconds to a minute), both shown by the progress bar.
 
@@ -378,6 +379,17 @@ def estimate_seconds(analysis: LoadAnalysis, target: Target | None = None) -> fl
     torus = target.torus
     if torus is None:
         return 0.0
+    key = (torus.k, torus.n, tuple(analysis.routings), bool(analysis.traffics), analysis.worstcase)
+    if key not in _ESTIMATES:  # the CLI announces the estimate and run_load_analysis checks it: count once
+        _ESTIMATES[key] = _estimate_torus(analysis, torus)
+    return _ESTIMATES[key]
+
+
+_ESTIMATES: dict[tuple, float] = {}
+
+
+def _estimate_torus(analysis: LoadAnalysis, torus: Torus) -> float:
+    """Seconds to tabulate the pair loads of every routing (see :func:`estimate_seconds`)."""
     total = 0.0
     for routing in analysis.routings:
         classes = (2 * torus.n if analysis.traffics else 0)
@@ -385,11 +397,12 @@ def estimate_seconds(analysis: LoadAnalysis, target: Target | None = None) -> fl
         alg = get_routing(routing)
         offsets = np.unique(np.linspace(0, torus.N - 1, min(16, torus.N)).round().astype(np.int64))
         routes = 0
+        start = time.perf_counter()
         for done, offset in enumerate(offsets, 1):
             routes += len(alg.family(torus, int(offset)).weights)
             per_route = classes * _SECONDS_PER_ROUTE_CLASS * torus.N / done
-            if done >= 2 and total + routes * per_route > MAX_SECONDS:
-                break
+            if done >= 2 and (total + routes * per_route > MAX_SECONDS or time.perf_counter() - start > 1):
+                break  # clearly too long, or the offsets counted so far must do (counting is work too)
         total += routes * per_route
     return total
 

@@ -12,6 +12,9 @@ Keys (all but ``network``, ``problem``, ``paths`` and ``protocols`` optional)::
     bandwidth = 1          # B, or a list of values to compare (bandwidth = [1, 2, 4])
     buffer    = 4          # size b of every link buffer (default unbounded), or a list such
                            # as [1, 2, "unbounded"] to compare
+    note      = "..."      # a line printed under the table (what the scenario leaves out, and why)
+    opt       = true       # also OPT of every path collection ("free": and R(G, π)); SPEC §12
+    time_limit = 10        # the optimum searches' limit (CP-SAT deterministic time, about seconds)
 
 A scenario with ``kind = "load"`` runs the channel-load analysis (SPEC §7) instead of an
 experiment; its keys mirror ``universal load`` and ``universal worstcase``::
@@ -60,7 +63,7 @@ from universal.load_analysis import LoadAnalysis
 from universal.sweep import Sweep
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
-              "engine", "sweep"}
+              "engine", "sweep", "note", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
@@ -170,9 +173,30 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         engine=str(data.get("engine", "fast")),
         name=path.stem,
         base_dir=path.parent,
+        note=str(data.get("note", "")),
+        opt=_opt_setting(data.get("opt", False), path),
+        time_limit=_time_limit_setting(data.get("time_limit", 10.0), path),
     )
     sweep = Sweep(path.stem, experiment, _sweep_axes(data["sweep"], path)) if "sweep" in data else None
     return Scenario(path.stem, str(data.get("description", "")), experiment, path, sweep=sweep)
+
+
+def _opt_setting(value: object, where: Path) -> str | None:
+    """``opt``: false (default), true (OPT of the paths) or "free" (and R(G, π))."""
+    if value is False:
+        return None
+    if value is True:
+        return "paths"
+    if value == "free":
+        return "free"
+    raise UserError(f"{where}: 'opt' must be true, false or \"free\"")
+
+
+def _time_limit_setting(value: object, where: Path) -> float:
+    """``time_limit``: a positive number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise UserError(f"{where}: 'time_limit' must be a positive number of seconds")
+    return float(value)
 
 
 def _sweep_axes(table: object, where: Path) -> dict[str, list]:

@@ -107,6 +107,39 @@ def positive_list(text: str) -> list[int]:
     return [positive(part.strip()) for part in text.split(",")]
 
 
+def time_limit(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds.
+
+    Examples
+    --------
+    >>> time_limit("2.5")
+    2.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def time_limit_option(parser: argparse.ArgumentParser, default: float | None = 10.0) -> None:
+    """``--time-limit``: the solver's search limit (CP-SAT deterministic time, about seconds)."""
+    parser.add_argument("--time-limit", type=time_limit, default=default, metavar="SECONDS",
+                        help="limit of every optimum search in CP-SAT's deterministic time (about seconds; the "
+                             "same on any machine); reached, it leaves proven bounds (default 10)")
+
+
+def opt_options(parser: argparse.ArgumentParser, default_time_limit: float | None = 10.0) -> None:
+    """``--opt [free]`` and ``--time-limit``: the offline optimum beside the protocols."""
+    parser.add_argument("--opt", nargs="?", const="paths", choices=["paths", "free"],
+                        help="also compute OPT, the fewest steps of any schedule on the same paths (columns OPT, "
+                             "T/OPT); --opt free also R(G, π) with free paths. Needs OR-Tools (pip install "
+                             "'.[opt]')")
+    time_limit_option(parser, default_time_limit)
+
+
 def output_options(parser: argparse.ArgumentParser) -> None:
     """``--json`` and ``--csv``, which exclude each other."""
     out = parser.add_mutually_exclusive_group()

@@ -45,11 +45,12 @@ LONG_SECONDS = 60
 
 def analyse_with_bar(analysis: "LoadAnalysis", args: argparse.Namespace) -> "LoadReport":
     """:func:`universal.load_analysis.run_load_analysis` with a progress bar."""
-    from universal.load_analysis import estimate_seconds, progress_total, resolve_target, run_load_analysis
+    from universal.load_analysis import (MAX_SECONDS, estimate_seconds, progress_total, resolve_target,
+                                         run_load_analysis)
 
     target = resolve_target(analysis)
     seconds = estimate_seconds(analysis, target)
-    if LONG_SECONDS < seconds:
+    if LONG_SECONDS < seconds <= MAX_SECONDS:  # beyond, run_load_analysis refuses with one error line
         import sys
 
         print(f"note: this analysis will take roughly {seconds / 60:.0f} minutes (estimated from the number "

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from universal.cli.common import (buffer_list, machine, names, nonnegative, output_file, output_options, plot_path,
-                                  plotted, positive, positive_list, print_json, table_options, writable)
+from universal.cli.common import (buffer_list, machine, names, nonnegative, opt_options, output_file, output_options,
+                                  plot_path, plotted, positive, positive_list, print_json, table_options, writable)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -31,6 +31,7 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
+    opt_options(rt)
     output_options(rt)
     table_options(rt)
     rt.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw packets delivered by step for every run of the "
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> None:
         engine=args.engine,
         name="route",
         analyze=args.analyze,
+        opt=args.opt,
+        time_limit=args.time_limit,
     )
     result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None,
                                      keep_link_loads=links is not None)
@@ -93,9 +96,9 @@ def _trace(args: argparse.Namespace) -> None:
         several.append("--seeds")
     if several:
         raise UserError(f"--trace follows one run: give one value for {', '.join(several)}")
-    if args.plot or args.analyze or args.csv or args.links:
+    if args.plot or args.analyze or args.csv or args.links or args.opt:
         raise UserError("--trace prints the run step by step (or as --json); it does not combine with "
-                        "--plot, --analyze, --links or --csv")
+                        "--plot, --analyze, --links, --opt or --csv")
     from universal.reporting import make_console
     from universal.reporting.trace import print_trace, trace_route, trace_to_json
 

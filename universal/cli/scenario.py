@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from universal.cli.common import (command_line, machine, nonnegative, output_file, output_options, plot_path, plotted,
-                                  positive, print_json, progress_bar, table_options, writable)
+from universal.cli.common import (command_line, machine, nonnegative, opt_options, output_file, output_options,
+                                  plot_path, plotted, positive, print_json, progress_bar, table_options, writable)
 from universal.cli.outputs import analyse_with_bar, emit_experiment, emit_report, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -22,6 +22,7 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("name", help="built-in scenario name or path to a .toml file")
     sc.add_argument("--seeds", type=positive, help="number of seeds (overrides the file)")
     sc.add_argument("--seed", type=nonnegative, help="first seed (overrides the file)")
+    opt_options(sc, default_time_limit=None)
     output_options(sc)
     table_options(sc)
     sc.add_argument("--out", type=output_file("results"), metavar="FILE",
@@ -53,6 +54,10 @@ def run(args: argparse.Namespace) -> None:
         first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
         count = args.seeds if args.seeds is not None else len(exp.seeds)
         exp.seeds = seeds_from(count, first, "command line")
+    if args.opt is not None:
+        exp.opt = args.opt
+    if args.time_limit is not None:
+        exp.time_limit = args.time_limit
     if scenario.sweep is not None:
         _run_sweep_scenario(scenario.sweep, args)
         return
@@ -110,6 +115,8 @@ def _executor(args: argparse.Namespace):
 def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> None:
     if args.seeds is not None:
         raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
+    if args.opt is not None or args.time_limit is not None:
+        raise UserError(f"scenario {analysis.name!r} is a load analysis: --opt and --time-limit apply to routing")
     if args.seed is not None:
         analysis.seed = args.seed
     if args.out is not None or args.resume or args.jobs != 1 or args.executor != "local" or args.scheduler:

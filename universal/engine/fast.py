@@ -122,6 +122,17 @@ def _step_priority(rng: np.random.Generator, protocol: Protocol, count: int, bit
     return _sorted_ids((fresh << bits) | np.arange(count, dtype=np.int64), bits)
 
 
+def _admit(new: np.ndarray, keys: np.ndarray, ids: np.ndarray, protocol: Protocol, state, arrival: np.ndarray,
+           links: np.ndarray, cursor: np.ndarray, shift: int, bits: int, want_by_slot: np.ndarray):
+    """Sort the slots ``new``, whose delay just ended, in among the waiting ones (an on-move
+    rule's keys); return the new (keys, order, want)."""
+    primary = protocol.keys(state, ids[new], np.zeros(len(new), np.int64), arrival[new])
+    want_by_slot[new] = np.take(links, np.take(cursor, new)) >> shift
+    keys = np.sort(np.concatenate([keys, (primary << bits) | new]))[::-1]
+    order = keys & ((1 << bits) - 1)
+    return keys, order, np.take(want_by_slot, order)
+
+
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
              bandwidth: int = 1, buffer: int | None = None, step_limit: int | None = None,
              record_hops: bool = False) -> RoutingResult:
@@ -181,7 +192,12 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     n = collection.size
     lengths = collection.lengths
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
-    limit = int(lengths.sum()) if step_limit is None else int(step_limit)
+    # Packets with a release step r (random-delay, an on-move rule) join the waiting ones at step r + 1.
+    release = protocol.release_steps(state)
+    if release is not None and protocol.dynamic != "on-move":
+        raise TypeError(f"{protocol.name}: release steps need keys that change on moves")
+    latest = int(release.max()) if release is not None and n else 0
+    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
     bits = _id_bits(max(n, 1))
     if (protocol.max_key(state) + 1) << bits >= 2**63:
         raise UserError(f"{protocol.name}: keys for {n:,} packets would overflow 64-bit sort keys; use a smaller K")
@@ -213,6 +229,14 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         primary = protocol.keys(state, ids, np.zeros(len(ids), np.int64), arrival)
         keys = np.sort((primary << bits) | order)[::-1]
         order = keys & mask
+    pending = order[:0]  # slots still held back by their delay, by release step
+    if release is not None:
+        held = release[ids] > 0
+        pending = np.flatnonzero(held)
+        pending = pending[np.argsort(release[ids[pending]], kind="stable")]
+        pending_release = release[ids[pending]]
+        keys = keys[~held[order]]
+        order = keys & mask
     want = (np.take(links, np.take(cursor, order)) >> shift).astype(np.int64)
     if protocol.dynamic == "on-move":
         want_by_slot = np.zeros(len(ids), dtype=np.int64)
@@ -239,11 +263,16 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     max_buffer = 0
     hops_done = 0
     status = "delivered"
-    while len(order):
+    while len(order) or len(pending):
         if step >= limit:
             status = "step-limit"
             break
         step += 1
+        if len(pending) and pending_release[0] < step:
+            count = int(np.searchsorted(pending_release, step))
+            keys, order, want = _admit(pending[:count], keys, ids, protocol, state, arrival, links, cursor, shift,
+                                       bits, want_by_slot)
+            pending, pending_release = pending[count:], pending_release[count:]
         # ``rank`` lists the waiting positions lowest priority first (None: they already are).
         rank = _step_priority(rng, protocol, len(order), bits) if protocol.dynamic == "per-step" else None
         ranked = want if rank is None else np.take(want, rank)
@@ -266,6 +295,8 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             at = np.sort(rank[at])
             win = np.zeros(len(order), dtype=bool)
             win[at] = True
+        if not len(at) and len(pending):
+            continue  # nothing released can move yet; a later release may still
         if not len(at):
             status = "deadlock"
             blocked = np.sort(ids[order])
