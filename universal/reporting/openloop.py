@@ -23,7 +23,7 @@ def openloop_table(data: dict) -> Table:
     ...     {"routing": "dor", "traffic": "tornado", "seed": 0, "saturation": 0.33, "analytic": "1/3",
     ...      "analytic_value": 1/3, "ratio": 0.99, "zero_load_latency": 3.0, "hops_mean": 3.0, "limited": False}]})
     >>> [c.header for c in t.columns][:4]
-    ['routing', 'traffic', 'saturation', 'analytic']
+    ['routing', 'traffic', 'Θ', 'analytic']
     """
     rows = data["rows"]
     unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
@@ -31,10 +31,9 @@ def openloop_table(data: dict) -> Table:
     if rows and "saturation" in rows[0]:
         t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit})",
                   caption="analytic: capacity / max channel load (universal load), exact; "
-                          "zero-load: at offered 0.02")
-        for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["saturation", "analytic", "ratio",
-                                                                        "zero-load latency", "hops"]:
-            t.add_column(c, justify="left" if c in ("routing", "traffic") else "right")
+                          "lat₀, hops: at offered 0.02")
+        for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["Θ", "analytic", "ratio", "lat₀", "hops"]:
+            t.add_column(c, justify="left" if c in ("routing", "traffic") else "right", no_wrap=True)
         for r in rows:
             sat = _f(r["saturation"]) + ("+" if r.get("limited") else "")
             t.add_row(r["routing"], r["traffic"], *([str(r["seed"])] if seeds else []), sat,
