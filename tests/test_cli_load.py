@@ -235,3 +235,13 @@ def test_load_json_end_to_end(tmp_path):
     (row,) = data["rows"]
     assert row["routing"] == "ival" and row["traffic"] == "bitcomp"
     assert row["locality"] > 1
+
+
+def test_uniform_throughputs_are_exact_fractions(capsys):
+    """DOR balances uniform traffic exactly (throughput 1, no 0.9999999999999998); the fixed-order
+    IVAL gets 15/28 on the 5-ary 2-cube."""
+    out = _json(capsys, "load", "--network", "torus:k=5,n=2", "--routing", "dor,ival:order=xy", "--traffic",
+                "uniform", "--json")
+    dor, ival = out["rows"]
+    assert (dor["throughput_exact"], dor["throughput"], dor["max_load_exact"]) == ("1", 1.0, "3/5")
+    assert (ival["throughput_exact"], ival["throughput"]) == ("15/28", 15 / 28)

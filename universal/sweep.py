@@ -332,7 +332,8 @@ def _write_results(path: Path, sweep: Sweep, done: dict[str, CellResult], comman
 
 
 def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: bool = False, jobs: int = 1,
-              progress: Callable[[int, int], None] | None = None, command: str | None = None) -> SweepResult:
+              progress: Callable[[int, int], None] | None = None, command: str | None = None,
+              executor=None) -> SweepResult:
     """Run every cell of ``sweep`` (skipping finished ones when resuming) and collect the rows.
 
     Parameters
@@ -348,6 +349,8 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         Called as ``progress(done, total)`` whenever a cell finishes (and once at the start).
     command : str, optional
         The command line that ran the sweep, recorded in the results file's header.
+    executor : universal.executors.DaskExecutor, optional
+        Run the pending cells as tasks on a Dask cluster instead (``jobs`` is then ignored).
 
     Returns
     -------
@@ -388,7 +391,9 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
         progress(len(done), len(cells))
     if path is not None and not done:
         _write_results(path, sweep, done, command)  # a fresh run starts a fresh file
-    if jobs == 1 or len(pending) <= 1:
+    if executor is not None and pending:
+        executor.run(run_cell, [(experiments[_key(c)], c) for c in pending], finished)
+    elif jobs == 1 or len(pending) <= 1:
         for cell in pending:
             finished(run_cell(experiments[_key(cell)], cell))
     else:

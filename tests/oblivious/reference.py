@@ -75,11 +75,11 @@ def erase_loops(path: list[int]) -> list[int]:
     return out
 
 
-def two_phase_dor(s, d, k, n, order2, erase):
+def two_phase_dor(s, d, k, n, order2, erase, order1=None):
     N = k ** n
     out = []
     for q in range(N):
-        for p1, w1 in dor(s, q, k, n):
+        for p1, w1 in dor(s, q, k, n, order1):
             for p2, w2 in dor(q, d, k, n, order2):
                 path = w1 + w2[1:]
                 out.append((p1 * p2 / N, erase_loops(path) if erase else path))
@@ -91,6 +91,14 @@ def val(s, d, k, n):
 
 
 def ival(s, d, k, n):
+    """IVAL: a uniformly random first dimension order, the second phase in its reverse."""
+    orders = list(itertools.permutations(range(n)))
+    return [(p / len(orders), path) for o in orders
+            for p, path in two_phase_dor(s, d, k, n, list(o)[::-1], erase=True, order1=list(o))]
+
+
+def ival_xy(s, d, k, n):
+    """The fixed variant ival:order=xy: x first, then the second phase y first."""
     return two_phase_dor(s, d, k, n, list(range(n))[::-1], erase=True)
 
 
@@ -149,6 +157,7 @@ REFERENCE = {
     "dor": dor,
     "val": val,
     "ival": ival,
+    "ival:order=xy": ival_xy,
     "romm": romm,
     "rlb": rlb,
     "rlbth": lambda s, d, k, n: rlb(s, d, k, n, threshold=True),

@@ -9,9 +9,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from universal.oblivious import ROUTINGS, Torus, worst_case
+from universal.oblivious import ROUTINGS, get_routing, Torus, worst_case
 
 from .reference import pair_load_row
+
+#: Every registered torus routing and the fixed-order IVAL variant.
+NAMES = [*ROUTINGS, "ival:order=xy"]
 
 
 def _reference_tensor(name: str, k: int, n: int) -> tuple[np.ndarray, int]:
@@ -37,7 +40,7 @@ def _brute_force_max(W: np.ndarray) -> int:
     return best
 
 
-@pytest.mark.parametrize("name", list(ROUTINGS))
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("k", [3, 4, 5, 6])
 def test_ring_worst_case_equals_brute_force(name, k):
     W, D = _reference_tensor(name, k, 1)

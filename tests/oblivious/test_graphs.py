@@ -202,6 +202,37 @@ def test_output_says_when_pair_loads_are_sampled(capsys, monkeypatch):
     assert json.loads(out)["rows"][0]["pair_loads"] == "sampled, 20 paths per pair"
 
 
+@pytest.mark.parametrize("traffic", ["uniform", "neighbor", "hotspot:count=2,factor=3", "transpose"])
+@pytest.mark.parametrize("network,routing", [("mesh:k=3,n=2", "random-shortest"), ("hypercube:d=3", "valiant")])
+def test_every_rational_traffic_gets_an_exact_throughput(network, routing, traffic):
+    """max_load_exact = the largest sum of L[s, d] * gamma_c(s, d) over links, in Fractions pair by
+    pair; the float columns are these fractions rounded once."""
+    if traffic == "transpose" and network.startswith("hypercube"):
+        traffic = "bitcomp"
+    net = build_network(network)
+    report = run_load_analysis(LoadAnalysis(network, [routing], [traffic]))
+    [row] = report.loads
+    pl = graph_pair_loads(net, routing)
+    pattern = graph_loads.graph_traffic(net, traffic)
+    if pattern.perm is not None:
+        weight = {(s, int(d)): Fraction(1) for s, d in enumerate(pattern.perm)}
+    else:
+        num, den = pattern.exact
+        weight = {(s, d): Fraction(int(num[s, d]), den) for s in range(net.num_nodes) for d in range(net.num_nodes)}
+    expected = max(sum(w * pl.load(c, s, d) for (s, d), w in weight.items() if w) for c in range(net.num_links))
+    assert row.max_load_exact == expected and row.max_load == float(expected)
+    assert row.throughput_exact == report.capacity_load / expected
+    assert row.throughput == float(row.throughput_exact)
+
+
+def test_sampled_pair_loads_claim_no_fraction():
+    net = build_network("mesh:k=3,n=2")
+    pl = graph_pair_loads(net, "random-shortest", samples=5, exact=False, rng=np.random.default_rng(1))
+    row = graph_loads.graph_load_row(pl, graph_loads.graph_traffic(net, "uniform"), graph_capacity(net), 1.0,
+                                     np.random.default_rng(0))
+    assert row.max_load_exact is None and row.throughput_exact is None and row.max_load > 0
+
+
 def test_random_perms_where_every_permutation_gives_the_same_throughput():
     """Valiant's routing on the 5 x 5 mesh loads its busiest channel the same under every
     permutation, so the exact worst case (a second method) equals every sample; the histogram is

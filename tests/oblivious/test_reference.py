@@ -7,9 +7,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from universal.oblivious import ROUTINGS, Torus, pair_loads
+from universal.oblivious import ROUTINGS, get_routing, Torus, pair_loads
 
 from .reference import pair_load_row
+
+#: Every registered torus routing and the fixed-order IVAL variant.
+NAMES = [*ROUTINGS, "ival:order=xy"]
 
 
 class _Relative:
@@ -34,7 +37,7 @@ class _Relative:
 SMALL = [(3, 1), (4, 1), (5, 1), (6, 1), (3, 2), (4, 2)]
 
 
-@pytest.mark.parametrize("name", list(ROUTINGS))
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("k,n", SMALL)
 def test_relative_tables_match_reference_walks(name, k, n):
     torus = Torus(k, n)
@@ -66,7 +69,7 @@ def test_three_dimensional_tori(name, k, pairs):
 
 def test_expected_lengths_match_reference():
     k, n = 4, 2
-    for name in ROUTINGS:
+    for name in NAMES:
         pl = pair_loads(name, Torus(k, n))
         for d in range(k ** n):
             row = pair_load_row(name, 0, d, k, n)

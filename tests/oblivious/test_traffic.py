@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 from universal.errors import UserError
 from universal.oblivious import Torus, load_table, make_traffic, worst_case
+
+from .reference import pair_load_row
 
 
 def test_named_permutations():
@@ -80,6 +84,59 @@ def test_bad_torus_and_routing_names():
         load_table(5, 2, ["dor"], ["nosuch"], np.random.default_rng(0))
     with pytest.raises(UserError, match="not a node"):
         Torus(5, 2).parse_node("5,1")
+
+
+# --- exact throughputs: every traffic with rational entries, checked against route-by-route walks ---
+
+def _reference_max_load(name: str, torus: Torus, L) -> Fraction:
+    """Largest channel load summed pair by pair from the reference walks, in Fractions."""
+    loads: dict[int, Fraction] = {}
+    for s in range(torus.N):
+        for d in range(torus.N):
+            if L[s][d]:
+                for c, g in pair_load_row(name, s, d, torus.k, torus.n).items():
+                    loads[c] = loads.get(c, Fraction(0)) + L[s][d] * g
+    return max(loads.values())
+
+
+def _exact_matrix(traffic) -> list[list[Fraction]]:
+    if traffic.perm is not None:
+        return [[Fraction(int(d == traffic.perm[s])) for d in range(len(traffic.perm))] for s in range(len(traffic.perm))]
+    num, den = traffic.exact
+    return [[Fraction(int(x), den) for x in row] for row in num]
+
+
+@pytest.mark.parametrize("traffic", ["uniform", "neighbor", "hotspot:count=3,factor=4",
+                                     "hotspot:count=2,factor=3,background=bitcomp", "tornado", "bitcomp"])
+@pytest.mark.parametrize("name", ["dor", "ival", "romm"])
+def test_exact_max_load_matches_reference_walks(name, traffic):
+    torus = Torus(4, 2)
+    [row] = load_table(4, 2, [name], [traffic], np.random.default_rng(0))
+    pattern = make_traffic(torus, traffic)
+    expected = _reference_max_load(name, torus, _exact_matrix(pattern))
+    assert row.max_load_exact == expected
+    assert row.throughput_exact == torus.capacity_load / expected
+    assert row.throughput == float(row.throughput_exact) and row.max_load == float(expected)   # rounded once
+    if pattern.matrix is not None:
+        assert np.array_equal(pattern.matrix, pattern.exact[0] / pattern.exact[1])
+
+
+def test_matrix_file_is_read_exactly(tmp_path):
+    """Decimals and fractions in a matrix file are exact rationals; 1/3 stays 1/3."""
+    torus = Torus(3, 1)
+    path = tmp_path / "m.txt"
+    path.write_text("1/3 1/3 1/3\n0.5 0.25 0.25\n1/6 5/12 5/12\n")
+    traffic = make_traffic(torus, f"matrix:file={path}")
+    num, den = traffic.exact
+    assert den == 12 and num.tolist() == [[4, 4, 4], [6, 3, 3], [2, 5, 5]]
+    [row] = load_table(3, 1, ["dor"], [f"matrix:file={path}"], np.random.default_rng(0))
+    assert row.max_load_exact == _reference_max_load("dor", torus, _exact_matrix(traffic))
+
+
+def test_random_permutations_claim_no_exact_value():
+    [row] = load_table(4, 2, ["dor"], ["random-perms:5"], np.random.default_rng(0))
+    assert row.max_load_exact is None and row.throughput_exact is None
+    assert "throughput_exact" not in row.as_dict()
 
 
 @pytest.mark.parametrize("short, long", [("bitcomp", "bit-complement"), ("bitrev", "bit-reversal")])

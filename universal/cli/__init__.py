@@ -1,7 +1,7 @@
 """Command line: a thin layer over the Python API (SPEC §8), one small module per command.
 
     python -m universal scenario NAME_OR_FILE [--seeds N] [--seed S] [--json | --csv] [--plot FILE]
-        [--out FILE] [--resume] [--jobs N]
+        [--out FILE] [--resume] [--jobs N] [--executor local|dask] [--scheduler tcp://HOST:8786]
     python -m universal scenarios
     python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N]
         [--bandwidth B[,B2...]] [--buffer b[,b2...]] [--analyze] [--json | --csv] [--plot FILE] [--trace]

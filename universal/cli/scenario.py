@@ -27,7 +27,12 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("--out", type=output_file("results"), metavar="FILE",
                     help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
     sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
-    sc.add_argument("--jobs", type=positive, default=1, help="sweeps: cells run in parallel processes (default 1)")
+    sc.add_argument("--jobs", type=positive, default=1, help="sweeps: cells run in parallel processes (default 1); "
+                    "with --executor dask and no --scheduler, the workers of the local Dask cluster")
+    sc.add_argument("--executor", choices=("local", "dask"), default="local",
+                    help="sweeps: run cells here (local, default) or as tasks on a Dask cluster (dask)")
+    sc.add_argument("--scheduler", metavar="tcp://HOST:8786",
+                    help="sweeps with --executor dask: a running Dask scheduler (default: a local cluster)")
     sc.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
                     "packets delivered by step for experiments, channel loads for load scenarios")
 
@@ -51,8 +56,9 @@ def run(args: argparse.Namespace) -> None:
     if scenario.sweep is not None:
         _run_sweep_scenario(scenario.sweep, args)
         return
-    if args.out is not None or args.resume or args.jobs != 1:
-        raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    if args.out is not None or args.resume or args.jobs != 1 or args.executor != "local" or args.scheduler:
+        raise UserError(f"scenario {scenario.name!r} is not a sweep: --out, --resume, --jobs, --executor and "
+                        f"--scheduler apply to sweeps")
     result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None)
     emit_experiment(result, args)
     if plot is not None:
@@ -69,7 +75,7 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
     out = writable(args.out or f"{sweep.name}.results.jsonl", "results")
     with progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not machine(args)) as bar:
         result = run_sweep(sweep, results_file=out, resume=args.resume, jobs=args.jobs,
-                           progress=bar.set if bar else None, command=command_line(args))
+                           progress=bar.set if bar else None, command=command_line(args), executor=_executor(args))
     if args.json:
         print_json(result.to_json(), args)
     elif args.csv:
@@ -90,13 +96,25 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
         plotted(plot_sweep(result, check_plot_path(args.plot)))
 
 
+def _executor(args: argparse.Namespace):
+    """The Dask executor that ``--executor dask [--scheduler ADDRESS]`` asks for, or None."""
+    if args.executor != "dask":
+        if args.scheduler:
+            raise UserError("--scheduler applies to --executor dask")
+        return None
+    from universal.executors import DaskExecutor
+
+    return DaskExecutor(args.scheduler, workers=args.jobs)
+
+
 def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> None:
     if args.seeds is not None:
         raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
     if args.seed is not None:
         analysis.seed = args.seed
-    if args.out is not None or args.resume or args.jobs != 1:
-        raise UserError(f"scenario {analysis.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    if args.out is not None or args.resume or args.jobs != 1 or args.executor != "local" or args.scheduler:
+        raise UserError(f"scenario {analysis.name!r} is not a sweep: --out, --resume, --jobs, --executor and "
+                        f"--scheduler apply to sweeps")
     report = analyse_with_bar(analysis, args)
     emit_report(report, args, compare=True)
     if args.plot:

@@ -67,6 +67,11 @@ def _forward_pass(units: _Units, links: np.ndarray, bandwidth: int, priority: bo
     last = int(finish.max()) if len(finish) else 0
     scratch = np.empty(num_links, dtype=np.int32)
     arange = np.arange(len(units.packet), dtype=np.int32)
+    # Copies per link and step for the collision rule: only the links wanted in a step are
+    # reset and counted, never the whole network.
+    counts = np.zeros(num_links if not priority else 0, dtype=np.int32)
+    one = np.int32(1)
+    hop_base = units.start - units.delay - 1  # flat position of a unit's hop in step s: hop_base + s
     arrived_at: list[np.ndarray] = []
     arrived_step: list[np.ndarray] = []
     hops = discarded = 0
@@ -74,11 +79,13 @@ def _forward_pass(units: _Units, links: np.ndarray, bandwidth: int, priority: bo
         moving = np.flatnonzero(alive & (units.delay < s) & (finish >= s))
         if not len(moving):
             continue
-        want = np.take(links, units.start[moving] + (s - 1 - units.delay[moving]))
+        want = np.take(links, np.take(hop_base, moving) + s).astype(np.int64)  # int64: native index type
         if priority:
             win = winners(want, bandwidth, scratch, arange)
         else:
-            win = np.bincount(want, minlength=num_links)[want] <= bandwidth
+            counts[want] = 0
+            np.add.at(counts, want, one)
+            win = np.take(counts, want) <= bandwidth
         lost = moving[~win]
         alive[lost] = False
         discarded += len(lost)

@@ -138,3 +138,35 @@ def winners_at(want: np.ndarray, positions: np.ndarray, bandwidth: int, scratch:
         win[left[got]] = True
         left = left[~got]
     return win
+
+
+def entering_allowed(want: np.ndarray, entering: np.ndarray, free: np.ndarray, most: int,
+                     scratch: np.ndarray) -> np.ndarray:
+    """Positions (increasing) of the entering packets that find room in the buffer they would enter.
+
+    ``entering`` holds positions (increasing, lowest priority first) of packets that would enter
+    the buffer of the link they want; per link only the ``free[link]`` highest-priority ones may,
+    and never more than ``most`` (= B: more could not cross anyway). The open-loop engine uses
+    this rule for bounded buffers (SPEC §2: a packet enters only if there was room at the start of
+    the step).
+
+    Examples
+    --------
+    Three packets want link 0, whose buffer has room for two; the last position is the highest
+    priority:
+
+    >>> entering_allowed(np.array([0, 0, 0]), np.array([0, 1, 2]), np.array([2]), 2, np.zeros(1, np.int64)).tolist()
+    [1, 2]
+    """
+    room = np.take(free, np.take(want, entering))
+    left = entering[room > 0]
+    allowed = []
+    for j in range(most):
+        if not len(left):
+            break
+        wanted = np.take(want, left)
+        top = last_per_link(wanted, left, scratch)
+        allowed.append(left[top])
+        rest = ~top & (np.take(free, wanted) > j + 1)
+        left = left[rest]
+    return np.sort(np.concatenate(allowed)) if allowed else entering[:0]

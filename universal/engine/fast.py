@@ -1,19 +1,24 @@
 """The vectorized synchronous packet engine (SPEC §2; Meyer auf der Heide & Scheideler,
 "Communication in Parallel Systems", §2.1 and §2.4).
 
-Design: the waiting packets are kept in arrays sorted by priority, lowest priority first
-(``order`` holds packet ids; ``want``, ``cursor`` and ``prev`` hold, aligned with it, the link
-each packet waits for, its position in the flat path array and the link whose buffer it sits
-in). Every packet waits for exactly one link, so one scatter of positions into a per-link array
-leaves there the last, i.e. highest-priority, contender of every link, and one gather tells
-each packet whether it won. A step costs time proportional to the waiting packets only: the
-per-link scratch array is never cleared (a step reads only entries it just wrote), and the
-aligned arrays are updated for the movers alone. Keys that change when a packet moves
-(growing rank, FIFO, ...) are re-sorted for the movers and merged back, since the packets that
-did not move keep their relative order. Index arrays, link numbers included, stay int64
-(numpy's native index type: scatters, gathers and ``ufunc.at`` convert any other index type
-anew on every call); per-link arrays use small types (int32 positions, buffer counts in the
-smallest type that holds C) so that they stay in cache.
+Design: the waiting packets are kept in two arrays sorted by priority, lowest priority first:
+``order`` (packet ids) and ``want`` (the link each waits for). Every packet waits for exactly one
+link, so one scatter of positions into a per-link array leaves there the last, i.e.
+highest-priority, contender of every link, and one gather tells each packet whether it won.
+What else a packet carries (its position in the flat path array, the buffer it sits in, where its
+path ends) is kept by packet id and touched for the movers only, so a step costs time
+proportional to the waiting packets, never to the network: the per-link scratch array is never
+cleared (a step reads only entries it just wrote), and buffer room is read for the links that
+entering packets want.
+
+Priorities are 64-bit sort keys ``key << id_bits | id``, so one ``np.sort`` of plain integers (a
+SIMD sort, several times faster than an argsort) orders packets by (key, id) and yields their ids
+with a mask. Keys that change when a packet moves (growing rank, FIFO, ...) are re-keyed for the
+movers only and sorted back in; the ``random`` rule's fresh keys order the waiting packets (kept
+by id) through the same sort. Index arrays stay int64 (numpy's native index type: scatters,
+gathers and ``ufunc.at`` convert any other index type anew on every call); per-link arrays use
+small types (positions in uint16/int32, buffer counts in the smallest type that holds C) so that
+they stay in cache.
 """
 
 from __future__ import annotations
@@ -28,65 +33,34 @@ from universal.paths import PathCollection
 from universal.protocols import Protocol, build_protocol
 
 
-def _bounded_winners(waiting: "_Waiting", free: np.ndarray, bandwidth: int, buffer: int,
+def _bounded_winners(want: np.ndarray, final: np.ndarray, occupancy: np.ndarray, bandwidth: int, buffer: int,
                      scratch: np.ndarray) -> np.ndarray:
-    """Mask of the packets that cross when buffers hold ``buffer`` packets (room from ``free``).
+    """Mask of the packets that cross when buffers hold ``buffer`` packets.
 
-    A contender may cross if it is delivered by the crossing or is among the ``free[link]``
-    highest-priority contenders that would enter the link's buffer; of those, the B of highest
-    priority cross. This is the same as taking contenders in priority order and letting one
-    across while fewer than B crossed and (it is delivered or fewer than ``free`` entered).
+    A contender may cross if it is delivered by the crossing (``final``) or is among the
+    ``buffer - occupancy[link]`` highest-priority contenders that would enter the link's buffer;
+    of those, the B of highest priority cross. This is the same as taking contenders in priority
+    order and letting one across while fewer than B crossed and (it is delivered or fewer than
+    the free places were filled). Boolean masks keep every set in priority order, so no set
+    operation (sort, union) is needed, and only the links entering packets want are read.
     """
-    final = waiting.cursor + 1 == waiting.end
+    admissible = final.copy()
     entering = np.flatnonzero(~final)
-    allowed = _entering_allowed(waiting.want, entering, free, min(bandwidth, buffer), scratch)
-    admissible = np.union1d(np.flatnonzero(final), allowed)
-    win = np.zeros(len(waiting), dtype=bool)
-    if len(admissible):
-        got = winners_at(waiting.want, admissible, bandwidth, scratch)
-        win[admissible[got]] = True
+    room = buffer - np.take(occupancy, np.take(want, entering)).astype(np.int64)
+    has_room = room > 0
+    left, room = entering[has_room], room[has_room]
+    for j in range(min(bandwidth, buffer)):  # more than B could not cross anyway
+        if not len(left):
+            break
+        top = last_per_link(np.take(want, left), left, scratch)
+        admissible[left[top]] = True
+        rest = ~top & (room > j + 1)
+        left, room = left[rest], room[rest]
+    positions = np.flatnonzero(admissible)
+    win = np.zeros(len(want), dtype=bool)
+    if len(positions):
+        win[positions[winners_at(want, positions, bandwidth, scratch)]] = True
     return win
-
-
-class _Waiting:
-    """The waiting packets, lowest priority first, with aligned per-packet arrays."""
-
-    def __init__(self, order: np.ndarray, keys: np.ndarray, cursor: np.ndarray, end: np.ndarray,
-                 links: np.ndarray, shift: int, injection: int) -> None:
-        self.order = order
-        self.keys = keys
-        self.cursor = cursor
-        self.end = end
-        self.want = (links[cursor] >> shift).astype(np.int64)  # int64: numpy's native index type
-        self.prev = np.full(len(order), injection, dtype=np.int64)
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def take(self, index: np.ndarray) -> None:
-        """Keep (and reorder to) the entries at ``index`` (or where a boolean mask is True)."""
-        self.order = self.order[index]
-        self.keys = self.keys[index]
-        self.cursor = self.cursor[index]
-        self.end = self.end[index]
-        self.want = self.want[index]
-        self.prev = self.prev[index]
-
-    def merge(self, rest: np.ndarray, moved: np.ndarray, moved_keys: np.ndarray) -> None:
-        """Merge the entries ``moved`` (with new keys) back among the entries ``rest``.
-
-        ``rest`` is in the array's order (keys decreasing) and keeps its keys.
-        """
-        sort = np.argsort(-moved_keys, kind="stable")
-        moved, moved_keys = moved[sort], moved_keys[sort]
-        at = np.searchsorted(-self.keys[rest], -moved_keys) + np.arange(len(moved))
-        index = np.empty(len(rest) + len(moved), dtype=np.int64)
-        is_rest = np.ones(len(index), dtype=bool)
-        is_rest[at] = False
-        index[at] = moved
-        index[is_rest] = rest
-        self.keys[moved] = moved_keys  # written before the gather so the moved entries carry them
-        self.take(index)
 
 
 def _slot_shift(collection: PathCollection) -> int:
@@ -100,36 +74,23 @@ def _slot_shift(collection: PathCollection) -> int:
     return 0 if np.logical_and(loads[0::2], loads[1::2]).any() else 1
 
 
-def _priority_order(primary: np.ndarray, order: np.ndarray, n: int) -> np.ndarray:
-    """Permutation putting ``order`` (increasing ids < n) in decreasing (primary key, id) order.
+def _id_bits(n: int) -> int:
+    """Bits that hold a packet id below ``n``: sort keys are ``key << bits | id``."""
+    return max(1, (n - 1).bit_length())
 
-    Small keys sort as int16, for which numpy's stable sort is a radix sort.
+
+def _sorted_ids(keys: np.ndarray, bits: int) -> np.ndarray:
+    """Ids of sort keys ``key << bits | id``, lowest priority (largest key, then id) first."""
+    return np.sort(keys)[::-1] & ((1 << bits) - 1)
+
+
+def _step_priority(rng: np.random.Generator, protocol: Protocol, count: int, bits: int) -> np.ndarray:
+    """Positions of ``count`` waiting packets (kept by id) lowest priority first, from fresh keys.
+
+    The keys are drawn in increasing packet id order, which is the waiting packets' order.
     """
-    if len(primary) and 0 <= primary.min() and primary.max() < np.iinfo(np.int16).max:
-        return np.argsort(primary.astype(np.int16), kind="stable")[::-1]
-    return np.argsort(-(primary * n + order), kind="stable")
-
-
-def _entering_allowed(want: np.ndarray, entering: np.ndarray, free: np.ndarray, most: int,
-                      scratch: np.ndarray) -> np.ndarray:
-    """Positions (increasing) of the entering packets that find room in the buffer they would enter.
-
-    ``entering`` holds positions (increasing, lowest priority first) of packets that would enter
-    the buffer of the link they want; per link only the ``free[link]`` highest-priority ones may,
-    and never more than ``most`` (= B: more could not cross anyway).
-    """
-    room = np.take(free, np.take(want, entering))
-    left = entering[room > 0]
-    allowed = []
-    for j in range(most):
-        if not len(left):
-            break
-        wanted = np.take(want, left)
-        top = last_per_link(wanted, left, scratch)
-        allowed.append(left[top])
-        rest = ~top & (np.take(free, wanted) > j + 1)
-        left = left[rest]
-    return np.sort(np.concatenate(allowed)) if allowed else entering[:0]
+    fresh = protocol.draw_step_keys(rng, count)
+    return _sorted_ids((fresh << bits) | np.arange(count, dtype=np.int64), bits)
 
 
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
@@ -192,25 +153,31 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     lengths = collection.lengths
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
     limit = int(lengths.sum()) if step_limit is None else int(step_limit)
-    if (protocol.max_key(state) + 1) * max(n, 1) >= 2**63:
+    bits = _id_bits(max(n, 1))
+    if (protocol.max_key(state) + 1) << bits >= 2**63:
         raise UserError(f"{protocol.name}: keys for {n:,} packets would overflow 64-bit sort keys; use a smaller K")
 
     delivery = np.full(n, -1, dtype=np.int64)
     delivery[lengths == 0] = 0
     arrival = np.zeros(n, dtype=np.int64)
-    order = np.flatnonzero(lengths > 0)
-    keys = np.zeros(len(order), dtype=np.int64)
+    order = np.flatnonzero(lengths > 0)  # by id: the ``random`` rule keeps this order
+    keys = None
     if protocol.dynamic != "per-step":
         primary = protocol.keys(state, order, np.zeros(len(order), np.int64), arrival[order])
-        sort = _priority_order(primary, order, n)
-        order = order[sort]
-        keys = primary[sort] * n + order
+        keys = np.sort((primary << bits) | order)[::-1]
+        order = keys & ((1 << bits) - 1)
     shift = _slot_shift(collection)
     links, num_links = collection.links, collection.network.num_links >> shift
     start = collection.offsets[:-1]
-    # Buffer slot ``num_links`` stands for the injection buffers, so leaving them needs no special case.
-    waiting = _Waiting(order, keys, start[order], start[order] + lengths[order], links, shift,
-                       injection=num_links)
+    # Per packet, by id: position in the flat path array, path end, and the buffer it sits in
+    # (slot ``num_links`` stands for the injection buffers, so leaving them needs no special case).
+    cursor = start.astype(np.int64)
+    end = cursor + lengths
+    prev = np.full(n, num_links, dtype=np.int64)
+    want = (np.take(links, np.take(cursor, order)) >> shift).astype(np.int64)
+    want_by_id = np.zeros(n, dtype=np.int64) if protocol.dynamic == "on-move" else None
+    if want_by_id is not None:
+        want_by_id[order] = want
 
     # A buffer never holds more packets than cross its link (<= C): the smallest integer type
     # that holds C keeps the occupancy array, updated at random places every step, in cache.
@@ -232,40 +199,46 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     max_buffer = 0
     hops_done = 0
     status = "delivered"
-    while len(waiting):
+    while len(order):
         if step >= limit:
             status = "step-limit"
             break
         step += 1
-        if protocol.dynamic == "per-step":
-            by_id = np.argsort(waiting.order, kind="stable")
-            waiting.take(by_id)
-            waiting.keys = protocol.draw_step_keys(rng, len(waiting)) * n + waiting.order
-            waiting.take(np.argsort(-waiting.keys, kind="stable"))
+        # ``rank`` lists the waiting positions lowest priority first (None: they already are).
+        rank = _step_priority(rng, protocol, len(order), bits) if protocol.dynamic == "per-step" else None
+        ranked = want if rank is None else np.take(want, rank)
         if not bounded:
-            win = winners(waiting.want, bandwidth, scratch, arange)
+            win = winners(ranked, bandwidth, scratch, arange)
         else:
-            win = _bounded_winners(waiting, buffer - occupancy, bandwidth, buffer, scratch)
+            final = np.take(end, order) - np.take(cursor, order) == 1
+            win = _bounded_winners(ranked, final if rank is None else final[rank], occupancy, bandwidth, buffer,
+                                   scratch)
         at = np.flatnonzero(win)
+        if rank is not None:
+            at = np.sort(rank[at])
+            win = np.zeros(len(order), dtype=bool)
+            win[at] = True
         if not len(at):
             status = "deadlock"
-            blocked = np.sort(waiting.order)
-            full_links = np.unique(np.take(links, waiting.cursor)).astype(np.int64)
+            blocked = np.sort(order)
+            full_links = np.unique(np.take(links, np.take(cursor, order))).astype(np.int64)
             break
-        crossed = np.take(waiting.want, at)
-        left_from = np.take(waiting.prev, at)
-        cursor = np.take(waiting.cursor, at) + 1
+        movers = np.take(order, at)
+        crossed = np.take(want, at)
+        left_from = np.take(prev, movers)
+        position = np.take(cursor, movers) + 1
         if hop_steps is not None:
-            hop_steps[cursor - 1] = step
+            hop_steps[position - 1] = step
         hops_done += len(at)
         # No packet can arrive before it has crossed its whole path: skip the test until then.
-        any_done = step >= shortest and bool((done := cursor == np.take(waiting.end, at)).any())
+        any_done = step >= shortest and bool((done := position == np.take(end, movers)).any())
         if any_done:
             going = np.flatnonzero(~done)
-            delivery[np.take(waiting.order, at[done])] = step
-            on, next_cursor, entered = np.take(at, going), np.take(cursor, going), np.take(crossed, going)
+            delivery[movers[done]] = step
+            on, stay, next_position, entered = (np.take(at, going), np.take(movers, going), np.take(position, going),
+                                                np.take(crossed, going))
         else:  # before the first arrivals (most steps), skip the compressions
-            on, next_cursor, entered = at, cursor, crossed
+            on, stay, next_position, entered = at, movers, position, crossed
 
         # Link-buffer occupancy: movers leave the buffer they sat in and, unless delivered,
         # enter the buffer of the link they crossed.
@@ -281,19 +254,26 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
             else:
                 max_buffer = max(max_buffer, int(np.take(occupancy, entered).max()))
 
-        waiting.cursor[on] = next_cursor
-        waiting.prev[on] = entered
+        cursor[stay] = next_position
+        prev[stay] = entered
         # Shifting the movers' links here costs less than shifting every hop's link up front.
-        waiting.want[on] = np.take(links, next_cursor) >> shift
+        next_want = np.take(links, next_position) >> shift
         if protocol.dynamic == "on-move":
-            arrival[np.take(waiting.order, at)] = step
-            stay = np.take(waiting.order, on)
-            new_keys = protocol.keys(state, stay, next_cursor - start[stay], arrival[stay]) * n + stay
-            waiting.merge(np.flatnonzero(~win), on, new_keys)
-        elif any_done:
-            keep = np.ones(len(waiting), dtype=bool)
-            keep[at[done]] = False
-            waiting.take(np.flatnonzero(keep))  # an index array: gathers beat boolean compression
+            arrival[movers] = step
+            new_keys = protocol.keys(state, stay, next_position - start[stay], arrival[stay])
+            want_by_id[stay] = next_want
+            # The packets that did not move keep their keys and relative order: their keys and
+            # the movers' new ones make one sorted array again.
+            keys = np.sort(np.concatenate([keys[~win], (new_keys << bits) | stay]))[::-1]
+            order = keys & ((1 << bits) - 1)
+            want = np.take(want_by_id, order)
+        else:
+            want[on] = next_want
+            if any_done:
+                keep = np.ones(len(order), dtype=bool)
+                keep[at[done]] = False
+                keep = np.flatnonzero(keep)  # an index array: gathers beat boolean compression
+                order, want = order[keep], want[keep]
     return RoutingResult(delivery=delivery, status=status, steps=step, max_buffer=max_buffer, hops=hops_done,
                          hop_steps=hop_steps, buffer=buffer, deadlock_step=step if status == "deadlock" else None,
                          blocked=blocked, full_links=full_links)

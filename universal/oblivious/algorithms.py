@@ -44,9 +44,11 @@ The algorithms (names are the public contract, SPEC §8):
     destination, each phase in a random dimension order. RLBth always goes the short way in
     a dimension whose distance is below ``k/4``.
 ``ival``
-    Improved Valiant (Towles, Dally & Boyd 2003, §5.2): VAL whose second phase corrects the
-    dimensions in the reverse order of the first (x then y, then y then x), with the loops of
-    the joined walk removed.
+    Improved Valiant (Towles, Dally & Boyd 2003, §5.2): VAL whose first phase corrects the
+    dimensions in a uniformly random order (on a 2-D torus x then y or y then x, 1/2 each) and
+    whose second phase corrects them in the reverse of that order, with the loops of the joined
+    walk removed. ``ival:order=xy`` is the fixed variant: always x then y, then y then x (it
+    keeps the worst case 1/2 and the locality, but not the average-case throughput).
 
 Examples
 --------
@@ -352,10 +354,57 @@ class VAL(Routing):
 
 
 class IVAL(VAL):
+    """Improved Valiant: VAL whose second phase reverses the first phase's dimension order,
+    with the loops of the joined walk removed (Towles, Dally & Boyd 2003, §5.2).
+
+    Parameters
+    ----------
+    order : {"random", "xy"}
+        ``"random"`` (the paper's algorithm): the first phase's order is uniformly random over
+        the n! orders, so on a 2-D torus half the packets go x-first and half y-first; this is
+        what gives IVAL its average-case throughput. ``"xy"``: always dimension 0 first (a
+        variant, named ``ival:order=xy``).
+
+    Examples
+    --------
+    >>> t, offset = Torus(8, 2), 9                  # offset 9 = (1, 1)
+    >>> len(IVAL().family(t, offset).weights) // len(IVAL("xy").family(t, offset).weights)
+    2
+    >>> IVAL("xy").name
+    'ival:order=xy'
+    """
+
     name = "ival"
-    summary = "improved Valiant: VAL with the second phase in reverse dimension order, loops removed"
+    summary = ("improved Valiant: VAL with the second phase in the reverse of a random first "
+               "dimension order, loops removed (order=xy: always x first)")
     reverse_second = True
     erase_loops = True
+
+    def __init__(self, order: str = "random") -> None:
+        if order not in ("random", "xy"):
+            raise UserError(f"ival: order must be random or xy (got {order!r})")
+        self.order = order
+        self.dimension_symmetric = order == "random"
+        if order == "xy":
+            self.name = "ival:order=xy"
+
+    def choices(self, torus: Torus, offset: int) -> Choices:
+        base = super().choices(torus, offset)
+        if self.order == "xy":
+            return base
+        # every first-phase order with the same weight; the second phase reverses it
+        orders = _all_orders(torus.n)
+        P, R = len(base.weights), len(orders)
+        o1 = np.repeat(orders, P, axis=0)
+        return Choices(np.tile(base.a, (R, 1)), np.tile(base.b, (R, 1)), o1, o1[:, ::-1].copy(),
+                       np.tile(base.weights, R))
+
+    def sample(self, torus, offsets, rng) -> Choices:
+        base = super().sample(torus, offsets, rng)
+        if self.order == "xy":
+            return base
+        o1 = _random_orders(rng, len(base.weights), torus.n)   # drawn after VAL's choices
+        return Choices(base.a, base.b, o1, o1[:, ::-1].copy(), base.weights)
 
 
 class QuadrantRouting(Routing):
@@ -455,6 +504,9 @@ class RLBth(RLB):
 #: The registry of load-analysis routings: public name -> algorithm object.
 ROUTINGS: dict[str, Routing] = {r.name: r for r in (DOR(), VAL(), ROMM(), RLB(), RLBth(), IVAL())}
 
+#: Parameters a routing name may carry (``ival:order=random|xy``); the others take none.
+ROUTING_PARAMS: dict[str, tuple[str, ...]] = {"ival": ("order",)}
+
 
 def get_routing(name: str | Routing) -> Routing:
     """The routing algorithm registered as ``name`` (``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival``).
@@ -462,7 +514,12 @@ def get_routing(name: str | Routing) -> Routing:
     Raises
     ------
     UserError
-        For an unknown name or any parameter (these algorithms take none).
+        For an unknown name or parameter (only ``ival`` takes one: ``order=random|xy``).
+
+    Examples
+    --------
+    >>> get_routing("ival").dimension_symmetric, get_routing("ival:order=xy").dimension_symmetric
+    (True, False)
     """
     if isinstance(name, Routing):
         return name
@@ -472,7 +529,9 @@ def get_routing(name: str | Routing) -> Routing:
                         f"(known: {', '.join(ROUTINGS)})")
     if spec.arg is not None:
         raise UserError(f"routing {spec.name!r} takes no argument (got {spec.arg!r})")
-    check_known_params(spec, set())
+    check_known_params(spec, set(ROUTING_PARAMS.get(spec.name, ())))
+    if spec.name == "ival" and "order" in spec.params:
+        return IVAL(spec.params["order"].lower())
     return ROUTINGS[spec.name]
 
 

@@ -48,11 +48,11 @@ import numpy as np
 
 from universal.errors import UserError
 from universal.networks import Network
-from universal.oblivious import ROUTINGS, LoadResult, Torus, WorstCaseResult, pair_loads
+from universal.oblivious import ROUTINGS, LoadResult, Torus, WorstCaseResult, get_routing, pair_loads
 from universal.oblivious.loads import advance_progress
 from universal.oblivious.matching import max_weight_matching
-from universal.oblivious.throughput import throughput_histogram
-from universal.oblivious.traffic import Grid, Traffic, make_traffic
+from universal.oblivious.throughput import exact_column_sums, throughput_histogram
+from universal.oblivious.traffic import Grid, Traffic, make_traffic, rational_traffic
 from universal.paths import PATH_SYSTEMS, default_base, route_paths
 from universal.registry import Spec, check_known_params, parse_spec
 from universal.workloads import Problem
@@ -191,11 +191,11 @@ def _valiant(spec: Spec, network: Network, base_dir: Path | None):
 
 def _oblivious(spec: Spec, network: Network, base_dir: Path | None):
     """A torus routing of :mod:`universal.oblivious`: its exact tables from node 0, translated."""
-    check_known_params(spec, set())
+    routing = get_routing(spec.text)                 # checks the parameters (ival:order=xy)
     if network.kind != "torus" or network.params["k"] < 3:
         raise UserError(f"routing {spec.name!r} is defined on tori with k >= 3 (torus:k=,n=), not on {network.name}")
     torus = Torus(network.params["k"], network.params["n"])
-    pl = pair_loads(spec.name, torus)
+    pl = pair_loads(routing, torus)
     N, off = torus.N, torus.offset_table
     num = np.zeros((N, N, network.num_links), dtype=np.int64)
     for (dim, sign), table in pl.tables.items():
@@ -372,8 +372,10 @@ def graph_traffic(network: Network, text: str) -> Traffic:
     spec = parse_spec(text)
     if spec.name == "neighbor":
         check_known_params(spec, set())
-        A = network.adjacency.toarray().astype(np.float64)
-        return Traffic(spec.text, matrix=A / A.sum(axis=1, keepdims=True))
+        A = network.adjacency.toarray().astype(np.int64)
+        degree = A.sum(axis=1)
+        common = math.lcm(*map(int, np.unique(degree)))
+        return rational_traffic(spec.text, A * (common // degree)[:, None], common)
     if network.kind in ("mesh", "torus", "hypercube"):
         grid = Grid(network.params["k"], network.params["n"], network.name)
     else:
@@ -398,14 +400,26 @@ def graph_load_row(pl: GraphPairLoads, traffic: Traffic, capacity: Capacity, min
         return LoadResult(pl.routing, traffic.name, float(thr.min()), float(worst.max()), loc,
                           mean=float(thr.mean()), best=float(thr.max()), histogram=throughput_histogram(thr),
                           pair_loads=pl.how)
-    if traffic.perm is None:
-        m = float(np.einsum("sd,sdc->c", traffic.matrix, pl.gamma).max())
-        return LoadResult(pl.routing, traffic.name, cap / m if m > 0 else float("inf"), m, loc,
-                          pair_loads=pl.how)
-    exact = _exact_perm_max(pl, traffic.perm)
-    m = float(exact)
-    return LoadResult(pl.routing, traffic.name, cap / m if m > 0 else float("inf"), m, loc,
-                      max_load_exact=exact, pair_loads=pl.how)
+    if pl.how == "exact":
+        exact = _exact_perm_max(pl, traffic.perm) if traffic.perm is not None else _exact_matrix_max(pl, traffic)
+        if exact is not None:
+            return LoadResult.from_exact(pl.routing, traffic.name, capacity.load, exact, loc, pl.how)
+    # sampled pair loads (or a matrix given only in floats): the loads are estimates, no fraction is claimed
+    m = float(graph_link_loads(pl, traffic).max())
+    return LoadResult(pl.routing, traffic.name, cap / m if m > 0 else float("inf"), m, loc, pair_loads=pl.how)
+
+
+def _exact_matrix_max(pl: GraphPairLoads, traffic: Traffic) -> Fraction | None:
+    """Exact largest link load of a matrix pattern given exactly (None without ``exact``)."""
+    if traffic.exact is None:
+        return None
+    num, den = traffic.exact
+    floats = np.einsum("sd,sdc->c", traffic.matrix, pl.gamma)
+    near = np.flatnonzero(floats >= float(floats.max()) * (1 - 1e-9))
+    N = pl.network.num_nodes
+    values = pl.num[:, :, near].reshape(N * N, len(near))
+    sums, common = exact_column_sums(values, np.asarray(num).reshape(-1), pl.den.reshape(-1))
+    return Fraction(int(max(sums)), common) / den
 
 
 def graph_link_loads(pl: GraphPairLoads, traffic: Traffic) -> np.ndarray:

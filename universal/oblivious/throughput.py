@@ -12,6 +12,7 @@ loads are a sum of N rows of the tables from node 0, translated by their sources
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
@@ -24,8 +25,8 @@ from .loads import PairLoads, advance_progress, pair_loads
 from .torus import Torus
 from .traffic import Traffic, make_traffic
 
-__all__ = ["LoadResult", "channel_loads", "max_load", "permutation_max_loads",
-           "load_table", "locality", "evaluate_traffic", "throughput_histogram"]
+__all__ = ["LoadResult", "channel_loads", "max_load", "exact_max_load", "exact_sum", "exact_column_sums",
+           "permutation_max_loads", "load_table", "locality", "evaluate_traffic", "throughput_histogram"]
 
 _GATHER_TENSOR_LIMIT = 1 << 25   # float entries of all (s, t, v) tensors (256 MB) for many perms
 
@@ -51,8 +52,12 @@ class LoadResult:
         ``random-perms`` only: histogram of the throughputs (numpy.histogram output, 20 bins; one bin when
         every permutation gave the same throughput).
     max_load_exact : Fraction or None
-        The exact largest load when the pattern is a single permutation and it could be formed
-        in integer arithmetic.
+        The exact largest load, for every pattern with rational entries (a permutation, a
+        built-in matrix pattern, a matrix file) and exact pair loads; None for
+        ``random-perms`` and for sampled pair loads.
+    throughput_exact : Fraction or None
+        ``capacity_load / max_load_exact`` when the latter is known; ``throughput`` is then
+        this fraction rounded once to a float.
     pair_loads : str
         How the pair loads were obtained: ``"exact"`` or ``"sampled, M paths per pair"``.
     """
@@ -67,6 +72,7 @@ class LoadResult:
     histogram: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     max_load_exact: Fraction | None = None
     pair_loads: str = "exact"
+    throughput_exact: Fraction | None = None
 
     def as_dict(self) -> dict:
         """JSON-ready dictionary (histogram as lists)."""
@@ -78,7 +84,24 @@ class LoadResult:
                                   "edges": self.histogram[1].tolist()})
         if self.max_load_exact is not None:
             out["max_load_exact"] = str(self.max_load_exact)
+        if self.throughput_exact is not None:
+            out["throughput_exact"] = str(self.throughput_exact)
         return out
+
+    @classmethod
+    def from_exact(cls, routing: str, traffic: str, capacity: Fraction, load: Fraction, locality: float,
+                   pair_loads: str = "exact") -> "LoadResult":
+        """A row whose largest load is known exactly: both floats are the fractions rounded once.
+
+        Examples
+        --------
+        >>> r = LoadResult.from_exact("ival", "uniform", Fraction(1), Fraction(413, 256), 1.6)
+        >>> r.throughput_exact, r.throughput == 256 / 413
+        (Fraction(256, 413), True)
+        """
+        thr = capacity / load if load > 0 else None
+        return cls(routing, traffic, float(thr) if thr is not None else float("inf"), float(load), locality,
+                   max_load_exact=load, pair_loads=pair_loads, throughput_exact=thr)
 
 
 def _float_table(pl: PairLoads, cls) -> np.ndarray:
@@ -192,20 +215,139 @@ def permutation_max_loads(pl: PairLoads, perms: np.ndarray, progress=None,
     return worst
 
 
-def _exact_perm_max(pl: PairLoads, perm: np.ndarray) -> Fraction | None:
-    """Exact largest load of one permutation, or None if the common denominator is too large."""
+#: Channels whose float load is within this relative distance of the largest are decided exactly.
+_NEAR = 1e-9
+#: Largest (non-circulant traffic entries) x N summed exactly; a denser matrix on a large torus
+#: gets float loads only (its row says so by a null ``max_load_exact``).
+MAX_EXACT_WORK = 1 << 31
+
+
+def exact_sum(values: np.ndarray, weights: np.ndarray, dens: np.ndarray) -> Fraction:
+    """``sum_i weights[i] * values[i] / dens[i]`` exactly, grouping the terms by denominator.
+
+    Integer sums stay in int64 while they cannot overflow, else they use Python integers.
+
+    Examples
+    --------
+    >>> exact_sum(np.array([1, 1, 3]), np.array([1, 2, 1]), np.array([2, 4, 4]))
+    Fraction(7, 4)
+    """
+    num, den = exact_column_sums(values[:, None], weights, dens)
+    return Fraction(int(num[0]), den)
+
+
+def exact_column_sums(values: np.ndarray, weights: np.ndarray, dens: np.ndarray) -> tuple[np.ndarray, int]:
+    """Column sums of ``weights[i] * values[i, j] / dens[i]``, exactly.
+
+    Parameters
+    ----------
+    values : ndarray of int, shape (m, c)
+    weights, dens : ndarray of int, shape (m,)
+
+    Returns
+    -------
+    numerators : ndarray of Python ints, shape (c,)
+    denominator : int
+        The lcm of the ``dens`` that occur.
+
+    Examples
+    --------
+    >>> exact_column_sums(np.array([[1, 0], [1, 2]]), np.array([1, 1]), np.array([2, 4]))
+    (array([3, 2], dtype=object), 4)
+    """
+    if not len(dens):
+        return np.zeros(values.shape[1], dtype=object), 1
+    bound = (int(np.abs(values).max(initial=0)) + 1) * (int(np.abs(weights).max()) + 1) * len(dens)
+    dtype = np.int64 if bound < 2 ** 62 else object
+    order = np.argsort(dens, kind="stable")
+    ds = dens[order]
+    starts = np.flatnonzero(np.r_[True, ds[1:] != ds[:-1]])
+    prod = values[order].astype(dtype) * weights[order].astype(dtype)[:, None]
+    sums = np.add.reduceat(prod, starts, axis=0).astype(object)      # (groups, columns)
+    groups = [int(d) for d in ds[starts]]
+    common = math.lcm(*groups)
+    scale = np.array([common // d for d in groups], dtype=object)
+    return scale @ sums, common
+
+
+def _exact_entries_max(pl: PairLoads, src: np.ndarray, offs: np.ndarray, w: np.ndarray,
+                       ring: dict | None = None) -> Fraction:
+    """Exact largest channel load of integer traffic entries (source, offset, weight).
+
+    Per class, the integer loads of every channel are summed separately for every route
+    denominator (one pass over the entries), floats over them find the candidate channels
+    (within a relative 1e-9 of the largest), and Python integers compare the candidates.
+    ``ring`` adds a load common to every channel of a class (the circulant part of a matrix).
+    """
     t = pl.torus
-    D = pl.common_denominator()
-    scale = [D // int(d) for d in pl.den]
-    if D * 2 * t.N * t.k >= 2 ** 62:
-        return None
-    scale = np.array(scale, dtype=np.int64)
-    offs = t.offset_table[np.arange(t.N), perm]
-    best = 0
+    order = np.argsort(pl.den[offs], kind="stable")
+    src, offs, w = src[order], offs[order], w[order]
+    dens = pl.den[offs]
+    starts = np.flatnonzero(np.r_[True, dens[1:] != dens[:-1]])
+    bounds = np.r_[starts, len(src)]
+    groups = [int(d) for d in dens[starts]]
+    # a route crosses a channel at most twice, so one entry adds at most 2 * weight * den
+    exact_int = max(groups) * 2 * int(np.abs(w).max()) * len(src) < 2 ** 62
+    step = max(1, (1 << 20) // t.N)
+    best = None
     for cls, table in pl.tables.items():
-        loads = (table[offs[:, None], t.offset_table] * scale[offs][:, None]).sum(axis=0)
-        best = max(best, int(loads.max()))
-    return Fraction(best, D)
+        sums = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            total = np.zeros(t.N, dtype=np.int64 if exact_int else object)
+            for a in range(lo, hi, step):
+                b = min(a + step, hi)
+                rows = table[offs[a:b, None], t.offset_table[src[a:b]]]
+                if exact_int:
+                    total += w[a:b] @ rows
+                else:
+                    total += w[a:b].astype(object) @ rows.astype(object)
+            sums.append(total)
+        floats = sum(v.astype(np.float64) / d for v, d in zip(sums, groups))
+        near = np.flatnonzero(floats >= float(floats.max()) * (1 - _NEAR))
+        common = math.lcm(*groups)
+        nums = sum(v[near].astype(object) * (common // d) for v, d in zip(sums, groups))
+        load = Fraction(int(max(nums)), common) + (ring[cls] if ring else 0)
+        best = load if best is None or load > best else best
+    return best
+
+
+def exact_max_load(pl: PairLoads, traffic: Traffic) -> Fraction | None:
+    """Exact largest channel load of a permutation or of a matrix pattern given exactly.
+
+    Floats find the candidate channels (within a relative 1e-9 of the largest load), integer
+    sums grouped by denominator decide among them. A matrix is split into its *circulant part*
+    (per offset, the smallest entry over all sources; it loads every channel of a class
+    equally, which a row sum of the pair-load table gives exactly) and the sparse rest (the hot
+    nodes of ``hotspot``, nothing at all for ``uniform`` and ``neighbor``).
+
+    Returns None for random permutations, for matrices without ``exact`` entries and for a
+    matrix whose non-circulant entries times N exceed :data:`MAX_EXACT_WORK`.
+
+    Examples
+    --------
+    >>> from .traffic import make_traffic
+    >>> t = Torus(5, 2)
+    >>> exact_max_load(pair_loads("ival:order=xy", t), make_traffic(t, "uniform"))
+    Fraction(28, 25)
+    """
+    t = pl.torus
+    if traffic.perm is not None:
+        src = np.arange(t.N)
+        return _exact_entries_max(pl, src, t.offset_table[src, traffic.perm], np.ones(t.N, dtype=np.int64))
+    if traffic.exact is None:
+        return None
+    num, den = traffic.exact
+    M = np.empty_like(num)
+    np.put_along_axis(M, t.offset_table, num, axis=1)          # M[s, d - s] = num[s, d]
+    base = M.min(axis=0)                                       # the circulant part, per offset
+    ring = {cls: exact_sum(table.sum(axis=1), base, pl.den) for cls, table in pl.tables.items()}
+    rest = M - base[None, :]
+    src, offs = np.nonzero(rest)
+    if not len(src):
+        return max(ring.values()) / den
+    if len(src) * t.N > MAX_EXACT_WORK:
+        return None
+    return _exact_entries_max(pl, src, offs, rest[src, offs], ring) / den
 
 
 def max_load(pl: PairLoads, traffic: Traffic) -> float:
@@ -264,12 +406,11 @@ def evaluate_traffic(pl: PairLoads, traffic: Traffic, rng: np.random.Generator,
         return LoadResult(pl.routing, traffic.name, float(thr.min()), float(loads.max()), loc,
                           mean=float(thr.mean()), best=float(thr.max()),
                           histogram=throughput_histogram(thr))
-    m = max_load(pl, traffic)
-    exact = _exact_perm_max(pl, traffic.perm) if traffic.perm is not None else None
+    exact = exact_max_load(pl, traffic)
     if exact is not None:
-        m = float(exact)
-    return LoadResult(pl.routing, traffic.name, cap / m if m > 0 else float("inf"), m, loc,
-                      max_load_exact=exact)
+        return LoadResult.from_exact(pl.routing, traffic.name, pl.torus.capacity_load, exact, loc)
+    m = max_load(pl, traffic)
+    return LoadResult(pl.routing, traffic.name, cap / m if m > 0 else float("inf"), m, loc)
 
 
 def load_table(k: int, n: int, routings: Sequence[str], traffics: Sequence[str],

@@ -22,9 +22,9 @@ Names (SPEC §8, traffic for the load analysis):
                     node, renormalised)
 ``diagonal``        ``x_i -> x_i + floor(k/2)`` in every dimension: half way across every ring
                     (GOAL's Π_dia, Singh, Dally, Gupta & Towles 2003, Claim 1)
-``matrix:file=P``   whitespace-separated N x N matrix, ``#`` comments, doubly sub-stochastic
-                    (row and column sums at most 1: GOAL's admissible traffic; a zero row is a
-                    node that sends nothing)
+``matrix:file=P``   whitespace-separated N x N matrix of decimals or fractions (``1/3``), ``#``
+                    comments, doubly sub-stochastic (row and column sums at most 1: GOAL's
+                    admissible traffic; a zero row is a node that sends nothing)
 ``permutation:file=P``  ``source destination`` lines (node labels); sources left out send
                     nothing (a partial permutation is a doubly sub-stochastic matrix)
 ``random-perms:M``  M random permutations (default 1000), summarised by worst / mean / best
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,7 @@ from universal.registry import Spec, check_known_params, parse_spec, pattern_nam
 
 from .torus import Torus
 
-__all__ = ["Traffic", "TRAFFICS", "make_traffic", "traffic_names", "Grid"]
+__all__ = ["Traffic", "TRAFFICS", "make_traffic", "rational_traffic", "traffic_names", "Grid"]
 
 _TOL = 1e-6
 
@@ -67,16 +68,37 @@ class Traffic:
         Dense N x N traffic matrix.
     count : int
         Number of random permutations (``random-perms`` only), else 0.
+    exact : (ndarray, int) or None
+        The matrix exactly: integer numerators (int64, or Python ints in an object array when
+        they do not fit) over one common denominator. Set for every built-in matrix pattern
+        and for matrix files (their decimal entries are exact rationals).
     """
 
     name: str
     perm: np.ndarray | None = None
     matrix: np.ndarray | None = None
     count: int = 0
+    exact: tuple[np.ndarray, int] | None = None
 
     @property
     def is_random(self) -> bool:
         return self.count > 0
+
+
+def rational_traffic(name: str, num: np.ndarray, den: int) -> Traffic:
+    """A traffic matrix given exactly as integer numerators over one common denominator.
+
+    ``matrix`` holds ``num / den`` in floats for the fast sums; ``exact`` keeps ``(num, den)``
+    so that loads and throughputs can be stated as fractions.
+
+    Examples
+    --------
+    >>> t = rational_traffic("half", np.array([[1, 1], [1, 1]]), 2)
+    >>> t.matrix.tolist(), t.exact[1]
+    ([[0.5, 0.5], [0.5, 0.5]], 2)
+    """
+    num = np.asarray(num)
+    return Traffic(name, matrix=num.astype(np.float64) / den, exact=(num, int(den)))
 
 
 @dataclass(frozen=True)
@@ -120,19 +142,19 @@ def _perm(name: str, dest: np.ndarray) -> Traffic:
 
 def _uniform(t: Torus, spec: Spec) -> Traffic:
     check_known_params(spec, set())
-    return Traffic(spec.text, matrix=np.full((t.N, t.N), 1.0 / t.N))
+    return rational_traffic(spec.text, np.ones((t.N, t.N), dtype=np.int64), t.N)
 
 
 def _neighbor(t: Torus, spec: Spec) -> Traffic:
     check_known_params(spec, set())
-    L = np.zeros((t.N, t.N))
+    L = np.zeros((t.N, t.N), dtype=np.int64)
     src = np.arange(t.N)
     for dim in range(t.n):
         for sign in (1, -1):
             step = np.zeros(t.n, dtype=np.int64)
             step[dim] = sign
-            L[src, t.node(t.coords + step)] += 1.0 / (2 * t.n)
-    return Traffic(spec.text, matrix=L)
+            L[src, t.node(t.coords + step)] += 1
+    return rational_traffic(spec.text, L, 2 * t.n)
 
 
 def _bitcomp(t: Torus, spec: Spec) -> Traffic:
@@ -183,11 +205,13 @@ def _hotspot(t: Torus, spec: Spec) -> Traffic:
     count = take_int(spec, "count", default=min(5, t.N), low=1, high=t.N)
     factor = take_int(spec, "factor", default=5, low=1)
     background = spec.params.get("background", "uniform")
+    # In units of 1/N: the background row sums to N, every hot node gets factor - 1 more, so
+    # every row sums to N + (factor - 1) * count, the common denominator.
     if background == "uniform":
-        base = np.full((t.N, t.N), 1.0 / t.N)
+        num = np.ones((t.N, t.N), dtype=np.int64)
     elif pattern_name(background, ["bitcomp"]) == "bitcomp":
-        base = np.zeros((t.N, t.N))
-        base[np.arange(t.N), _bitcomp(t, parse_spec("bitcomp")).perm] = 1.0
+        num = np.zeros((t.N, t.N), dtype=np.int64)
+        num[np.arange(t.N), _bitcomp(t, parse_spec("bitcomp")).perm] = t.N
     else:
         raise UserError(f"hotspot background must be uniform or bitcomp (got {background!r})")
     hot = t.node(np.outer(np.arange(count), np.eye(t.n, dtype=np.int64)[0]))
@@ -195,10 +219,8 @@ def _hotspot(t: Torus, spec: Spec) -> Traffic:
     if len(hot) < count:   # more hot nodes than a row holds: continue in node-id order
         rest = np.setdiff1d(np.arange(t.N), hot)[: count - len(hot)]
         hot = np.concatenate([hot, rest])
-    L = base.copy()
-    L[:, hot] += (factor - 1) / t.N
-    L /= L.sum(axis=1, keepdims=True)
-    return Traffic(spec.text, matrix=L)
+    num[:, hot] += factor - 1
+    return rational_traffic(spec.text, num, t.N + (factor - 1) * len(hot))
 
 
 def _matrix(t: Torus, spec: Spec) -> Traffic:
@@ -209,19 +231,24 @@ def _matrix(t: Torus, spec: Spec) -> Traffic:
     rows = []
     for lineno, fields in read_rows(path, "traffic matrix"):
         try:
-            rows.append([float(x) for x in fields])
-        except ValueError:
-            raise UserError(f"{path}:{lineno}: not a row of numbers") from None
+            # a decimal (0.125, 1e-3) or a fraction (1/3) is an exact rational
+            rows.append([Fraction(x) for x in fields])
+        except (ValueError, ZeroDivisionError):
+            raise UserError(f"{path}:{lineno}: not a row of numbers (decimals or fractions such as 1/3)") from None
     if len(rows) != t.N or any(len(r) != t.N for r in rows):
         raise UserError(f"{path}: expected a {t.N} x {t.N} matrix for {t.name}")
-    L = np.array(rows)
+    L = np.array([[float(x) for x in r] for r in rows])
     if (L < -_TOL).any():
         raise UserError(f"{path}: traffic matrix has negative entries")
     if (L.sum(axis=1) > 1 + _TOL).any() or (L.sum(axis=0) > 1 + _TOL).any():
         raise UserError(f"{path}: traffic matrix is not doubly sub-stochastic (row and column sums must be at most 1)")
     if not L.any():
         raise UserError(f"{path}: traffic matrix is all zeros")
-    return Traffic(spec.text, matrix=L)
+    den = math.lcm(*{x.denominator for r in rows for x in r})
+    num = np.array([[x.numerator * (den // x.denominator) for x in r] for r in rows], dtype=object)
+    if max(abs(int(v)) for v in num.ravel()) < 2 ** 62:
+        num = num.astype(np.int64)
+    return Traffic(spec.text, matrix=L, exact=(num, den))
 
 
 def _diagonal(t: Torus, spec: Spec) -> Traffic:
@@ -250,9 +277,9 @@ def _permutation(t: Torus, spec: Spec) -> Traffic:
         raise UserError(f"{path}: a destination appears twice (not a permutation)")
     if len(used) == t.N:
         return _perm(spec.text, dest)
-    L = np.zeros((t.N, t.N))
-    L[np.flatnonzero(dest >= 0), used] = 1.0
-    return Traffic(spec.text, matrix=L)
+    num = np.zeros((t.N, t.N), dtype=np.int64)
+    num[np.flatnonzero(dest >= 0), used] = 1
+    return rational_traffic(spec.text, num, 1)
 
 
 def _node_id(t: Torus, text: str, path: Path, lineno: int) -> int:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.contention import winners as _winners, winners_at as _winners_at
-from universal.engine.fast import _entering_allowed
+from universal.engine.contention import entering_allowed
 from universal.errors import UserError
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
@@ -439,7 +439,7 @@ class _Batch:
             final = final[order]
         w = np.where(want < 0, self.trash, want)
         entering = np.flatnonzero(~final & (w != self.trash))
-        allowed = _entering_allowed(w, entering, free, min(self.B, self.buffer), self.scratch)
+        allowed = entering_allowed(w, entering, free, min(self.B, self.buffer), self.scratch)
         admissible = np.union1d(np.flatnonzero(final & (w != self.trash)), allowed)
         win = np.zeros(len(w), dtype=bool)
         if len(admissible):

@@ -25,7 +25,7 @@ import numpy as np
 from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
-from universal.oblivious import ROUTINGS, sample_paths
+from universal.oblivious import ROUTINGS, get_routing, sample_paths
 from universal.oblivious.torus import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.paths.collection import PathCollection
 from universal.registry import Registry, Spec, check_known_params, parse_spec
@@ -85,6 +85,16 @@ def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.nda
     return out, rows
 
 
+def _row_blocks(rows: int, columns: int, cache_bytes: int = 1 << 20) -> list[slice]:
+    """Slices of about ``cache_bytes`` of a (rows, columns) int32 matrix filled column by column.
+
+    Filling a whole column of a million-row path matrix touches a cache line per row; a block
+    that fits in cache is filled column by column at the speed of sequential writes.
+    """
+    step = max(1, cache_bytes // (4 * max(columns, 1)))
+    return [slice(i, min(i + step, rows)) for i in range(0, rows, step)]
+
+
 def _collection_from_matrix(network: Network, link_matrix: np.ndarray, sources: np.ndarray,
                             dests: np.ndarray, system: str, note: str = "") -> PathCollection:
     n, length = link_matrix.shape
@@ -98,7 +108,8 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
     d = network.params["d"]
     width = 1 << d
     links = np.empty((problem.size, d), dtype=network.link_type)
-    _level_links(d, 0, problem.sources % width, problem.dests % width, out=links)
+    for block in _row_blocks(problem.size, d):
+        _level_links(d, 0, problem.sources[block] % width, problem.dests[block] % width, out=links[block])
     return _collection_from_matrix(network, links, problem.sources, problem.dests, "dimension-order")
 
 
@@ -267,8 +278,9 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
     if middle is None:
         middle = rng.integers(0, width, size=problem.size)
     links = np.empty((problem.size, 2 * d), dtype=host.link_type)
-    _, rows = _level_links(d, 0, src_rows, middle, out=links[:, :d])
-    _level_links(d, d, rows, dst_rows, out=links[:, d:])
+    for block in _row_blocks(problem.size, 2 * d):
+        _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
+        _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
     dests = 2 * d * width + dst_rows
     return _collection_from_matrix(host, links, problem.sources.copy(), dests, "valiant", VALIANT_BUTTERFLY_NOTE)
 
@@ -480,9 +492,9 @@ def _register_oblivious(name: str, summary: str) -> None:
 
     @PATH_SYSTEMS.register(name, f"{summary} (tori only)")
     def _factory(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
-        check_known_params(spec, set())
         if spec.arg is not None:
             raise UserError(f"path system {name!r} takes no argument (got {spec.arg!r})")
+        label = get_routing(spec.text).name             # checks the parameters (ival:order=xy)
         if network.kind != "torus":
             raise UserError(f"path system {name!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
         if network.params["k"] < 3:
@@ -491,7 +503,7 @@ def _register_oblivious(name: str, summary: str) -> None:
             raise UserError(f"path system {name!r} needs a torus with k >= 3 (on {network.name} the + and - "
                             f"directions of a dimension lead to the same node); use dimension-order or "
                             f"shortest there")
-        return PathSystem(name, lambda prob, net, rng: oblivious_paths(name, prob, net, rng))
+        return PathSystem(label, lambda prob, net, rng: oblivious_paths(label, prob, net, rng))
 
 
 for _routing in ROUTINGS.values():
