@@ -191,8 +191,13 @@ def run_study(study: OpenLoopStudy, progress=None) -> OpenLoopReport:
                         keys.append((r, t, load, seed))
         results = simulate_batch(specs, bandwidth=study.bandwidth, buffer=study.buffer,
                                  measurement=Measurement(window=study.window), progress=progress)
+        exact = {}
+        if study.units == "capacity" and study.buffer is None:
+            exact = {(r, t): analytic_throughput(net, r, t) for r in study.routings for t in study.traffics}
         for (r, t, load, seed), res in zip(keys, results):
-            report.rows.append({**_row_base(r, t, seed), "offered": load, **_measured(res, scale)})
+            value = exact.get((r, t))
+            report.rows.append({**_row_base(r, t, seed), "offered": load, **_measured(res, scale),
+                                "analytic_value": None if value is None else float(value)})
             for text, (s, d) in zip(study.pairs, pairs):
                 got = res.pair_latency(s, d)
                 report.pairs.append({**_row_base(r, t, seed), "offered": load, "pair": text,
