@@ -262,8 +262,10 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
     for key, kind in (("injection", str), ("units", str), ("priority", str), ("bandwidth", int), ("window", int),
                       ("tolerance", float)):
         if key in data:
-            if not isinstance(data[key], kind) or isinstance(data[key], bool):
-                raise UserError(f"{path}: '{key}' must be a {kind.__name__}")
+            ok = isinstance(data[key], (int, float) if kind is float else kind)
+            if not ok or isinstance(data[key], bool):
+                what = {str: "a name", int: "an integer", float: "a number"}[kind]
+                raise UserError(f"{path}: '{key}' must be {what}")
             options[key] = data[key]
     buffer = _buffer_setting(data.get("buffer", "unbounded"), path)
     if isinstance(buffer, list):
