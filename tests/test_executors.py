@@ -75,6 +75,7 @@ def test_an_unreachable_scheduler_is_one_error_line_within_seconds(tmp_path, cap
     out, err = capsys.readouterr()
     assert time.perf_counter() - start < 15
     assert_user_error(status, out, err, "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+    assert not (tmp_path / "r.jsonl").exists()  # reported before the results file was started
 
 
 def test_scheduler_without_the_dask_executor_is_refused(tmp_path, capsys):

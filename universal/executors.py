@@ -13,13 +13,15 @@ executor runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import signal
+import threading
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from universal.errors import UserError
 
 #: Seconds to wait for a scheduler to answer before giving up with an error.
-CONNECT_TIMEOUT = 5
+CONNECT_TIMEOUT = 3
 
 
 @dataclass
@@ -49,6 +51,8 @@ class DaskExecutor:
     scheduler: str | None = None
     workers: int = 1
     processes: bool = True
+    _client: Any = field(default=None, init=False, repr=False)
+    _cluster: Any = field(default=None, init=False, repr=False)
 
     def describe(self) -> str:
         """How the executor reads in messages."""
@@ -56,8 +60,37 @@ class DaskExecutor:
             return f"Dask scheduler {self.scheduler}"
         return f"local Dask cluster of {self.workers} worker{'s' if self.workers != 1 else ''}"
 
+    def connect(self) -> None:
+        """Reach the scheduler (or start the local cluster) now, before any work is handed out.
+
+        Raises
+        ------
+        UserError
+            If Dask is not installed or the scheduler cannot be reached.
+        """
+        if self._client is not None:
+            return
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise UserError("--executor dask needs Dask distributed: pip install 'universal[distributed]'") from None
+        if self.scheduler:
+            self._client = _connect(Client, self.scheduler)
+        else:
+            self._cluster = self._local_cluster(LocalCluster)
+            self._client = Client(self._cluster)
+
+    def close(self) -> None:
+        """Disconnect, and stop the local cluster if this executor started one."""
+        client, cluster = self._client, self._cluster
+        self._client = self._cluster = None
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
     def run(self, function: Callable, arguments: Sequence[tuple], finished: Callable[[Any], None]) -> None:
-        """Call ``function(*args)`` for every tuple of ``arguments`` on the cluster.
+        """Call ``function(*args)`` for every tuple of ``arguments`` on the cluster, then disconnect.
 
         ``finished`` receives each result in this process as soon as its task completes (in
         completion order). An exception in a task, or an interruption here, cancels the rest.
@@ -67,29 +100,39 @@ class DaskExecutor:
         UserError
             If Dask is not installed or the scheduler cannot be reached.
         """
+        from distributed import as_completed
+
         try:
-            from distributed import Client, LocalCluster, as_completed
-        except ImportError:
-            raise UserError("--executor dask needs Dask distributed: pip install 'universal[distributed]'") from None
-        cluster = None
-        try:
-            if self.scheduler:
-                client = _connect(Client, self.scheduler)
-            else:
-                cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=self.processes,
-                                       dashboard_address=None)
-                client = Client(cluster)
-            with client:
-                futures = [client.submit(function, *args, pure=False) for args in arguments]
-                try:
-                    for future in as_completed(futures):
-                        finished(future.result())
-                except BaseException:
-                    client.cancel(futures)
-                    raise
+            self.connect()
+            futures = [self._client.submit(function, *args, pure=False) for args in arguments]
+            try:
+                for future in as_completed(futures):
+                    finished(future.result())
+            except BaseException:
+                self._client.cancel(futures)
+                raise
         finally:
-            if cluster is not None:
-                cluster.close()
+            self.close()
+
+    def _local_cluster(self, cluster_class: type):
+        """A LocalCluster whose worker processes leave Ctrl-C to this process.
+
+        Ctrl-C reaches the whole process group; workers that took it too would die printing
+        tracebacks while this process stops them in order (and keeps the finished cells). An
+        ignored SIGINT is inherited by the worker processes started here; Dask's own log lines
+        are kept to errors for the same reason.
+        """
+        import logging
+
+        options = dict(n_workers=self.workers, threads_per_worker=1, processes=self.processes,
+                       dashboard_address=None, silence_logs=logging.ERROR)
+        if not self.processes or threading.current_thread() is not threading.main_thread():
+            return cluster_class(**options)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            return cluster_class(**options)
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _connect(client_class: type, address: str):

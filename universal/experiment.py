@@ -20,12 +20,15 @@ from typing import Callable, Sequence
 import numpy as np
 
 from universal.engine import ENGINES
+import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.errors import UserError
 from universal.memory import check_memory
 from universal.networks import Network, build_network, resolve_path
 from universal.oblivious.expected import expected_congestion
+from universal.offline import check_opt, fill_free, fill_opt, hint_of, offline_summary
 from universal.paths import PathCollection, PathSystem, build_path_system, default_base, longest_path_bound
 from universal.protocols import Protocol, build_protocol
+from universal.protocols.hypotheses import Setting, check_bound
 from universal.registry import parse_spec
 from universal.workloads import Problem, build_problem, estimate_packets
 
@@ -66,6 +69,7 @@ class Row:
     T: int
     bound: float | None
     bound_expr: str | None
+    bound_note: str | None
     T_over_CD: float | None
     T_over_maxCD: float | None
     T_over_bound: float | None
@@ -89,6 +93,16 @@ class Row:
     blocked_packets: list[int] | None
     full_links: list[str] | None
     seconds: float
+    # The offline optimum (``opt``: SPEC §12), null unless asked for.
+    opt: int | None = None
+    opt_lower: int | None = None
+    opt_upper: int | None = None
+    opt_status: str | None = None
+    T_over_opt: float | None = None
+    R_pi: int | None = None
+    R_pi_lower: int | None = None
+    R_pi_upper: int | None = None
+    R_pi_status: str | None = None
 
 
 @dataclass
@@ -121,6 +135,9 @@ class Experiment:
     name: str = ""
     base_dir: Path | None = None
     analyze: bool = False
+    note: str = ""
+    opt: str | None = None
+    time_limit: float = 10.0
 
 
 @dataclass
@@ -137,6 +154,7 @@ class ExperimentResult:
     buffer: int | None | list[int | None] = None
     deliveries: list[np.ndarray] = field(default_factory=list, repr=False)
     path_systems: list[dict] = field(default_factory=list)
+    link_loads: list[tuple[Network, np.ndarray]] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
@@ -209,7 +227,8 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
     deadlock = result.status == "deadlock"
     finished = result.status == "delivered"
     T = result.T
-    bound = protocol.bound(C, D, n, bandwidth)
+    # the bound only where its theorem's hypotheses hold; else the note says which failed
+    bound, bound_note = check_bound(Setting(paths, bandwidth, result.buffer, protocol, result.copies_capped))
     p50, p99 = latency_percentiles(result.delivery) if finished else (None, None)
     return Row(
         problem=problem,
@@ -224,6 +243,7 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
         T=T,
         bound=None if bound is None else round(bound, 3),
         bound_expr=protocol.bound_expr,
+        bound_note=bound_note,
         T_over_CD=round(T / max(C + D, 1), 4) if finished else None,
         T_over_maxCD=round(T / max(C, D, 1), 4) if finished else None,
         T_over_bound=None if bound is None or not finished else round(T / bound, 4),
@@ -310,6 +330,8 @@ def _plan(exp: Experiment) -> _Plan:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
             _check_size(network, packets, system.name)
+        if exp.opt is not None:
+            check_opt(exp.opt, packets, exp.time_limit)
     return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
                  bandwidths, buffers)
 
@@ -350,7 +372,7 @@ def check_experiment(exp: Experiment) -> Network:
 
 
 def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = None, *,
-                   keep_delivery: bool = False) -> ExperimentResult:
+                   keep_delivery: bool = False, keep_link_loads: bool = False) -> ExperimentResult:
     """Route ``exp.problem`` on ``exp.network`` with every path system, protocol and seed.
 
     Parameters
@@ -361,6 +383,10 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     keep_delivery : bool
         Keep every run's per-packet delivery steps in ``ExperimentResult.deliveries`` (aligned
         with the rows), e.g. to plot packets delivered against steps.
+    keep_link_loads : bool
+        Keep the number of paths on every link of every path collection (its host network and
+        the loads) in ``ExperimentResult.link_loads``, aligned with ``collections`` when
+        ``exp.analyze`` is set.
 
     Returns
     -------
@@ -372,19 +398,24 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     simulate = ENGINES[exp.engine]
     rows: list[Row] = []
     deliveries: list[np.ndarray] = []
-    captions = [s.caption for s in systems if s.caption]
+    captions = [s.caption for s in systems if s.caption] + ([exp.note] if exp.note else [])
     collections: list[dict] = []
+    link_loads: list[tuple[Network, np.ndarray]] = []
     for (spec, problem_name), seed in itertools.product(zip(plan.problems, plan.names), exp.seeds):
         problem_ss, paths_ss, protocol_ss = np.random.SeedSequence(seed).spawn(3)
         problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
         if problem.note and problem.note not in captions:
             captions.append(problem.note)
+        problem_rows = len(rows)
         for system, system_label in zip(systems, plan.system_labels):
             _check_size(network, problem.size, system.name)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
-            if exp.analyze:
+            system_rows, hints = len(rows), {}
+            if exp.analyze or keep_link_loads:
                 collections.append({"problem": problem_name, "seed": seed, **paths.summary(),
                                     "host": paths.network.name, "load_histogram": paths.load_histogram()})
+            if keep_link_loads:
+                link_loads.append((paths.network, paths.link_loads))
             for bandwidth, buffer, (protocol, protocol_label) in itertools.product(
                     bandwidths, buffers, zip(protocols, plan.protocol_labels)):
                 if protocol.bufferless and buffer != buffers[0]:
@@ -395,12 +426,24 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     progress(f"{problem_name} / {system_label} / {protocol_label}{at} / seed {seed}")
                 start = time.perf_counter()
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
-                                  buffer=buffer)
+                                  buffer=buffer, record_hops=exp.opt is not None)
                 seconds = time.perf_counter() - start
                 rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds,
                                      system_label, protocol_label))
                 if keep_delivery:
                     deliveries.append(result.delivery)
+                if exp.opt is not None:
+                    hints.setdefault(bandwidth, []).append(hint_of(result, protocol_label))
+            for bandwidth in bandwidths if exp.opt is not None else []:
+                if progress:
+                    progress(f"OPT of {problem_name} / {system_label} / B = {bandwidth} / seed {seed}")
+                fill_opt([r for r in rows[system_rows:] if r.bandwidth == bandwidth], paths, bandwidth,
+                         [h for h in hints.get(bandwidth, []) if h is not None], exp.time_limit, seed)
+        for bandwidth in bandwidths if exp.opt == "free" else []:
+            if progress:
+                progress(f"R(G, π) of {problem_name} / B = {bandwidth} / seed {seed}")
+            fill_free([r for r in rows[problem_rows:] if r.bandwidth == bandwidth], problem, network, bandwidth,
+                      exp.time_limit, seed)
     shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
     shown_buffer = buffers[0] if len(buffers) == 1 else buffers
     path_systems = []
@@ -409,7 +452,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             progress(f"expected congestion of {label}")
         path_systems.append(_expected_congestion(label, network, exp))
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
-                            shown_buffer, deliveries, path_systems)
+                            shown_buffer, deliveries, path_systems, link_loads)
 
 
 def _expected_congestion(system: str, network: Network, exp: Experiment) -> dict:
@@ -447,15 +490,26 @@ def _bandwidths(value: int | Sequence[int]) -> list[int]:
     return values
 
 
-def runs_in(exp: Experiment) -> int:
-    """Number of engine runs an experiment makes (for progress bars)."""
+def rows_in(exp: Experiment) -> int:
+    """Number of rows (engine runs) an experiment makes."""
     problems = len(exp.problem) if isinstance(exp.problem, (list, tuple)) else 1
     bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
     buffers = 1 if exp.buffer is None or isinstance(exp.buffer, int) else len(exp.buffer)
     per_system = sum(1 if build_protocol(p).bufferless else buffers for p in exp.protocols)
     systems = 1 if exp.paths is None else len(exp.paths)
+    return problems * len(exp.seeds) * systems * per_system * bandwidths
+
+
+def runs_in(exp: Experiment) -> int:
+    """Number of units of work an experiment makes (for progress bars): its runs, and the
+    expected congestions and optima it computes."""
+    problems = len(exp.problem) if isinstance(exp.problem, (list, tuple)) else 1
+    bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
+    systems = 1 if exp.paths is None else len(exp.paths)
     expected_congestions = systems if exp.analyze else 0  # one per path system, after the runs
-    return problems * len(exp.seeds) * systems * per_system * bandwidths + expected_congestions
+    # OPT once per path collection and B; R(G, π) once per problem instance and B.
+    optima = (systems + (exp.opt == "free")) * bandwidths if exp.opt is not None else 0
+    return rows_in(exp) + problems * len(exp.seeds) * optima + expected_congestions
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:
@@ -469,6 +523,7 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
         rounds = [r.rounds for r in rs if r.rounds is not None]
         T = np.array([r.T for r in rs], dtype=float)
         bound = [r.bound for r in rs if r.bound is not None]
+        shown = len(bound) == len(rs)  # a bound over seeds only where every seed's run is covered
         out.append({
             "problem": problem,
             "paths": paths,
@@ -485,9 +540,10 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "T_max": int(T.max()),
             "T_std": float(T.std()),
             "T_over_CD": _mean_if_all([r.T_over_CD for r in rs]),
-            "bound": float(np.mean(bound)) if bound else None,
+            "bound": float(np.mean(bound)) if shown else None,
             "bound_expr": rs[0].bound_expr,
-            "T_over_bound": _mean_if_all([r.T_over_bound for r in rs]),
+            "bound_notes": list(dict.fromkeys(r.bound_note for r in rs if r.bound_note)),
+            "T_over_bound": _mean_if_all([r.T_over_bound for r in rs]) if shown else None,
             "max_buffer": max(r.max_buffer for r in rs),
             "mean_latency": _mean_if_all([r.mean_latency for r in rs]),
             "latency_p50": _mean_if_all([r.latency_p50 for r in rs]),
@@ -498,6 +554,7 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "discarded": float(np.mean([r.discarded for r in rs])) if rounds else None,
             "last_delivery": float(np.mean([r.last_delivery for r in rs])),
             "copies_capped": any(bool(r.copies_capped) for r in rs),
+            **offline_summary(rs),
         })
     return out
 

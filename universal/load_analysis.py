@@ -25,6 +25,7 @@ B. Towles, W. J. Dally and S. Boyd, "Throughput-centric routing algorithm design
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -33,12 +34,13 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from universal.oblivious import graphs as graph_loads
+import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.datafiles import check_writable, write_atomically
 from universal.errors import UserError
 from universal.oblivious.graphs import Capacity
 from universal.networks import NETWORKS, Network, build_network, resolve_path
 from universal.oblivious import (ROUTINGS, LoadResult, Torus, WorstCaseResult, focus_classes, get_routing,
-                                 load_table, make_traffic, worst_case)
+                                 is_torus_routing, load_table, make_traffic, worst_case)
 from universal.oblivious.torus import MAX_NODES as TORUS_MAX_NODES
 from universal.registry import check_known_params, parse_spec, take_int
 
@@ -52,6 +54,12 @@ Progress = Callable[[int], object] | None
 
 #: Largest M x N of ``random-perms:M`` (the permutations are held as an M x N int64 array, twice).
 MAX_PERM_ENTRIES = 50_000_000
+
+#: Analyses estimated to run longer than this (seconds) are refused before they start.
+MAX_SECONDS = 3600
+#: Seconds per route and channel class when tabulating pair loads (measured on a 2-core machine;
+#: the estimate is a rough guide: 2.5 times too long for ROMM on the 16-ary 3-cube, close for RLB).
+_SECONDS_PER_ROUTE_CLASS = 2e-6
 
 
 @dataclass
@@ -137,7 +145,7 @@ def resolve_target(analysis: LoadAnalysis) -> Target:
         NETWORKS.entry(spec.name)                 # an unknown name gets the registry's own message
     net = build_network(analysis.network, analysis.base_dir)
     names = [parse_spec(r).name for r in analysis.routings]
-    if net.kind == "torus" and all(n in ROUTINGS for n in names):
+    if net.kind == "torus" and all(is_torus_routing(r) for r in analysis.routings):
         torus = Torus(net.params["k"], net.params["n"])      # explains k >= 3 and the size limit
         for r in analysis.routings:
             get_routing(r)
@@ -320,6 +328,11 @@ def run_load_analysis(analysis: LoadAnalysis, progress: Progress = None) -> Load
     if not analysis.traffics and not analysis.worstcase:
         raise UserError("name at least one traffic pattern (or ask for the worst case)")
     patterns = _traffics(analysis, target)
+    seconds = estimate_seconds(analysis, target)
+    if seconds > MAX_SECONDS:
+        raise UserError(f"the analysis on {target.name} would take more than {MAX_SECONDS // 60} minutes "
+                        f"(estimated from the number of routes to tabulate), more than this tool runs: use a "
+                        f"smaller torus or a routing with fewer routes")
     if target.torus is None:
         return _run_graph(analysis, target, patterns, progress)
     torus = target.torus
@@ -332,6 +345,66 @@ def run_load_analysis(analysis: LoadAnalysis, progress: Progress = None) -> Load
     if analysis.worstcase:
         report.worst = [worst_case(torus.k, torus.n, r, progress=progress) for r in analysis.routings]
     return report
+
+
+def estimate_seconds(analysis: LoadAnalysis, target: Target | None = None) -> float:
+    """A rough estimate of how long :func:`run_load_analysis` will take, in seconds.
+
+    On tori the time goes into tabulating the pair loads: it grows with the number of routes
+    of every offset times the channel classes tabulated. The routes of up to 16 evenly spaced
+    offsets are counted (stopping early once the estimate passes :data:`MAX_SECONDS`, or after
+    a second of counting) and scaled to all N offsets. Not counted: the M permutations of ``random-perms:M`` (bounded by
+    :data:`MAX_PERM_ENTRIES`; at most about ten minutes, for ROMM on the 64-ary 2-cube) and
+    general graphs (at most 256 nodes; seconds to a minute), both shown by the progress bar.
+
+    Parameters
+    ----------
+    analysis : LoadAnalysis
+    target : Target, optional
+        From :func:`resolve_target` (computed if not given).
+
+    Returns
+    -------
+    float
+        Seconds; once above :data:`MAX_SECONDS` only a lower bound.
+
+    Examples
+    --------
+    >>> estimate_seconds(LoadAnalysis("torus:k=8,n=2", ["dor"], ["uniform"])) < 1
+    True
+    >>> estimate_seconds(LoadAnalysis("torus:k=8,n=4", ["rlb"], ["uniform"])) > MAX_SECONDS
+    True
+    """
+    target = target if target is not None else resolve_target(analysis)
+    torus = target.torus
+    if torus is None:
+        return 0.0
+    key = (torus.k, torus.n, tuple(analysis.routings), bool(analysis.traffics), analysis.worstcase)
+    if key not in _ESTIMATES:  # the CLI announces the estimate and run_load_analysis checks it: count once
+        _ESTIMATES[key] = _estimate_torus(analysis, torus)
+    return _ESTIMATES[key]
+
+
+_ESTIMATES: dict[tuple, float] = {}
+
+
+def _estimate_torus(analysis: LoadAnalysis, torus: Torus) -> float:
+    """Seconds to tabulate the pair loads of every routing (see :func:`estimate_seconds`)."""
+    total = 0.0
+    for routing in analysis.routings:
+        classes = (2 * torus.n if analysis.traffics else 0)
+        classes += len(focus_classes(routing, torus.n)) if analysis.worstcase else 0
+        alg = get_routing(routing)
+        offsets = np.unique(np.linspace(0, torus.N - 1, min(16, torus.N)).round().astype(np.int64))
+        routes = 0
+        start = time.perf_counter()
+        for done, offset in enumerate(offsets, 1):
+            routes += len(alg.family(torus, int(offset)).weights)
+            per_route = classes * _SECONDS_PER_ROUTE_CLASS * torus.N / done
+            if done >= 2 and (total + routes * per_route > MAX_SECONDS or time.perf_counter() - start > 1):
+                break  # clearly too long, or the offsets counted so far must do (counting is work too)
+        total += routes * per_route
+    return total
 
 
 def _run_graph(analysis: LoadAnalysis, target: Target, patterns: list, progress: Progress) -> LoadReport:

@@ -12,6 +12,9 @@ Keys (all but ``network``, ``problem``, ``paths`` and ``protocols`` optional)::
     bandwidth = 1          # B, or a list of values to compare (bandwidth = [1, 2, 4])
     buffer    = 4          # size b of every link buffer (default unbounded), or a list such
                            # as [1, 2, "unbounded"] to compare
+    note      = "..."      # a line printed under the table (what the scenario leaves out, and why)
+    opt       = true       # also OPT of every path collection ("free": and R(G, π)); SPEC §12
+    time_limit = 10        # the optimum searches' limit (CP-SAT deterministic time, about seconds)
 
 A scenario with ``kind = "load"`` runs the channel-load analysis (SPEC §7) instead of an
 experiment; its keys mirror ``universal load`` and ``universal worstcase``::
@@ -33,6 +36,16 @@ A scenario with ``kind = "openloop"`` runs open-loop studies (SPEC §11), its ke
     saturation = true      # or: loads = "0.05:1.0:0.05" (or a list of numbers)
     injection  = "poisson" # bernoulli (default), poisson, on-off
     pairs      = ["0,0->1,1"]   # with loads: also the latency of these source->destination pairs
+A scenario with ``kind = "design"`` solves the routing-design LPs of SPEC §10 (Towles, Dally &
+Boyd 2003) and compares the named algorithms with the optimal tradeoff curves::
+
+    kind       = "design"
+    network    = "torus:k=8,n=2"
+    objectives = ["worst-case", "average-case"]   # one tradeoff curve each
+    paths      = "all"     # path family of the curves: all, minimal or 2turn
+    points     = 8         # locality bounds per curve
+    samples    = 100       # random permutations of the average case
+    seed       = 0         # their seed (the held-out sample uses seed + 1)
 
 A ``[sweep]`` table runs the experiment once per cell of a grid; names may hold ``{axis}``
 placeholders (see :mod:`universal.sweep`)::
@@ -54,15 +67,17 @@ from pathlib import Path
 
 from universal.datafiles import read_text
 from universal.errors import UserError
+from universal.design.study import DesignStudy
 from universal.experiment import Experiment, check_seed_count
 from universal.load_analysis import LoadAnalysis
 from universal.sweep import Sweep
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
-              "engine", "sweep"}
+              "engine", "sweep", "note", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "window", "tolerance", "pairs"}
+DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
 
 @dataclass
@@ -76,6 +91,7 @@ class Scenario:
     analysis: LoadAnalysis | None = None
     sweep: Sweep | None = None
     openloop: object | None = None          # an OpenLoopStudy (kind = "openloop")
+    design: DesignStudy | None = None
 
 
 def builtin_dir() -> Path:
@@ -147,6 +163,8 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         raise UserError(f"{path}: malformed scenario file ({exc})") from None
     if data.get("kind") == "openloop":
         return _openloop_scenario(data, path)
+    if data.get("kind") == "design":
+        return _design_scenario(data, path)
     if "kind" in data:
         return _load_analysis_scenario(data, path)
     unknown = sorted(set(data) - KNOWN_KEYS)
@@ -170,9 +188,30 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         engine=str(data.get("engine", "fast")),
         name=path.stem,
         base_dir=path.parent,
+        note=str(data.get("note", "")),
+        opt=_opt_setting(data.get("opt", False), path),
+        time_limit=_time_limit_setting(data.get("time_limit", 10.0), path),
     )
     sweep = Sweep(path.stem, experiment, _sweep_axes(data["sweep"], path)) if "sweep" in data else None
     return Scenario(path.stem, str(data.get("description", "")), experiment, path, sweep=sweep)
+
+
+def _opt_setting(value: object, where: Path) -> str | None:
+    """``opt``: false (default), true (OPT of the paths) or "free" (and R(G, π))."""
+    if value is False:
+        return None
+    if value is True:
+        return "paths"
+    if value == "free":
+        return "free"
+    raise UserError(f"{where}: 'opt' must be true, false or \"free\"")
+
+
+def _time_limit_setting(value: object, where: Path) -> float:
+    """``time_limit``: a positive number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise UserError(f"{where}: 'time_limit' must be a positive number of seconds")
+    return float(value)
 
 
 def _sweep_axes(table: object, where: Path) -> dict[str, list]:
@@ -212,7 +251,8 @@ def _load_analysis_scenario(data: dict, path: Path) -> Scenario:
     (['dor', 'romm'], True)
     """
     if data["kind"] != "load":
-        raise UserError(f"{path}: 'kind' must be \"load\" (or left out for an experiment), not {data['kind']!r}")
+        raise UserError(f"{path}: 'kind' must be \"load\" or \"design\" (or left out for an experiment), "
+                        f"not {data['kind']!r}")
     unknown = sorted(set(data) - LOAD_KEYS)
     if unknown:
         raise UserError(f"{path}: unknown key {unknown[0]!r} for kind = \"load\" (known: {', '.join(sorted(LOAD_KEYS))})")
@@ -276,3 +316,34 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
                           seeds=seeds_from(data.get("seeds", 1), data.get("seed", 0), str(path)),
                           name=path.stem, base_dir=path.parent, **options)
     return Scenario(path.stem, str(data.get("description", "")), None, path, openloop=study)
+
+
+def _design_scenario(data: dict, path: Path) -> Scenario:
+    """A ``kind = "design"`` scenario: tradeoff curves and the named algorithms (SPEC §10).
+
+    Examples
+    --------
+    >>> sc = load_scenario("tdb_tradeoff")
+    >>> sc.design.network, sc.design.objectives
+    ('torus:k=8,n=2', ['worst-case', 'average-case'])
+    """
+    unknown = sorted(set(data) - DESIGN_KEYS)
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r} for kind = \"design\" (known: {', '.join(sorted(DESIGN_KEYS))})")
+    if not isinstance(data.get("network"), str):
+        raise UserError(f"{path}: 'network' must be given as a string")
+    objectives = _string_list(data, "objectives", path) if "objectives" in data else ["worst-case", "average-case"]
+    bad = [o for o in objectives if o not in ("worst-case", "average-case", "capacity")]
+    if bad:
+        raise UserError(f"{path}: unknown objective {bad[0]!r} (known: worst-case, average-case, capacity)")
+    paths = data.get("paths", "all")
+    if paths not in ("all", "minimal", "2turn"):
+        raise UserError(f"{path}: 'paths' must be all, minimal or 2turn")
+    numbers = {}
+    for key, default, low in (("points", 8, 2), ("samples", 100, 1), ("seed", 0, 0)):
+        value = data.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise UserError(f"{path}: '{key}' must be an integer >= {low}")
+        numbers[key] = value
+    study = DesignStudy(data["network"], objectives, paths, name=path.stem, **numbers)
+    return Scenario(path.stem, str(data.get("description", "")), None, path, design=study)

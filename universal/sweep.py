@@ -41,7 +41,7 @@ from typing import Callable
 from universal import __version__
 from universal.datafiles import read_text, write_atomically
 from universal.errors import UserError
-from universal.experiment import Experiment, Row, check_experiment, check_seed_count, run_experiment, runs_in
+from universal.experiment import Experiment, Row, check_experiment, check_seed_count, rows_in, run_experiment
 
 #: Placeholders may appear in these fields of the experiment.
 TEMPLATED = ("network", "problem", "paths", "protocols")
@@ -76,7 +76,14 @@ class Sweep:
     axes: dict[str, list]
 
     def cell_count(self) -> int:
-        """Number of cells (the product of the axis lengths), without making them."""
+        """Number of cells (the product of the axis lengths), without making them.
+
+        Examples
+        --------
+        >>> Sweep("big", Experiment("torus:k={k},n={n}", "h-relation:h=1", None, ["fifo"]),
+        ...       {"k": list(range(3, 1003)), "n": list(range(1, 1001))}).cell_count()
+        1000000
+        """
         return math.prod(len(values) for values in self.axes.values())
 
     def cells(self) -> list[dict]:
@@ -110,6 +117,7 @@ class Sweep:
             "bandwidth": _jsonable(exp.bandwidth),
             "buffer": _jsonable(exp.buffer),
             "engine": exp.engine,
+            **({"opt": exp.opt, "time_limit": exp.time_limit} if exp.opt is not None else {}),
         }
 
 
@@ -244,7 +252,7 @@ _HEADER_TYPES = {"sweep": str, "settings": dict, "version": str, "command": (str
 
 def _check_header(header: object, path: Path, sweep: Sweep) -> None:
     where = f"results file {str(path)!r}, line 1"
-    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str):
+    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str) or "settings" not in header:
         raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep header "
                         f"(an object with \"sweep\" and \"settings\"); remove the file or run without --resume")
     for key, value in header.items():
@@ -274,7 +282,7 @@ def _cell_line(data: object, sweep: Sweep, cells: dict[str, dict]) -> CellResult
     if not _fits(data["captions"], list[str]):
         raise _Bad("'captions' must be a list of strings")
     rows = data["rows"]
-    expected = runs_in(sweep.experiment_for(cell))
+    expected = rows_in(sweep.experiment_for(cell))
     if not isinstance(rows, list) or len(rows) != expected:
         got = len(rows) if isinstance(rows, list) else "no list of"
         raise _Bad(f"cell {json.dumps(cell)} holds {got} rows, not the {expected} it runs")
@@ -389,6 +397,8 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
 
     if progress:
         progress(len(done), len(cells))
+    if executor is not None and pending:
+        executor.connect()  # an unreachable scheduler is reported before the results file is touched
     if path is not None and not done:
         _write_results(path, sweep, done, command)  # a fresh run starts a fresh file
     if executor is not None and pending:

@@ -24,7 +24,7 @@ from universal.engine import simulate, simulate_reference
 from universal.networks import build_network
 from universal.paths import PathCollection
 
-from .test_equivalence import BUFFERED_PROTOCOLS, SCENARIOS, build_case
+from .test_equivalence import BUFFERED_PROTOCOLS, DELAYED_PROTOCOLS, SCENARIOS, build_case
 
 ENGINES = [pytest.param(simulate, id="fast"), pytest.param(simulate_reference, id="reference")]
 BY_ID = ["longest-in-system", "random-rank:K=1", "growing-rank:K=1"]
@@ -339,6 +339,19 @@ def test_fast_matches_reference_bounded(scenario_id, protocol, b, B, tmp_path):
 @pytest.mark.parametrize("seed, protocol, b, B", [pytest.param(*c, id=f"ring{c[0]}-{c[1]}-b{c[2]}-B{c[3]}")
                                                    for c in RING_CASES])
 def test_fast_matches_reference_on_loaded_rings(seed, protocol, b, B):
+    coll = ring_case(seed)
+    kwargs = dict(bandwidth=B, buffer=b, record_hops=True)
+    fast = simulate(coll, protocol, np.random.default_rng(seed), **kwargs)
+    ref = simulate_reference(coll, protocol, np.random.default_rng(seed), **kwargs)
+    assert_same(fast, ref)
+
+
+@pytest.mark.parametrize("seed, protocol, b, B", [
+    pytest.param(seed, protocol, 1 + seed % 3, 1 + seed % 2, id=f"ring{seed}-{protocol}-b{1 + seed % 3}-B{1 + seed % 2}")
+    for protocol in DELAYED_PROTOCOLS for seed in range(8)])
+def test_fast_matches_reference_with_delays_and_bounded_buffers(seed, protocol, b, B):
+    """Random delays with bounded buffers: a step may move nothing while packets are still held
+    back (not a deadlock); both engines must agree on that and on every later step."""
     coll = ring_case(seed)
     kwargs = dict(bandwidth=B, buffer=b, record_hops=True)
     fast = simulate(coll, protocol, np.random.default_rng(seed), **kwargs)

@@ -4,8 +4,9 @@
 Reminders of that contract used in the hand-worked cases below: D = max(dilation, 1); round j
 is the 4D steps t0+1 .. t0+4D with t0 = (j-1)·4D; a packet (copy) with delay delta crosses hop
 k in step t0+delta+k+1; its acknowledgement reaches the source at t0+4D-delta; trial-and-
-failure draws ranks rng.integers(0, K, size=n) then delays rng.integers(0, D, size=n) (round 1,
-and every round with redraw); duplication draws rng.integers(0, D, size=(a, c)) per round.
+failure draws ranks rng.integers(0, K, size=n) then delays rng.integers(0, D, size=n) once, before
+round 1 (and every round in the variant redraw=yes); duplication draws rng.integers(0, D, size=(a, c))
+per round, c = 2^(j-1) (min with copies=N in the capped variant).
 
 Some cases script the generator (:class:`Script`): it hands out the given arrays in order and
 records the calls, so the delays and ranks are chosen by hand and the calls are checked too.
@@ -16,6 +17,7 @@ fast engine must agree exactly with the reference on well over 100 cases per pro
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import networkx as nx
 import numpy as np
@@ -90,11 +92,16 @@ def test_tf_collision_lower_rank_wins(engine):
     """As above with scripted ranks 1 and 0: packet 1 has the lower rank and wins despite its id."""
     net = line(2)
     coll = PathCollection.from_node_paths(net, [[0, 1], [0, 1]])
-    rng = Script([1, 0], [0, 0], [4, 2], [0, 0])
+    rng = Script([1, 0], [0, 0])
     res = engine(coll, "trial-and-failure:K=5", rng, record_hops=True)
     assert res.delivery.tolist() == [5, 1]
     assert (res.rounds, res.discarded, res.finish) == (2, 1, 8)
-    # Round 2 draws again for all n = 2 packets (redraw is on by default), though one is done.
+    # By default ranks and delays are drawn once, before round 1 (survey §4.3).
+    assert rng.calls == [(0, 5, (2,)), (0, 1, (2,))] and not rng.draws
+    # The variant redraw=yes draws again in round 2 for all n = 2 packets, though one is done.
+    rng = Script([1, 0], [0, 0], [4, 2], [0, 0])
+    res = engine(coll, "trial-and-failure:K=5,redraw=yes", rng, record_hops=True)
+    assert res.delivery.tolist() == [5, 1]
     assert rng.calls == [(0, 5, (2,)), (0, 1, (2,))] * 2 and not rng.draws
 
 
@@ -147,15 +154,25 @@ def test_tf_delays_and_acknowledgements(engine):
 
     Packet 0 on 2->3 (delay 2): crosses in step 0+2+0+1 = 3, delivered at 3, ack at 12-2 = 10.
     Packet 1 on 0->1->2->3 (delay 0): steps 1, 2, 3; it wants 2->3 in step 3 like packet 0 and
-    has the higher rank: discarded there, after two crossings. Round 2 (t0 = 12), scripted ranks
-    (5, 5), delays (1, 1): packet 1 crosses in steps 14, 15, 16, delivered at 16, ack at 24-1 = 23.
-    T = 23, 2 rounds, 1 discarded, 1 + 2 + 3 = 6 crossings.
+    has the higher rank: discarded there, after two crossings. Round 2 (t0 = 12) keeps its delay 0:
+    packet 1 crosses in steps 13, 14, 15, delivered at 15, ack at 24-0 = 24.
+    T = 24, 2 rounds, 1 discarded, 1 + 2 + 3 = 6 crossings.
+    The variant redraw=yes draws again for round 2, scripted ranks (5, 5), delays (1, 1): packet 1
+    crosses in steps 14, 15, 16, delivered at 16, ack at 24-1 = 23.
     """
     net = line(4)
     coll = PathCollection.from_node_paths(net, [[2, 3], [0, 1, 2, 3]])
-    rng = Script([0, 1], [2, 0], [5, 5], [1, 1])
-    res = engine(coll, "trial-and-failure:K=6", rng, record_hops=True)
     e01, e12, e23 = link(net, 0, 1), link(net, 1, 2), link(net, 2, 3)
+    rng = Script([0, 1], [2, 0])
+    res = engine(coll, "trial-and-failure:K=6", rng, record_hops=True)
+    assert res.delivery.tolist() == [3, 15]
+    assert (res.status, res.rounds, res.discarded, res.finish, res.T, res.steps, res.hops) == \
+           ("delivered", 2, 1, 24, 24, 24, 6)
+    assert rows(res) == sorted([(3, e23, 0), (1, e01, 1), (2, e12, 1), (13, e01, 1), (14, e12, 1), (15, e23, 1)])
+    assert rng.calls == [(0, 6, (2,)), (0, 3, (2,))]
+
+    rng = Script([0, 1], [2, 0], [5, 5], [1, 1])
+    res = engine(coll, "trial-and-failure:K=6,redraw=yes", rng, record_hops=True)
     assert res.delivery.tolist() == [3, 16]
     assert (res.status, res.rounds, res.discarded, res.finish, res.T, res.steps, res.hops) == \
            ("delivered", 2, 1, 23, 23, 24, 6)
@@ -228,21 +245,27 @@ def test_empty_paths(engine, protocol):
 def test_dup_collision_both_die(engine):
     """B = 1, D = 1, packets 0 and 1 on link 0->1: every copy wants it in step t0+1.
 
-    Default cap max(1, floor(B·D/C)) = 1 copy. Round 1: two copies > B: both discarded. Rounds 2 and 3 the same
-    (2^(j-1) = 2, 4 exceed the cap 1: copies_capped). Limit 12 = 3 rounds: 6 discarded copies,
-    nothing crosses, nothing delivered, no acknowledgement (finish 0).
+    By default (survey §4.4) each packet sends 2^(j-1) copies in round j: 1, 2, 4 for rounds 1-3,
+    and with more than B copies on the link in step t0+1 all are discarded. Limit 12 = 3 rounds:
+    2 + 4 + 8 = 14 discarded copies, nothing crosses, nothing delivered, no acknowledgement
+    (finish 0), no cap.
     """
     net = line(2)
     coll = PathCollection.from_node_paths(net, [[0, 1], [0, 1]])
     res = engine(coll, "duplication", np.random.default_rng(0), step_limit=12, record_hops=True)
     assert res.delivery.tolist() == [-1, -1]
     assert (res.status, res.steps, res.rounds, res.discarded, res.hops, res.finish) == \
-           ("step-limit", 12, 3, 6, 0, 0)
-    assert res.copies_capped is True
+           ("step-limit", 12, 3, 14, 0, 0)
+    assert res.copies_capped is False
     assert res.crossings.shape == (0, 3)
-    # One round only: 2^0 = 1 copy is within the cap.
-    res = engine(coll, "duplication", np.random.default_rng(0), step_limit=4)
-    assert (res.rounds, res.discarded, res.copies_capped) == (1, 2, False)
+    # With copies=1 (a variant) every round sends one copy per packet: 2 + 2 + 2 discarded, capped.
+    res = engine(coll, "duplication:copies=1", np.random.default_rng(0), step_limit=12)
+    assert (res.rounds, res.discarded, res.copies_capped) == (3, 6, True)
+    # Without a step limit the doubling runs until a round would send more copies than allowed:
+    # round 12 would send 2 * 2^11 = 4096 > 4000 copies, so 11 rounds run (status copy-limit).
+    limited = replace(build_protocol("duplication"), max_round_copies=4000)
+    res = engine(coll, limited, np.random.default_rng(0))
+    assert (res.status, res.rounds, res.steps, res.discarded) == ("copy-limit", 11, 44, 2 * (2 ** 11 - 1))
     # B = 2: the two copies may share the link: both delivered at step 1, in one round.
     res = engine(coll, "duplication", np.random.default_rng(0), bandwidth=2)
     assert res.delivery.tolist() == [1, 1]
@@ -346,6 +369,11 @@ def check_bufferless(coll: PathCollection, res, protocol: str, B: int) -> None:
         assert res.T == res.finish >= coll.dilation
         if coll.dilation:
             assert res.finish > (res.rounds - 1) * R  # the last round acknowledged someone
+    elif res.status == "copy-limit":
+        # the round after the last would have sent more copies than a round may hold
+        assert not trial
+        active = int(np.count_nonzero(res.delivery == -1))
+        assert active * 2 ** res.rounds > 4096
     else:
         assert res.status == "step-limit"
     # Crossings happen in forward passes only, on links of the packet's path, at most B per link and step.
@@ -391,7 +419,7 @@ def check_bufferless(coll: PathCollection, res, protocol: str, B: int) -> None:
         assert res.finish == last_ack
     elif coll.is_simple:
         # Every copy is delivered or discarded: copies sent = discarded + copies that arrived.
-        cap = 8 if protocol == "duplication:copies=8" else (2 if protocol == "duplication:copies=2" else max(1, B * D // max(coll.congestion, 1)))
+        cap = 8 if protocol == "duplication:copies=8" else (2 if protocol == "duplication:copies=2" else 2 ** 62)
         sent = 0
         for j in range(1, res.rounds + 1):
             t0 = (j - 1) * R
@@ -414,11 +442,13 @@ def test_bufferless_properties(engine, protocol):
     """Seeded runs on several networks and bandwidths: every packet delivered exactly once (and
     nothing of it moves after its round), at most B crossings per link and step, crossings only
     in forward passes, T = finish >= D, steps = rounds·4D, discards accounted for."""
+    # Doubling without a cap is stopped at 4096 copies a round (status copy-limit) to stay quick.
+    run = replace(build_protocol(protocol), max_round_copies=4096) if protocol == "duplication" else protocol
     for k, scenario in enumerate(PROPERTY_NETWORKS):
         coll = build_case(scenario, None, 500 + k)
         for B in (1, 2, 3):
             limit = 4 * max(coll.dilation, 1) * 60
-            res = engine(coll, protocol, np.random.default_rng(17 * k + B), bandwidth=B, step_limit=limit,
+            res = engine(coll, run, np.random.default_rng(17 * k + B), bandwidth=B, step_limit=limit,
                          record_hops=True)
             check_bufferless(coll, res, protocol, B)
 
@@ -458,10 +488,22 @@ EQUIVALENCE_CASES = [
 ]
 
 
+#: Copies a round of the default (uncapped) duplication may send in these cases: small enough for
+#: the reference engine, and reached by some cases, so that both engines stop alike (copy-limit).
+EQUIVALENCE_ROUND_COPIES = 1 << 12
+
+
+def _as_run(protocol: str):
+    """The protocol of an equivalence case (default duplication with the smaller copy budget)."""
+    p = build_protocol(protocol)
+    return replace(p, max_round_copies=EQUIVALENCE_ROUND_COPIES) if protocol == "duplication" else p
+
+
 @pytest.mark.parametrize("scenario_id, protocol, B, limit_kind", EQUIVALENCE_CASES)
 def test_fast_matches_reference_bufferless(scenario_id, protocol, B, limit_kind, tmp_path):
     seed = 900 + 13 * [s[0] for s in SCENARIOS].index(scenario_id) + B + limit_kind
     coll = build_case(scenario_id, tmp_path, seed)
+    protocol = _as_run(protocol)
     kwargs = dict(bandwidth=B, step_limit=_limit(coll, limit_kind), record_hops=True)
     fast = simulate(coll, protocol, np.random.default_rng(seed), **kwargs)
     ref = simulate_reference(coll, protocol, np.random.default_rng(seed), **kwargs)
@@ -473,8 +515,9 @@ def test_fast_matches_reference_bufferless(scenario_id, protocol, B, limit_kind,
 
 
 def test_equivalence_cases_cover_both_outcomes():
-    """The cases above include runs that finish, runs cut by the step limit, several rounds, and
-    duplication runs that reach the copy cap; 100+ cases per protocol."""
+    """The cases above include runs that finish, runs cut by the step limit, several rounds,
+    duplication runs that reach the copy cap (copies=N) and default duplication runs stopped by
+    the copy budget; 100+ cases per protocol."""
     assert sum(1 for c in EQUIVALENCE_CASES if c.values[1].startswith("trial")) >= 100
     assert sum(1 for c in EQUIVALENCE_CASES if c.values[1].startswith("dup")) >= 100
     seen = Counter()
@@ -484,10 +527,11 @@ def test_equivalence_cases_cover_both_outcomes():
             continue  # these need files; the others are enough for the census
         seed = 900 + 13 * [s[0] for s in SCENARIOS].index(scenario_id) + B + limit_kind
         coll = build_case(scenario_id, None, seed)
-        ref = simulate_reference(coll, protocol, np.random.default_rng(seed), bandwidth=B,
+        ref = simulate_reference(coll, _as_run(protocol), np.random.default_rng(seed), bandwidth=B,
                                  step_limit=_limit(coll, limit_kind))
         seen[ref.status] += 1
         seen["multi-round"] += ref.rounds > 1
         seen["capped"] += bool(ref.copies_capped)
         seen["discards"] += ref.discarded > 0
     assert all(seen[k] >= 10 for k in ("delivered", "step-limit", "multi-round", "capped", "discards")), seen
+    assert seen["copy-limit"] >= 1, seen

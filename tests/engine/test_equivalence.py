@@ -30,6 +30,9 @@ BUFFERED_PROTOCOLS = [
     "random",
 ]
 
+# Leighton, Maggs & Rao's random delays, then FIFO: packets join the waiting ones mid-run.
+DELAYED_PROTOCOLS = ["random-delay:alpha=1", "random-delay:alpha=2.5", "random-delay:alpha=0.1"]
+
 # An irregular graph for the edge-list file: a 10-cycle with chords and a pendant path.
 EDGELIST_TEXT = """\
 # an irregular test graph: ring 1..10, three chords, a tail 11-12
@@ -153,7 +156,7 @@ def _run_both(coll: PathCollection, protocol: str, seed: int, **kwargs):
 CASES = [
     pytest.param(sid, proto, bw, id=f"{sid}-{proto}-B{bw}")
     for sid, *_ in SCENARIOS
-    for proto in BUFFERED_PROTOCOLS
+    for proto in BUFFERED_PROTOCOLS + DELAYED_PROTOCOLS
     for bw in (1, 2)
 ]
 
@@ -173,7 +176,7 @@ def test_fast_matches_reference(scenario_id, protocol, bandwidth, tmp_path):
 B3_CASES = [
     pytest.param(sid, proto, id=f"{sid}-{proto}-B3")
     for sid in ("bf4-hrel3-dor", "hcube3-gossip-dor", "petersen-gossip-rshortest", "torus5-broadcast-dor")
-    for proto in BUFFERED_PROTOCOLS
+    for proto in BUFFERED_PROTOCOLS + DELAYED_PROTOCOLS
 ]
 
 

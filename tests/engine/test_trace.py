@@ -10,6 +10,8 @@ Recording must change nothing, and the printed log of a hand-worked case is chec
 from __future__ import annotations
 
 import io
+from collections import Counter
+from dataclasses import replace
 import json
 
 import networkx as nx
@@ -22,7 +24,7 @@ from universal.errors import UserError
 from universal.networks import build_network, from_networkx
 from universal.paths import PathCollection, route_paths
 from universal.protocols import build_protocol
-from universal.reporting.trace import (MAX_TRACE_PACKETS, check_traceable, print_trace, trace_route, trace_run,
+from universal.reporting.trace import (MAX_TRACE_COPIES, MAX_TRACE_PACKETS, check_traceable, print_trace, trace_route, trace_run,
                                        trace_to_json)
 from universal.workloads import build_problem
 
@@ -275,7 +277,10 @@ def test_bufferless_trace_replays_the_run(protocol, bandwidth, problem, seed):
     data = json.loads(json.dumps(trace_to_json(trace)))
     got = replay_bufferless(data, coll, bandwidth)
     net = coll.network
-    for res in results(coll, protocol, seed, bandwidth=bandwidth):
+    run = build_protocol(protocol)
+    if run.name == "duplication":   # a trace stops doubling at MAX_TRACE_COPIES copies a round
+        run = replace(run, max_round_copies=MAX_TRACE_COPIES)
+    for res in results(coll, run, seed, bandwidth=bandwidth):
         assert got["delivery"] == res.delivery.tolist()
         assert (got["rounds"], got["discarded"], got["finish"]) == (res.rounds, res.discarded, res.finish)
         assert got["crossings"] == sorted((t, f"{net.label_of(int(net.link_tail[e]))}->"
@@ -356,9 +361,10 @@ def test_hand_worked_trial_and_failure_log():
 
     D = 2, rounds of 8 steps. Draws in round 1 (scripted): ranks [3, 1], delays [0, 0]: both want
     0->1 in step 1; packet 1 has the lower rank and goes on (delivered at step 1, ack at step 8);
-    packet 0 is discarded. Round 2 (t0 = 8, steps 9..16): ranks [2, 0], delays [1, 0]: packet 0
-    alone crosses 0->1 in step t0 + 1 + 0 + 1 = 10 and 1->2 in step 11 (delivered); its ack
-    arrives at t0 + 4D - delay = 8 + 8 - 1 = 15 = T.
+    packet 0 is discarded. Round 2 (t0 = 8, steps 9..16), in the variant redraw=yes: ranks [2, 0],
+    delays [1, 0]: packet 0 alone crosses 0->1 in step t0 + 1 + 0 + 1 = 10 and 1->2 in step 11
+    (delivered); its ack arrives at t0 + 4D - delay = 8 + 8 - 1 = 15 = T. By default the draws are
+    kept: packet 0 (delay 0) crosses in steps 9 and 10, ack at 8 + 8 - 0 = 16 = T.
     """
 
     class Script:
@@ -369,7 +375,17 @@ def test_hand_worked_trial_and_failure_log():
             return self.draws.pop(0)
 
     coll = PathCollection.from_node_paths(build_network("mesh:k=3,n=1"), [[0, 1, 2], [0, 1]])
-    trace = trace_run(coll, "trial-and-failure:K=4", Script([3, 1], [0, 0], [2, 0], [1, 0]))
+    kept = printed(trace_to_json(trace_run(coll, "trial-and-failure:K=4", Script([3, 1], [0, 0]))))
+    assert kept[kept.index("round 2 (steps 9..16)"):] == [
+        "round 2 (steps 9..16)",
+        "  draws: p0 delay 0 rank 3",
+        "  step 9: 0->1 p0",
+        "  step 10: 1->2 p0",
+        "    delivered: p0",
+        "  acknowledged: p0 at step 16; still active: none",
+        "T = 16 (last acknowledgement; last delivery at step 10): 2 rounds, 1 discarded, 3 link crossings",
+    ]
+    trace = trace_run(coll, "trial-and-failure:K=4,redraw=yes", Script([3, 1], [0, 0], [2, 0], [1, 0]))
     data = trace_to_json(trace)
     assert data["result"]["T"] == 15 and data["result"]["discarded"] == 1
     lines = printed(data)
@@ -441,3 +457,37 @@ def test_json_round_trips():
     data = trace_to_json(trace_run(ring_deadlock(), "fifo", np.random.default_rng(0), buffer=1))
     assert json.loads(json.dumps(data)) == data and data["result"]["status"] == "deadlock"
     assert printed(data)[-1].startswith("Deadlock in step 2: no packet could move; 4 packets wait (p0 p1 p2 p3)")
+
+
+def test_default_duplication_doubles_its_copies_round_by_round():
+    """A small case of bufferless_tradeoff (a dense h-relation, Valiant's paths on a butterfly,
+    B = 1): the survey's duplication sends 1, 2, 4, ... copies per packet in rounds 1, 2, 3, ...
+    (no cap), and every round's draws hold that many delays per active packet."""
+    trace = trace_route("butterfly:d=3", "h-relation:h=8", "valiant", "duplication", seed=0)
+    data = trace_to_json(trace)
+    copies = [r["copies"] for r in data["rounds"]]
+    assert len(copies) >= 3 and copies == [2 ** j for j in range(len(copies))]
+    assert data["result"]["copies_capped"] is False
+    for r in data["rounds"]:
+        per_packet = Counter(d["packet"] for d in r["draws"])
+        assert set(per_packet.values()) == {r["copies"]}
+
+
+def test_random_delay_trace_shows_the_delays():
+    """random-delay's trace lists every packet's delay; no packet crosses a link before the step
+    after its delay, and the delays are the ones the engine drew (the same generator)."""
+    from universal.reporting.trace import trace_to_json
+
+    data = trace_to_json(trace_route("mesh:k=4,n=1", "permutation:bit-complement", "dimension-order",
+                                     "random-delay:alpha=2", seed=0))
+    delays = {p["packet"]: p["delay"] for p in data["packets"]}
+    assert set(delays) == {0, 1, 2, 3} and all(0 <= d < 2 * 2 for d in delays.values())  # alpha * C, C = 2
+    first_move = {}
+    for step in data["steps"]:
+        for link in step["links"]:
+            for packet in link["crossed"]:
+                first_move.setdefault(packet, step["step"])
+    assert set(first_move) == set(delays)
+    assert all(first_move[p] > delays[p] for p in delays)
+    # Packets with delay 0 start at different nodes, so none competes for its first link: step 1.
+    assert all(first_move[p] == 1 for p in delays if delays[p] == 0)

@@ -344,7 +344,7 @@ def test_flagship_plot_has_no_repeated_colour_and_style(flagship_figure):
 
     result, fig = flagship_figure
     lines = [line for ax in fig.axes for line in ax.get_lines() if not line.get_label().startswith("_")]
-    assert len(lines) == len(result.rows) == 18
+    assert len(lines) == len(result.rows) == 16      # 8 protocols x 2 path systems, first seed
     pairs = [(to_hex(line.get_color()), line.get_linestyle()) for line in lines]
     assert len(set(pairs)) == len(pairs)
     # colour says the protocol, line style the path system

@@ -9,6 +9,15 @@
         [--json | --csv] [--plot FILE]
     python -m universal worstcase --network NET --routing A,B [--show-permutation]
         [--permutation-file PATH] [--samples M] [--json | --csv] [--plot FILE]
+    python -m universal design --network torus:k=K,n=N [--objective capacity|worst-case|average-case]
+        [--then locality] [--paths all|minimal|2turn] [--locality L] [--save FILE] [--tradeoff N]
+        [--plot FILE] [--samples M] [--seed S] [--json | --csv]
+    python -m universal optimum --network SPEC --problem SPEC [--paths NAME | --paths free] [--bandwidth B]
+        [--seed S] [--time-limit SECONDS] [--schedule] [--json | --csv]
+    python -m universal routing-number --network SPEC [--bandwidth B] [--time-limit SECONDS] [--schedule]
+        [--json | --csv]
+
+``route`` also takes ``--opt [free]`` and ``--time-limit SECONDS``.
 
 Every command is a module of this package with ``HELP``, ``add_arguments(parser)`` and
 ``run(args)``, listed once in :data:`COMMANDS`: adding a command is one module and one entry.
@@ -43,7 +52,10 @@ COMMANDS: dict[str, str] = {
     "route": "route",
     "load": "load",
     "worstcase": "worstcase",
+    "design": "design",
     "openloop": "openloop",
+    "optimum": "optimum",
+    "routing-number": "routing_number",
 }
 
 

@@ -107,6 +107,39 @@ def positive_list(text: str) -> list[int]:
     return [positive(part.strip()) for part in text.split(",")]
 
 
+def time_limit(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds.
+
+    Examples
+    --------
+    >>> time_limit("2.5")
+    2.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def time_limit_option(parser: argparse.ArgumentParser, default: float | None = 10.0) -> None:
+    """``--time-limit``: the solver's search limit (CP-SAT deterministic time, about seconds)."""
+    parser.add_argument("--time-limit", type=time_limit, default=default, metavar="SECONDS",
+                        help="limit of every optimum search in CP-SAT's deterministic time (about seconds; the "
+                             "same on any machine); reached, it leaves proven bounds (default 10)")
+
+
+def opt_options(parser: argparse.ArgumentParser, default_time_limit: float | None = 10.0) -> None:
+    """``--opt [free]`` and ``--time-limit``: the offline optimum beside the protocols."""
+    parser.add_argument("--opt", nargs="?", const="paths", choices=["paths", "free"],
+                        help="also compute OPT, the fewest steps of any schedule on the same paths (columns OPT, "
+                             "T/OPT); --opt free also R(G, π) with free paths. Needs OR-Tools (pip install "
+                             "'.[opt]')")
+    time_limit_option(parser, default_time_limit)
+
+
 def output_options(parser: argparse.ArgumentParser) -> None:
     """``--json`` and ``--csv``, which exclude each other."""
     out = parser.add_mutually_exclusive_group()
@@ -231,7 +264,13 @@ def command_line(args: argparse.Namespace) -> str:
 
 
 def provenance(args: argparse.Namespace) -> dict:
-    """``version`` and ``command``: what every JSON output and results file records about its making."""
+    """``version`` and ``command``: what every JSON output and results file records about its making.
+
+    Examples
+    --------
+    >>> sorted(provenance(argparse.Namespace(argv=["scenarios"])).items())[0]
+    ('command', 'universal scenarios')
+    """
     from universal import __version__
 
     return {"version": __version__, "command": command_line(args)}
@@ -263,7 +302,13 @@ def output_file(what: str):
 
 def writable(path: str | None, what: str) -> Path | None:
     """``path`` checked for writing before any work (None stays None); see
-    :func:`universal.datafiles.check_writable`."""
+    :func:`universal.datafiles.check_writable`.
+
+    Examples
+    --------
+    >>> writable(None, "links") is None
+    True
+    """
     if path is None:
         return None
     from universal.datafiles import check_writable
@@ -277,7 +322,8 @@ def analysis_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torus:k=K,n=N (up to 4096 nodes with the torus routings), or any network of at "
                              "most 256 nodes: mesh:k=,n=, hypercube:d=, torus:k=,n=, edgelist:FILE")
     parser.add_argument("--routing",
-                        help="comma-separated: dor, val, romm, rlb, rlbth, ival (tori), or any path system: "
+                        help="comma-separated: dor, val, romm, rlb, rlbth, ival, 2turn, 2turna, lp:file=PATH, "
+                             "mix:dor=0.25,ival=0.75 (tori), or any path system: "
                              "shortest, random-shortest, dimension-order, valiant[:base=NAME] (default: dor on "
                              "tori, dimension-order on meshes and hypercubes, shortest elsewhere)")
     parser.add_argument("--samples", type=positive, default=None,

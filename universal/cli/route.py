@@ -4,9 +4,10 @@ protocols, over seeds; or (``--trace``) follow one small run step by step."""
 from __future__ import annotations
 
 import argparse
+import sys
 
-from universal.cli.common import (buffer_list, machine, names, nonnegative, output_file, output_options, plot_path, plotted,
-                                  positive, positive_list, print_json, table_options)
+from universal.cli.common import (buffer_list, machine, names, nonnegative, opt_options, output_file, output_options,
+                                  plot_path, plotted, positive, positive_list, print_json, table_options, writable)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -30,10 +31,14 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
+    opt_options(rt)
     output_options(rt)
     table_options(rt)
     rt.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw packets delivered by step for every run of the "
                     "first seed (.png or .svg)")
+    rt.add_argument("--links", type=output_file("links"), metavar="FILE",
+                    help="write the number of paths on every link of every path collection, one line per "
+                         "link: tail head load (a block per collection; use with --analyze)")
     rt.add_argument("--trace", action="store_true",
                     help="follow one small run step by step (who crossed which link, who lost and why, the "
                          "buffers); with --json as one JSON object")
@@ -41,6 +46,7 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     plot = plot_path(args)
+    links = writable(args.links, "links")
     if args.trace:
         _trace(args)
         return
@@ -58,9 +64,16 @@ def run(args: argparse.Namespace) -> None:
         engine=args.engine,
         name="route",
         analyze=args.analyze,
+        opt=args.opt,
+        time_limit=args.time_limit,
     )
-    result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None)
+    result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None,
+                                     keep_link_loads=links is not None)
     emit_experiment(result, args)
+    if links is not None:
+        from universal.reporting.links import experiment_link_lines, write_links
+
+        print(f"links: {write_links(links, experiment_link_lines(result))}", file=sys.stderr)
     if plot is not None:
         from universal.reporting.plots import plot_experiment
 
@@ -83,9 +96,9 @@ def _trace(args: argparse.Namespace) -> None:
         several.append("--seeds")
     if several:
         raise UserError(f"--trace follows one run: give one value for {', '.join(several)}")
-    if args.plot or args.analyze or args.csv:
+    if args.plot or args.analyze or args.csv or args.links or args.opt:
         raise UserError("--trace prints the run step by step (or as --json); it does not combine with "
-                        "--plot, --analyze or --csv")
+                        "--plot, --analyze, --links, --opt or --csv")
     from universal.reporting import make_console
     from universal.reporting.trace import print_trace, trace_route, trace_to_json
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from universal.cli.common import (command_line, machine, nonnegative, output_file, output_options, plot_path, plotted,
-                                  positive, print_json, progress_bar, table_options, writable)
+from universal.cli.common import (command_line, machine, nonnegative, opt_options, output_file, output_options,
+                                  plot_path, plotted, positive, print_json, progress_bar, table_options, writable)
 from universal.cli.outputs import analyse_with_bar, emit_experiment, emit_report, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -22,6 +22,7 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("name", help="built-in scenario name or path to a .toml file")
     sc.add_argument("--seeds", type=positive, help="number of seeds (overrides the file)")
     sc.add_argument("--seed", type=nonnegative, help="first seed (overrides the file)")
+    opt_options(sc, default_time_limit=None)
     output_options(sc)
     table_options(sc)
     sc.add_argument("--out", type=output_file("results"), metavar="FILE",
@@ -48,11 +49,18 @@ def run(args: argparse.Namespace) -> None:
     if scenario.openloop is not None:
         _run_openloop_scenario(scenario.openloop, args, plot)
         return
+    if scenario.design is not None:
+        _run_design_scenario(scenario.design, args)
+        return
     exp = scenario.experiment
     if args.seeds is not None or args.seed is not None:
         first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
         count = args.seeds if args.seeds is not None else len(exp.seeds)
         exp.seeds = seeds_from(count, first, "command line")
+    if args.opt is not None:
+        exp.opt = args.opt
+    if args.time_limit is not None:
+        exp.time_limit = args.time_limit
     if scenario.sweep is not None:
         _run_sweep_scenario(scenario.sweep, args)
         return
@@ -110,6 +118,8 @@ def _executor(args: argparse.Namespace):
 def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> None:
     if args.seeds is not None:
         raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
+    if args.opt is not None or args.time_limit is not None:
+        raise UserError(f"scenario {analysis.name!r} is a load analysis: --opt and --time-limit apply to routing")
     if args.seed is not None:
         analysis.seed = args.seed
     if args.out is not None or args.resume or args.jobs != 1 or args.executor != "local" or args.scheduler:
@@ -141,3 +151,33 @@ def _run_openloop_scenario(study, args: argparse.Namespace, plot) -> None:
         from universal.reporting.plots.openloop import plot_openloop
 
         plotted(plot_openloop(report.rows, plot, study.units))
+
+def _run_design_scenario(study, args: argparse.Namespace) -> None:
+    """Tradeoff curves and the named algorithms (``kind = "design"``, SPEC §10)."""
+    if args.seeds is not None:
+        raise UserError(f"scenario {study.name!r} is a design study: it takes --seed, not --seeds")
+    if args.seed is not None:
+        study.seed = args.seed
+    if args.out or args.resume or args.jobs != 1:
+        raise UserError(f"scenario {study.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    plot = plot_path(args)
+    from universal.design.study import run_study
+
+    steps = len(study.objectives) + 6 + len(study.objectives)
+    with progress_bar(steps, f"{study.name}", not machine(args)) as bar:
+        result = run_study(study, progress=(lambda label: bar.begin(label)) if bar else None)
+    if args.json:
+        print_json(result.to_json(), args)
+    elif args.csv:
+        from universal.reporting.csvout import rows_to_csv
+
+        print(rows_to_csv({"routing": name, **f} for name, f in result.points.items()), end="")
+    else:
+        from universal.reporting import make_console
+        from universal.reporting.design import print_study
+
+        print_study(make_console(), result)
+    if plot is not None:
+        from universal.reporting.plot_design import plot_study
+
+        plotted(plot_study(result, plot))

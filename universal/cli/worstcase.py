@@ -7,7 +7,7 @@ import argparse
 
 from universal.cli.common import (analysis_arguments, output_file, output_options, plot_path, plotted, print_json,
                                   routings, table_options)
-from universal.cli.outputs import analyse_with_bar, default_samples
+from universal.cli.outputs import analyse_with_bar, check_load_outputs, default_samples
 
 HELP = "exact worst-case permutation and throughput of oblivious routings"
 
@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> None:
 
     analysis = LoadAnalysis(args.network, routings(args), worstcase=True, samples=args.samples or default_samples())
     resolve_target(analysis)                      # a bad network is reported before the file check
+    check_load_outputs(analysis, plot is not None)
     files = permutation_paths(args.permutation_file, analysis.routings) if args.permutation_file else {}
     report = analyse_with_bar(analysis, args)
     written = {w.routing: write_permutation_file(files[r], w) for r, w in zip(analysis.routings, report.worst)

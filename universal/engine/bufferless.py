@@ -20,7 +20,6 @@ import numpy as np
 
 from universal.engine.contention import winners
 from universal.engine.result import RoutingResult
-from universal.errors import UserError
 from universal.paths import PathCollection
 from universal.protocols import BufferlessProtocol, Duplication, TrialAndFailure
 
@@ -178,10 +177,11 @@ def simulate_bufferless(collection: PathCollection, protocol: BufferlessProtocol
             assert isinstance(protocol, Duplication)
             cap = protocol.copy_cap(collection.congestion, D, bandwidth)
             copies = protocol.copies(rounds, cap)
-            capped |= 2 ** min(rounds - 1, 62) > cap
-            if len(active) * copies > MAX_UNITS:
-                raise UserError(f"duplication round {rounds} would send {len(active) * copies:,} copies, more than "
-                                f"this tool handles ({MAX_UNITS:,}); cap them with duplication:copies=N")
+            if len(active) * copies > min(protocol.max_round_copies, MAX_UNITS):
+                rounds -= 1
+                status = "copy-limit"
+                break
+            capped |= cap is not None and 2 ** min(rounds - 1, 62) > cap
             delays = rng.integers(0, D, size=(len(active), copies), dtype=np.int64).ravel()
             packets = np.repeat(active, copies)
         units = _Units(packets, delays, starts[packets], lengths[packets])

@@ -2,23 +2,25 @@
 "Communication in Parallel Systems", §2.1 and §2.4).
 
 Design: the waiting packets are kept in two arrays sorted by priority, lowest priority first:
-``order`` (packet ids) and ``want`` (the link each waits for). Every packet waits for exactly one
-link, so one scatter of positions into a per-link array leaves there the last, i.e.
+``order`` (their slots, see below) and ``want`` (the link each waits for). Every packet waits for
+exactly one link, so one scatter of positions into a per-link array leaves there the last, i.e.
 highest-priority, contender of every link, and one gather tells each packet whether it won.
 What else a packet carries (its position in the flat path array, the buffer it sits in, where its
-path ends) is kept by packet id and touched for the movers only, so a step costs time
-proportional to the waiting packets, never to the network: the per-link scratch array is never
-cleared (a step reads only entries it just wrote), and buffer room is read for the links that
-entering packets want.
+path ends) is kept by *slot* and touched for the movers only, so a step costs time proportional
+to the waiting packets, never to the network: the per-link scratch array is never cleared (a step
+reads only entries it just wrote), and buffer room is read for the links that entering packets
+want. Static rules (random rank) number the slots in priority order, so their waiting slots stay
+increasing and per-slot gathers run through memory in order, which matters once a million
+packets no longer fit in cache.
 
-Priorities are 64-bit sort keys ``key << id_bits | id``, so one ``np.sort`` of plain integers (a
-SIMD sort, several times faster than an argsort) orders packets by (key, id) and yields their ids
-with a mask. Keys that change when a packet moves (growing rank, FIFO, ...) are re-keyed for the
-movers only and sorted back in; the ``random`` rule's fresh keys order the waiting packets (kept
-by id) through the same sort. Index arrays stay int64 (numpy's native index type: scatters,
-gathers and ``ufunc.at`` convert any other index type anew on every call); per-link arrays use
-small types (positions in uint16/int32, buffer counts in the smallest type that holds C) so that
-they stay in cache.
+Priorities are 64-bit sort keys ``key << bits | slot``, so one ``np.sort`` of plain integers (a
+SIMD sort, several times faster than an argsort) orders packets by (key, id) and yields their
+slots with a mask. Keys that change when a packet moves (growing rank, FIFO, ...) are re-keyed
+for the movers only and sorted back in; the ``random`` rule's fresh keys order the waiting
+packets (kept by id) through the same sort. Index arrays stay int64 (numpy's native index type:
+scatters, gathers and ``ufunc.at`` convert any other index type anew on every call); per-link
+arrays use small types (positions in uint16/int32, buffer counts in the smallest type that holds
+C) so that they stay in cache.
 """
 
 from __future__ import annotations
@@ -63,6 +65,33 @@ def _bounded_winners(want: np.ndarray, final: np.ndarray, occupancy: np.ndarray,
     return win
 
 
+def _bounded_single_winners(want: np.ndarray, final_at, occupancy: np.ndarray, buffer: int, scratch: np.ndarray,
+                            arange: np.ndarray, marks: np.ndarray) -> np.ndarray:
+    """:func:`_bounded_winners` for B = 1, reading what it needs for the contended links only.
+
+    Taking contenders in priority order, the first that is delivered by the crossing or finds
+    room crosses. So a link's top contender (the unbounded winner) crosses unless it would enter
+    a full buffer; then no contender may enter, and the top one among those delivered by the
+    crossing crosses, if any. ``final_at(positions)`` says which entries cross their last link;
+    ``marks`` is a per-link boolean scratch array, all False, left all False.
+    """
+    win = last_per_link(want, arange[:len(want)], scratch)
+    top = np.flatnonzero(win)
+    link = np.take(want, top)
+    blocked = ~final_at(top) & (np.take(occupancy, link) >= buffer)
+    if not blocked.any():
+        return win
+    win[top[blocked]] = False
+    full = link[blocked]
+    marks[full] = True
+    waiting = np.flatnonzero(np.take(marks, want))  # every contender of a full link (increasing)
+    marks[full] = False
+    delivered = waiting[final_at(waiting)]
+    if len(delivered):
+        win[delivered[last_per_link(np.take(want, delivered), delivered, scratch)]] = True
+    return win
+
+
 def _slot_shift(collection: PathCollection) -> int:
     """1 if per-link state can be indexed by edge (link >> 1), else 0.
 
@@ -91,6 +120,17 @@ def _step_priority(rng: np.random.Generator, protocol: Protocol, count: int, bit
     """
     fresh = protocol.draw_step_keys(rng, count)
     return _sorted_ids((fresh << bits) | np.arange(count, dtype=np.int64), bits)
+
+
+def _admit(new: np.ndarray, keys: np.ndarray, ids: np.ndarray, protocol: Protocol, state, arrival: np.ndarray,
+           links: np.ndarray, cursor: np.ndarray, shift: int, bits: int, want_by_slot: np.ndarray):
+    """Sort the slots ``new``, whose delay just ended, in among the waiting ones (an on-move
+    rule's keys); return the new (keys, order, want)."""
+    primary = protocol.keys(state, ids[new], np.zeros(len(new), np.int64), arrival[new])
+    want_by_slot[new] = np.take(links, np.take(cursor, new)) >> shift
+    keys = np.sort(np.concatenate([keys, (primary << bits) | new]))[::-1]
+    order = keys & ((1 << bits) - 1)
+    return keys, order, np.take(want_by_slot, order)
 
 
 def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
@@ -152,32 +192,55 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     n = collection.size
     lengths = collection.lengths
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
-    limit = int(lengths.sum()) if step_limit is None else int(step_limit)
+    # Packets with a release step r (random-delay, an on-move rule) join the waiting ones at step r + 1.
+    release = protocol.release_steps(state)
+    if release is not None and protocol.dynamic != "on-move":
+        raise TypeError(f"{protocol.name}: release steps need keys that change on moves")
+    latest = int(release.max()) if release is not None and n else 0
+    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
     bits = _id_bits(max(n, 1))
     if (protocol.max_key(state) + 1) << bits >= 2**63:
         raise UserError(f"{protocol.name}: keys for {n:,} packets would overflow 64-bit sort keys; use a smaller K")
 
     delivery = np.full(n, -1, dtype=np.int64)
     delivery[lengths == 0] = 0
-    arrival = np.zeros(n, dtype=np.int64)
-    order = np.flatnonzero(lengths > 0)  # by id: the ``random`` rule keeps this order
-    keys = None
-    if protocol.dynamic != "per-step":
-        primary = protocol.keys(state, order, np.zeros(len(order), np.int64), arrival[order])
-        keys = np.sort((primary << bits) | order)[::-1]
-        order = keys & ((1 << bits) - 1)
+    mask = (1 << bits) - 1
+    # Packets get *slots*: slot s holds packet ids[s], and per-packet state is kept by slot.
+    # Static rules number the slots in priority order, so the waiting slots stay increasing and
+    # every gather by slot runs through memory in order; the others number them by packet id,
+    # so that a tie between keys, broken by id, is broken by slot.
+    ids = np.flatnonzero(lengths > 0)
+    if protocol.dynamic == "static":
+        primary = protocol.keys(state, ids, np.zeros(len(ids), np.int64), np.zeros(len(ids), np.int64))
+        ids = np.sort((primary << bits) | ids)[::-1] & mask
+    order = np.arange(len(ids), dtype=np.int64)  # the waiting slots, lowest priority first
     shift = _slot_shift(collection)
     links, num_links = collection.links, collection.network.num_links >> shift
-    start = collection.offsets[:-1]
-    # Per packet, by id: position in the flat path array, path end, and the buffer it sits in
-    # (slot ``num_links`` stands for the injection buffers, so leaving them needs no special case).
-    cursor = start.astype(np.int64)
-    end = cursor + lengths
-    prev = np.full(n, num_links, dtype=np.int64)
+    # By slot: first and current position in the flat path array, path end, and the buffer the
+    # packet sits in (``num_links`` stands for the injection buffers, so leaving them needs no
+    # special case).
+    first = collection.offsets[ids]
+    cursor = first.copy()
+    end = first + lengths[ids]
+    prev = np.full(len(ids), num_links, dtype=np.int64)
+    arrival = keys = want_by_slot = None
+    if protocol.dynamic == "on-move":
+        arrival = np.zeros(len(ids), dtype=np.int64)
+        primary = protocol.keys(state, ids, np.zeros(len(ids), np.int64), arrival)
+        keys = np.sort((primary << bits) | order)[::-1]
+        order = keys & mask
+    pending = order[:0]  # slots still held back by their delay, by release step
+    if release is not None:
+        held = release[ids] > 0
+        pending = np.flatnonzero(held)
+        pending = pending[np.argsort(release[ids[pending]], kind="stable")]
+        pending_release = release[ids[pending]]
+        keys = keys[~held[order]]
+        order = keys & mask
     want = (np.take(links, np.take(cursor, order)) >> shift).astype(np.int64)
-    want_by_id = np.zeros(n, dtype=np.int64) if protocol.dynamic == "on-move" else None
-    if want_by_id is not None:
-        want_by_id[order] = want
+    if protocol.dynamic == "on-move":
+        want_by_slot = np.zeros(len(ids), dtype=np.int64)
+        want_by_slot[order] = want
 
     # A buffer never holds more packets than cross its link (<= C): the smallest integer type
     # that holds C keeps the occupancy array, updated at random places every step, in cache.
@@ -195,32 +258,48 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
     shortest = int(lengths[lengths > 0].min()) if n and lengths.any() else 0
     # A buffer never holds more than the C packets that cross its link, so b >= C never binds.
     bounded = buffer is not None and buffer < collection.congestion
+    marks = np.zeros(num_links, dtype=bool) if bounded else None
     step = 0
     max_buffer = 0
     hops_done = 0
     status = "delivered"
-    while len(order):
+    while len(order) or len(pending):
         if step >= limit:
             status = "step-limit"
             break
         step += 1
+        if len(pending) and pending_release[0] < step:
+            count = int(np.searchsorted(pending_release, step))
+            keys, order, want = _admit(pending[:count], keys, ids, protocol, state, arrival, links, cursor, shift,
+                                       bits, want_by_slot)
+            pending, pending_release = pending[count:], pending_release[count:]
         # ``rank`` lists the waiting positions lowest priority first (None: they already are).
         rank = _step_priority(rng, protocol, len(order), bits) if protocol.dynamic == "per-step" else None
         ranked = want if rank is None else np.take(want, rank)
         if not bounded:
             win = winners(ranked, bandwidth, scratch, arange)
         else:
-            final = np.take(end, order) - np.take(cursor, order) == 1
-            win = _bounded_winners(ranked, final if rank is None else final[rank], occupancy, bandwidth, buffer,
-                                   scratch)
+            slots = order if rank is None else np.take(order, rank)  # the slot at every ranked position
+
+            def final_at(positions: np.ndarray) -> np.ndarray:
+                at_slots = np.take(slots, positions)
+                return np.take(end, at_slots) - np.take(cursor, at_slots) == 1
+
+            if bandwidth == 1:
+                win = _bounded_single_winners(ranked, final_at, occupancy, buffer, scratch, arange, marks)
+            else:
+                win = _bounded_winners(ranked, final_at(arange[:len(ranked)]), occupancy, bandwidth, buffer,
+                                       scratch)
         at = np.flatnonzero(win)
         if rank is not None:
             at = np.sort(rank[at])
             win = np.zeros(len(order), dtype=bool)
             win[at] = True
+        if not len(at) and len(pending):
+            continue  # nothing released can move yet; a later release may still
         if not len(at):
             status = "deadlock"
-            blocked = np.sort(order)
+            blocked = np.sort(ids[order])
             full_links = np.unique(np.take(links, np.take(cursor, order))).astype(np.int64)
             break
         movers = np.take(order, at)
@@ -234,7 +313,7 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         any_done = step >= shortest and bool((done := position == np.take(end, movers)).any())
         if any_done:
             going = np.flatnonzero(~done)
-            delivery[movers[done]] = step
+            delivery[ids[movers[done]]] = step
             on, stay, next_position, entered = (np.take(at, going), np.take(movers, going), np.take(position, going),
                                                 np.take(crossed, going))
         else:  # before the first arrivals (most steps), skip the compressions
@@ -260,13 +339,17 @@ def simulate(collection: PathCollection, protocol: str | Protocol, rng: np.rando
         next_want = np.take(links, next_position) >> shift
         if protocol.dynamic == "on-move":
             arrival[movers] = step
-            new_keys = protocol.keys(state, stay, next_position - start[stay], arrival[stay])
-            want_by_id[stay] = next_want
-            # The packets that did not move keep their keys and relative order: their keys and
-            # the movers' new ones make one sorted array again.
-            keys = np.sort(np.concatenate([keys[~win], (new_keys << bits) | stay]))[::-1]
-            order = keys & ((1 << bits) - 1)
-            want = np.take(want_by_id, order)
+            new_keys = protocol.keys(state, ids[stay], next_position - first[stay], arrival[stay])
+            want_by_slot[stay] = next_want
+            # The movers take their new keys in place; delivered ones get -1, which sorts last
+            # (lowest priority first is descending order) and is cut off. One sort of the whole
+            # array costs less than compressing the others out and merging.
+            if any_done:
+                keys[at[done]] = -1
+            keys[on] = (new_keys << bits) | stay
+            keys = np.sort(keys)[::-1][:len(keys) - (len(at) - len(on))]
+            order = keys & mask
+            want = np.take(want_by_slot, order)
         else:
             want[on] = next_want
             if any_done:

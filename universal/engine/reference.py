@@ -87,7 +87,10 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
     n = len(paths)
     lengths = np.array([len(p) for p in paths], dtype=np.int64)
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
-    limit = int(lengths.sum()) if step_limit is None else int(step_limit)
+    # Packets with a release step r (random-delay) may first move in step r + 1.
+    release = protocol.release_steps(state)
+    latest = int(release.max()) if release is not None and n else 0
+    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
     if trace is not None:
         trace.append({"event": "setup", "K": int(state.K), "ranks": state.ranks.tolist()})
 
@@ -108,6 +111,9 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
             status = "step-limit"
             break
         step += 1
+        held = release is not None and any(release[i] >= step for i in waiting)
+        if held:
+            waiting = [i for i in waiting if release[i] < step]
         if protocol.dynamic == "per-step":
             fresh = protocol.draw_step_keys(rng, len(waiting))
             key = {i: int(k) for i, k in zip(waiting, fresh)}
@@ -149,8 +155,8 @@ def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng
             if trace is not None:
                 links.append((link, ranked, crossed, no_room))
         if trace is not None:
-            trace.append(_step_record(step, links, paths, hops, delivery, deadlock=moved == 0))
-        if moved == 0:
+            trace.append(_step_record(step, links, paths, hops, delivery, deadlock=moved == 0 and not held))
+        if moved == 0 and not held:
             status = "deadlock"
             deadlock_step = step
             blocked = np.array(waiting, dtype=np.int64)
@@ -235,9 +241,12 @@ def _simulate_bufferless(collection: PathCollection, protocol: Protocol, rng: np
         t0 = (j - 1) * R
         if duplication:
             cap = protocol.copy_cap(collection.congestion, D, bandwidth)
-            if 2 ** (j - 1) > cap:
-                capped = True
             c = protocol.copies(j, cap)
+            if len(active) * c > protocol.max_round_copies:
+                status = "copy-limit"
+                break
+            if cap is not None and 2 ** (j - 1) > cap:
+                capped = True
             table = rng.integers(0, D, size=(len(active), c), dtype=np.int64)
             attempts = [(i, int(table[row][q]), 0) for row, i in enumerate(active) for q in range(c)]
         else:

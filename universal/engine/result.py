@@ -16,7 +16,8 @@ class RoutingResult:
     delivery : ndarray of int64
         Step in which every packet was delivered (0 for empty paths, -1 if never).
     status : str
-        ``"delivered"`` (all packets arrived), ``"step-limit"`` or ``"deadlock"``.
+        ``"delivered"`` (all packets arrived), ``"step-limit"``, ``"deadlock"`` or, for
+        duplication, ``"copy-limit"`` (the next round would send more copies than allowed).
     steps : int
         Steps simulated.
     max_buffer : int

@@ -14,7 +14,9 @@ A. Singh, W. J. Dally, A. K. Gupta and B. Towles, "GOAL: a load-balanced adaptiv
 algorithm for torus networks" (ISCA 2003).
 """
 
-from .algorithms import ROUTINGS, PathFamily, Routing, get_routing, sample_paths
+from .algorithms import (ROUTING_FACTORIES, ROUTINGS, PathFamily, Routing, get_routing,
+                         is_torus_routing, sample_paths)
+from .designed import FlowRouting, MixtureRouting
 from .loads import PairLoads, all_classes, pair_loads
 from .throughput import (LoadResult, channel_loads, evaluate_traffic, load_table, locality,
                          max_load, permutation_max_loads)
@@ -24,7 +26,8 @@ from .worstcase import (ChannelMatching, WorstCaseResult, focus_classes,
                         permutation_channel_load, worst_case, worst_case_for_channels)
 
 __all__ = [
-    "ROUTINGS", "PathFamily", "Routing", "get_routing", "sample_paths",
+    "ROUTINGS", "ROUTING_FACTORIES", "is_torus_routing", "FlowRouting", "MixtureRouting",
+    "PathFamily", "Routing", "get_routing", "sample_paths",
     "PairLoads", "all_classes", "pair_loads",
     "LoadResult", "channel_loads", "evaluate_traffic", "load_table", "locality", "max_load",
     "permutation_max_loads",

@@ -65,11 +65,12 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
 from universal.errors import UserError
-from universal.registry import check_known_params, parse_spec
+from universal.registry import Spec, check_known_params, parse_spec
 
 from .torus import Torus
 
@@ -78,6 +79,8 @@ __all__ = [
     "PathFamily",
     "Routing",
     "ROUTINGS",
+    "ROUTING_FACTORIES",
+    "is_torus_routing",
     "get_routing",
     "legs",
     "sample_paths",
@@ -285,6 +288,14 @@ class Routing:
         w = ch.weights.astype(np.int64)
         g = int(np.gcd.reduce(w)) if len(w) else 1
         return PathFamily(dims, steps, w // max(g, 1))
+
+    def sample_routes(self, torus: Torus, sources: np.ndarray, dests: np.ndarray,
+                      rng: np.random.Generator) -> list[np.ndarray]:
+        """One route (node ids, source first) per pair, drawn with ``rng`` (see :func:`sample_paths`)."""
+        offsets = torus.sub(dests, sources)
+        ch = self.sample(torus, offsets, rng)
+        dims, steps = legs(ch, torus.k, self.erase_loops)
+        return [legs_to_nodes(torus, int(s), dims[i], steps[i]) for i, s in enumerate(sources)]
 
     def __repr__(self) -> str:
         return f"<routing {self.name}>"
@@ -507,6 +518,26 @@ ROUTINGS: dict[str, Routing] = {r.name: r for r in (DOR(), VAL(), ROMM(), RLB(),
 #: Parameters a routing name may carry (``ival:order=random|xy``); the others take none.
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {"ival": ("order",)}
 
+#: Routings built from parameters or data rather than a closed form (designed by the LP of
+#: :mod:`universal.design`, read from a file, mixed): public name -> (summary, factory). The
+#: factory turns the parsed name into a :class:`Routing`; :mod:`universal.oblivious.designed`
+#: fills the table.
+ROUTING_FACTORIES: dict[str, tuple[str, Callable[[Spec], Routing]]] = {}
+
+
+def is_torus_routing(name: str) -> bool:
+    """Whether ``name`` (parameters allowed) names a routing of the torus load analysis.
+
+    Examples
+    --------
+    >>> is_torus_routing("ival"), is_torus_routing("mix:dor=0.5,ival=0.5"), is_torus_routing("shortest")
+    (True, True, False)
+    """
+    if isinstance(name, Routing):
+        return True
+    spec = parse_spec(name)
+    return spec.name in ROUTINGS or spec.name in ROUTING_FACTORIES
+
 
 def get_routing(name: str | Routing) -> Routing:
     """The routing algorithm registered as ``name`` (``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival``).
@@ -524,9 +555,11 @@ def get_routing(name: str | Routing) -> Routing:
     if isinstance(name, Routing):
         return name
     spec = parse_spec(name)
+    if spec.name in ROUTING_FACTORIES:
+        return ROUTING_FACTORIES[spec.name][1](spec)
     if spec.name not in ROUTINGS:
         raise UserError(f"unknown oblivious routing {name!r} for the torus load analysis "
-                        f"(known: {', '.join(ROUTINGS)})")
+                        f"(known: {', '.join([*ROUTINGS, *ROUTING_FACTORIES])})")
     if spec.arg is not None:
         raise UserError(f"routing {spec.name!r} takes no argument (got {spec.arg!r})")
     check_known_params(spec, set(ROUTING_PARAMS.get(spec.name, ())))
@@ -568,7 +601,4 @@ def sample_paths(name: str | Routing, k: int, n: int, sources, dests,
         raise UserError("sources and destinations differ in length")
     if len(sources) and (min(sources.min(), dests.min()) < 0 or max(sources.max(), dests.max()) >= torus.N):
         raise UserError(f"node id out of range for {torus.name}")
-    offsets = torus.sub(dests, sources)
-    ch = routing.sample(torus, offsets, rng)
-    dims, steps = legs(ch, k, routing.erase_loops)
-    return [legs_to_nodes(torus, int(s), dims[i], steps[i]) for i, s in enumerate(sources)]
+    return routing.sample_routes(torus, sources, dests, rng)

@@ -184,8 +184,11 @@ def pair_loads(routing: str | Routing, torus: Torus,
             return
         offsets = np.array([t for t, _ in batch])
         rows = np.concatenate([np.full(len(f.weights), i, dtype=np.int64) for i, (_, f) in enumerate(batch)])
-        dims = np.concatenate([f.dims for _, f in batch])
-        steps = np.concatenate([f.steps for _, f in batch])
+        # designed routings have routes of different leg counts: pad with empty legs
+        width = max(f.dims.shape[1] for _, f in batch)
+        pad = lambda a: np.pad(a, ((0, 0), (0, width - a.shape[1])))  # noqa: E731
+        dims = np.concatenate([pad(f.dims) for _, f in batch])
+        steps = np.concatenate([pad(f.steps) for _, f in batch])
         weights = np.concatenate([f.weights for _, f in batch])
         for cls in classes:
             tables[cls][offsets] = _accumulate(torus, rows, dims, steps, weights, len(batch), cls)

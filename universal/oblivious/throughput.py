@@ -367,7 +367,7 @@ def throughput_histogram(throughputs: np.ndarray, bins: int = 20) -> tuple[np.nd
 
     On some networks every permutation has the same worst channel load (e.g. Valiant's
     routing on a small mesh); the throughputs then differ only by rounding, and equal-width
-    bins over that range cannot be made, so a single narrow bin holds them all.
+    bins over that range cannot be made, so a single bin, 1% of the value wide, holds them all.
 
     Parameters
     ----------
@@ -389,7 +389,7 @@ def throughput_histogram(throughputs: np.ndarray, bins: int = 20) -> tuple[np.nd
     """
     low, high = float(throughputs.min()), float(throughputs.max())
     if high - low <= 1e-9 * max(abs(high), 1e-300):
-        half = max(abs(high), 1.0) * 1e-9
+        half = max(abs(high), 1e-9) * 0.005
         return np.histogram(throughputs, bins=1, range=(low - half, high + half))
     return np.histogram(throughputs, bins=bins)
 

@@ -321,6 +321,7 @@ def build_router(text: str, network: Network) -> Router:
     >>> d.offsets.tolist(), [net.link_label(e) for e in d.links]
     ([0, 2], ['0,0->1,0', '1,0->1,1'])
     """
+    import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
     from universal.oblivious.algorithms import ROUTINGS, get_routing
     from universal.paths import PATH_SYSTEMS, build_path_system
 

@@ -157,12 +157,56 @@ class PathCollection:
         tails, heads = net.link_tail[used], net.link_head[used]
         if net.kind == "butterfly" and net.levels is not None:
             return bool(np.all(net.levels[heads] - net.levels[tails] == 1))
+        if np.isin(used ^ 1, used).any():
+            return False  # a link and its reverse (ids 2e, 2e + 1) cannot both climb one level
         if len(used) > 1_000_000:
             return None
         return _has_level_function(tails.tolist(), heads.tolist())
 
+    @cached_property
+    def is_shortcut_free(self) -> bool | None:
+        """True if no piece of a path can be shortcut by pieces of the collection's paths.
+
+        Pieces of paths joined end to end are walks in the digraph of the links the collection
+        uses, and a subpath of a shortest path is shortest, so the collection is shortcut-free
+        exactly when every path is a shortest path of that digraph (survey §1: leveled =>
+        shortest => shortcut-free). Leveled or shortest collections are shortcut-free at once;
+        otherwise breadth-first search from every source decides, or None when that would
+        cost more than about 20 million node visits.
+
+        Examples
+        --------
+        >>> from universal.networks import build_network
+        >>> net = build_network("mesh:k=3,n=1")              # a line 0 - 1 - 2
+        >>> PathCollection.from_node_paths(net, [[0, 1, 2], [1, 0]]).is_shortcut_free
+        True
+        >>> # 0 -> 1 -> 0 -> 1 is longer than the piece 0 -> 1 of the other path
+        >>> PathCollection.from_node_paths(net, [[0, 1, 2], [1, 0, 1, 2]]).is_shortcut_free
+        False
+        """
+        if self.is_leveled or self.is_shortest:
+            return True
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import shortest_path
+
+        net = self.network
+        used = np.unique(self.links)
+        graph = csr_matrix((np.ones(len(used)), (net.link_tail[used], net.link_head[used])),
+                           shape=(net.num_nodes, net.num_nodes))
+        unique = np.unique(self.sources)
+        if len(unique) * net.num_nodes > 20_000_000:
+            return None
+        for lo in range(0, len(unique), 256):
+            chunk = unique[lo:lo + 256]
+            dist = shortest_path(graph, directed=True, unweighted=True, indices=chunk)
+            mine = np.isin(self.sources, chunk)
+            row = np.searchsorted(chunk, self.sources[mine])
+            if np.any(self.lengths[mine] > dist[row, self.dests[mine]]):
+                return False
+        return True
+
     def summary(self) -> dict:
-        """n, C, D and the three flags as plain values."""
+        """n, C, D and the four flags (survey §1: leveled => shortest => shortcut-free => simple)."""
         return {
             "paths": self.system,
             "n": self.size,
@@ -170,6 +214,7 @@ class PathCollection:
             "D": self.dilation,
             "simple": self.is_simple,
             "shortest": self.is_shortest,
+            "shortcut_free": self.is_shortcut_free,
             "leveled": self.is_leveled,
         }
 

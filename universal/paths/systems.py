@@ -25,7 +25,7 @@ import numpy as np
 from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
-from universal.oblivious import ROUTINGS, get_routing, sample_paths
+from universal.oblivious import ROUTING_FACTORIES, ROUTINGS, get_routing, sample_paths
 from universal.oblivious.torus import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.paths.collection import PathCollection
 from universal.registry import Registry, Spec, check_known_params, parse_spec
@@ -508,6 +508,21 @@ def _register_oblivious(name: str, summary: str) -> None:
 
 for _routing in ROUTINGS.values():
     _register_oblivious(_routing.name, _routing.summary)
+
+
+def _register_designed(name: str, summary: str) -> None:
+    """File a data-given torus routing (``lp:file=``, ``mix:``, ``2turn``, ...) in :data:`PATH_SYSTEMS`."""
+
+    @PATH_SYSTEMS.register(name, f"{summary} (tori only)")
+    def _factory(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+        get_routing(spec.text)                       # checks the parameters (and a file) now
+        if network.kind != "torus":
+            raise UserError(f"path system {name!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
+        return PathSystem(spec.text, lambda prob, net, rng: oblivious_paths(spec.text, prob, net, rng))
+
+
+for _name, (_summary, _) in ROUTING_FACTORIES.items():
+    _register_designed(_name, _summary)
 
 
 def build_path_system(system: str | PathSystem, network: Network, base_dir: Path | None = None) -> PathSystem:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import universal.protocols.hypotheses as H
+from universal.errors import UserError
 from universal.registry import Registry, Spec, check_known_params, take_int
 
 
@@ -65,6 +67,11 @@ class Protocol:
         ``"static"``, ``"on-move"`` or ``"per-step"``.
     K : int or None
         Rank range; None means the default ``C + D + ceil(log2 n)``.
+    theorem : str or None
+        Where the bound is proved (e.g. ``"survey §4.1"``).
+    hypotheses : tuple of Hypothesis
+        What that theorem assumes (:mod:`universal.protocols.hypotheses`); a run shows the bound
+        only where all of them hold.
     """
 
     name: str = ""
@@ -73,6 +80,8 @@ class Protocol:
     dynamic: str = "static"
     K: int | None = None
     extra: dict = field(default_factory=dict)
+    theorem: str | None = None
+    hypotheses: tuple = ()
 
     #: Bufferless protocols (trial-and-failure, duplication) run on their own engine.
     bufferless = False
@@ -82,9 +91,13 @@ class Protocol:
         return None
 
     def rank_range(self, C: int, D: int, n: int) -> int:
-        """K, of order C + D + log n (the survey's "sufficiently large" constant is 1 here)."""
+        """K: as given, else :meth:`default_rank_range`."""
         if self.K is not None:
             return self.K
+        return self.default_rank_range(C, D, n)
+
+    def default_rank_range(self, C: int, D: int, n: int, B: int = 1) -> int:
+        """K of order C + D + log n (the survey's "sufficiently large" constant is 1 here)."""
         return C + D + math.ceil(log2(n))
 
     def setup(self, rng: np.random.Generator, lengths: np.ndarray, C: int, D: int) -> RankState:
@@ -97,6 +110,10 @@ class Protocol:
     def max_key(self, state: RankState) -> int:
         """An upper bound on every key this protocol can produce (to rule out int64 overflow)."""
         return int(state.lengths.sum()) + state.K * state.D * 2 + RANDOM_KEY_RANGE
+
+    def release_steps(self, state: RankState) -> np.ndarray | None:
+        """The step after which each packet may first move (None: all move from step 1 on)."""
+        return None
 
     def keys(self, state: RankState, packets: np.ndarray, hops: np.ndarray, arrival: np.ndarray) -> np.ndarray:
         """Non-negative int64 keys of ``packets`` given their hops made and arrival steps."""
@@ -203,6 +220,44 @@ class RandomEachStep(Protocol):
         raise TypeError("the random rule draws its keys with draw_step_keys")
 
 
+class RandomDelay(Protocol):
+    """Random delay: every packet waits a delay drawn uniformly from [0, alpha * C) and then moves
+    greedily, first in first out on conflicts (a packet's arrival at its injection buffer is the
+    end of its delay).
+
+    This is the first step of Leighton, Maggs & Rao's O(C + D) schedule ("Packet routing and
+    job-shop scheduling in O(congestion + dilation) steps", 1994), behind Theorem 14 of Meyer auf
+    der Heide & Scheideler, "Communication in Parallel Systems", 1995: the delays spread every
+    link's C packets over about alpha * C + D steps. The delays are the ranks of the
+    :class:`RankState` (K = ceil(alpha * C) values); the greedy FIFO phase carries no bound of
+    its own, so none is printed.
+
+    Examples
+    --------
+    >>> p = RandomDelay(alpha=0.5)
+    >>> state = p.setup(np.random.default_rng(0), np.array([3, 3, 3]), C=6, D=3)
+    >>> state.K, p.release_steps(state).tolist()
+    (3, [2, 1, 1])
+    """
+
+    def __init__(self, alpha: float = 1.0, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.alpha = alpha
+
+    def rank_range(self, C, D, n):
+        return max(1, math.ceil(self.alpha * C))
+
+    def release_steps(self, state):
+        return state.ranks
+
+    def keys(self, state, packets, hops, arrival):
+        # FIFO; a packet that has not moved yet arrived at its injection buffer when its delay ended.
+        return np.where(hops == 0, state.ranks[packets], arrival)
+
+    def reference_key(self, state, packet, hops, arrival):
+        return int(state.ranks[packet]) if hops == 0 else arrival
+
+
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
 
 #: Largest rank range K a user may ask for.
@@ -210,21 +265,46 @@ MAX_RANK_RANGE = 1 << 24
 
 
 def _register(name: str, cls: type[Protocol], summary: str, bound_expr: str | None, dynamic: str,
-              takes_k: bool = False) -> None:
+              takes_k: bool = False, theorem: str | None = None, hypotheses: tuple = ()) -> None:
     @PROTOCOLS.register(name, summary)
     def factory(spec: Spec) -> Protocol:
         check_known_params(spec, {"k"} if takes_k else set())
         # K is capped so that engine sort keys (key * n + id, in int64) cannot overflow.
         K = take_int(spec, "k", low=1, high=MAX_RANK_RANGE) if "k" in spec.params else None
-        return cls(name=name, summary=summary, bound_expr=bound_expr, dynamic=dynamic, K=K)
+        return cls(name=name, summary=summary, bound_expr=bound_expr, dynamic=dynamic, K=K, theorem=theorem,
+                   hypotheses=hypotheses)
 
 
+# Survey §4.1: O(C + D + log n) w.h.p. for leveled path collections; the protocol (and the
+# bound here) is the one for unbounded buffers, with bandwidth 1 (the survey's default).
 _register("random-rank", RandomRank, "lowest random rank from [K] wins (K = C + D + log n unless K= is given)",
-          "C + D + log n", "static", takes_k=True)
+          "C + D + log n", "static", takes_k=True, theorem="survey §4.1",
+          hypotheses=(H.LEVELED, H.UNBOUNDED_BUFFERS, H.UNIT_BANDWIDTH, H.RANKS_LARGE_ENOUGH))
+# Survey §4.2 (Theorem 16 for path systems): O(C + D + log n) w.h.p. for shortcut-free path
+# collections, with buffers of size C.
 _register("growing-rank", GrowingRank, "random rank that grows by K/D at every hop",
-          "C + D + log n", "on-move", takes_k=True)
+          "C + D + log n", "on-move", takes_k=True, theorem="survey §4.2",
+          hypotheses=(H.SHORTCUT_FREE, H.BUFFERS_OF_SIZE_C, H.UNIT_BANDWIDTH, H.RANKS_LARGE_ENOUGH))
 _register("fifo", Fifo, "first to arrive at the buffer wins", None, "on-move")
 _register("farthest-to-go", FarthestToGo, "most hops left wins", None, "on-move")
 _register("nearest-to-go", NearestToGo, "fewest hops left wins", None, "on-move")
 _register("longest-in-system", LongestInSystem, "oldest packet wins (all injected at step 0: by id)", None, "static")
 _register("random", RandomEachStep, "a fresh random key every step", None, "per-step")
+
+
+#: Largest alpha of random-delay (delays beyond 64 C only add idle steps).
+MAX_ALPHA = 64.0
+
+
+@PROTOCOLS.register("random-delay", "wait a random delay from [0, alpha*C), then greedy FIFO (alpha=1 unless given)")
+def _random_delay(spec: Spec) -> Protocol:
+    check_known_params(spec, {"alpha"})
+    raw = spec.params.get("alpha", "1")
+    try:
+        alpha = float(raw)
+    except ValueError:
+        raise UserError(f"parameter alpha={raw!r} in {spec.text!r} is not a number") from None
+    if not 0 < alpha <= MAX_ALPHA:
+        raise UserError(f"parameter alpha={raw} in {spec.text!r} is out of range (0 < alpha <= {MAX_ALPHA:g})")
+    return RandomDelay(alpha=alpha, name="random-delay", summary=PROTOCOLS.entry("random-delay").summary,
+                       dynamic="on-move")

@@ -27,13 +27,19 @@ and a backward pass of ``2D`` steps.
 
 Random draws (from the run's generator, in this order):
 
-* trial-and-failure: in round 1, and in every round if ``redraw`` is on, ranks for all ``n``
-  packets ``rng.integers(0, K, size=n)`` and then delays ``rng.integers(0, D, size=n)``,
-  indexed by packet id (inactive packets' draws are simply unused).
-* duplication: in round ``j``, with ``c = min(2**(j-1), cap)`` copies per active packet (``cap`` is
-  ``max_copies``, by default ``max(1, floor(B·D/C))``),
-  ``rng.integers(0, D, size=(a, c))`` where ``a`` is the number of active packets, rows in
-  increasing packet id; row ``i`` holds the delays of the copies of the ``i``-th active packet.
+* trial-and-failure: in round 1 (and, in the variant ``redraw=yes``, again in every round) ranks
+  for all ``n`` packets ``rng.integers(0, K, size=n)`` and then delays
+  ``rng.integers(0, D, size=n)``, indexed by packet id (inactive packets' draws are simply
+  unused). By default they are drawn once, before the first round, as the survey defines it.
+* duplication: in round ``j``, with ``c = 2**(j-1)`` copies per active packet (or
+  ``min(2**(j-1), cap)`` in the variant ``copies=cap``), ``rng.integers(0, D, size=(a, c))`` where
+  ``a`` is the number of active packets, rows in increasing packet id; row ``i`` holds the delays
+  of the copies of the ``i``-th active packet.
+
+Stopping. A round starts only if it ends within the step limit (else status ``"step-limit"``)
+and, for duplication, only if its ``a * c`` copies are at most ``max_round_copies`` (else status
+``"copy-limit"``: doubling has outgrown what the engines hold; the packets still active then are
+in practice lost, since a packet's copies with equal delays collide with each other).
 
 Counts reported: ``rounds`` (rounds run), ``discarded`` (discarded packet attempts for trial-and-
 failure, discarded copies for duplication) and, for duplication, whether the copy cap was reached.
@@ -44,11 +50,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import universal.protocols.hypotheses as H
 from universal.protocols.buffered import PROTOCOLS, Protocol, log2
 from universal.registry import Spec, check_known_params, take_int
 
 #: Rounds a bufferless run may take by default (the step limit is ``4D`` times this).
 DEFAULT_MAX_ROUNDS = 1000
+#: Copies one duplication round may send in all before the run stops with ``"copy-limit"``.
+DEFAULT_ROUND_COPIES = 1 << 21
 
 
 def loglog2(x: float) -> float:
@@ -86,18 +95,24 @@ class TrialAndFailure(BufferlessProtocol):
     Attributes
     ----------
     redraw : bool
-        Draw fresh ranks and delays every round (default ``True``: every round is an independent
-        trial, as in the analysis). ``False`` keeps the first round's draws, as the survey's
-        description reads; the lowest-ranked active packet then always gets through.
+        ``False`` (the default, the survey's protocol): every packet draws its rank and delay
+        once, before the first round ("Initially, each packet ... chooses"), and keeps them; the
+        lowest-ranked active packet then always gets through. ``True`` (``redraw=yes``) is a
+        variant drawing fresh ranks and delays every round; the survey's bound is not claimed
+        for it.
     K : int or None
         Rank range; None means ``ceil(C·D^(1/B - 1) + log2 n)`` (the survey's order, constant 1).
     """
 
-    redraw: bool = True
+    redraw: bool = False
 
     def rank_range(self, C: int, D: int, n: int, B: int = 1) -> int:  # type: ignore[override]
         if self.K is not None:
             return self.K
+        return self.default_rank_range(C, D, n, B)
+
+    def default_rank_range(self, C: int, D: int, n: int, B: int = 1) -> int:
+        """K of order C·D^(1/B - 1) + log n (constant 1)."""
         return max(1, math.ceil(C * max(D, 1) ** (1 / B - 1) + log2(n)))
 
     def bound(self, C, D, n, B=1):
@@ -114,27 +129,34 @@ class Duplication(BufferlessProtocol):
     Attributes
     ----------
     max_copies : int or None
-        Cap on the copies a packet sends in one round; None (the default) means
-        ``max(1, floor(B·D/C))``. Why: in a forward pass a link is crossed in at most D different
-        steps (hop k happens in steps k+1 .. k+D of the pass) and at most B copies per step
-        survive the collision rule, so a link has room for B·D surviving copies per round; when
-        the C packets through it send more than B·D/C copies each, collisions there become
-        certain and the last packets can collide with each other for ever (observed with
-        ``copies = B·D`` on BF(8) with a 16-relation). The result reports whether the cap was
-        reached.
+        None (the default, the survey's protocol): ``2^(j-1)`` copies in round ``j``, without
+        limit. An integer caps the copies a packet sends in one round (``duplication:copies=N``),
+        a variant outside the survey's theorem. Why one might: the copies of one packet follow
+        the same path, so copies with the same delay cross every link in the same step and
+        collide with each other; a packet has D delays and a link lets B copies through per
+        step, so once a packet sends much more than B·D copies, its own copies destroy one
+        another, and a packet still undelivered after about log2(B·D) + 1 rounds is almost
+        certainly lost while its copies keep doubling. A cap of at most B·D keeps every round
+        of a straggler a fair trial. (Collisions with other packets' copies are certain sooner:
+        a link crossed by C packets' paths is crossed in at most 2D - 1 steps of a forward pass,
+        so more than B·(2D - 1)/C copies per packet must collide somewhere on it.) The result
+        says whether the cap was reached (``copies_capped``).
+    max_round_copies : int
+        A round that would send more copies in all is not started and the run ends with status
+        ``"copy-limit"`` (doubling would otherwise outgrow memory).
     """
 
     max_copies: int | None = None
+    max_round_copies: int = DEFAULT_ROUND_COPIES
 
-    def copy_cap(self, C: int, D: int, B: int) -> int:
-        """The cap on copies per packet and round for congestion C, dilation D and bandwidth B."""
-        if self.max_copies is not None:
-            return self.max_copies
-        return max(1, (B * max(D, 1)) // max(C, 1))
+    def copy_cap(self, C: int, D: int, B: int) -> int | None:
+        """The cap on copies per packet and round (None: the survey's unlimited doubling)."""
+        return self.max_copies
 
-    def copies(self, round_number: int, cap: int) -> int:
+    def copies(self, round_number: int, cap: int | None) -> int:
         """Copies each active packet sends in round ``round_number`` (1-based), after the cap."""
-        return min(2 ** min(round_number - 1, 62), cap)
+        doubled = 2 ** min(round_number - 1, 62)
+        return doubled if cap is None else min(doubled, cap)
 
     def bound(self, C, D, n, B=1):
         return D * loglog2(n) + C + log2(n) * loglog2(n) / loglog2(C * D)
@@ -158,23 +180,28 @@ def _yes_no(spec: Spec, key: str, default: bool) -> bool:
     raise UserError(f"{spec.name}: {key} must be yes or no, got {spec.params[key]!r}")
 
 
-@PROTOCOLS.register("trial-and-failure", "bufferless: random rank and delay, lowest ranks win, losers retry "
-                                         "(redraw=yes|no, K=, rounds=)")
+@PROTOCOLS.register("trial-and-failure", "bufferless: random rank and delay drawn once, lowest ranks win, losers "
+                                         "retry (redraw=yes draws them every round, a variant; K=, rounds=)")
 def _trial_and_failure(spec: Spec) -> Protocol:
     check_known_params(spec, {"redraw", "k", "rounds"})
     K = take_int(spec, "k", low=1, high=MAX_RANK_RANGE) if "k" in spec.params else None
     rounds = take_int(spec, "rounds", low=1, high=10**6) if "rounds" in spec.params else DEFAULT_MAX_ROUNDS
+    # Survey §4.3: O((C·D^(1/B) + D·log n)/B) w.h.p. for simple path collections with B <= log n.
     return TrialAndFailure(name="trial-and-failure", summary="bufferless, B-priority rule",
                            bound_expr="(C·D^(1/B) + D·log n)/B", dynamic="rounds", K=K,
-                           redraw=_yes_no(spec, "redraw", True), max_rounds=rounds)
+                           redraw=_yes_no(spec, "redraw", False), max_rounds=rounds, theorem="survey §4.3",
+                           hypotheses=(H.SIMPLE, H.BANDWIDTH_AT_MOST_LOG_N, H.RANKS_LARGE_ENOUGH, H.DRAWS_ONCE))
 
 
 @PROTOCOLS.register("duplication", "bufferless: 2^(j-1) copies per packet in round j, colliding copies die "
-                                   "(copies= cap, default max(1, floor(B·D/C)); rounds=)")
+                                   "(copies=N caps them, a variant; rounds=)")
 def _duplication(spec: Spec) -> Protocol:
     check_known_params(spec, {"copies", "rounds"})
     cap = take_int(spec, "copies", low=1, high=MAX_COPIES) if "copies" in spec.params else None
     rounds = take_int(spec, "rounds", low=1, high=10**6) if "rounds" in spec.params else DEFAULT_MAX_ROUNDS
+    # Survey §4.4: O(D·loglog n + C + log n·loglog n/loglog(C·D)) w.h.p. for simple path
+    # collections with bandwidth of order log(C·D)/loglog(C·D).
     return Duplication(name="duplication", summary="bufferless, B-collision rule",
                        bound_expr="D·loglog n + C + log n·loglog n/loglog(C·D)", dynamic="rounds",
-                       max_copies=cap, max_rounds=rounds)
+                       max_copies=cap, max_rounds=rounds, theorem="survey §4.4",
+                       hypotheses=(H.SIMPLE, H.BANDWIDTH_OF_ORDER_LOG_CD, H.UNCAPPED))

@@ -57,12 +57,41 @@ def _caption(result: ExperimentResult) -> list[str]:
                      "copies (duplication); means over seeds")
     unfinished = sorted({r.status for r in result.rows if r.status != "delivered"})
     if unfinished:
-        why = " or ".join({"deadlock": "deadlocked", "step-limit": "hit the step limit"}.get(u, u) for u in unfinished)
+        why = " or ".join({"deadlock": "deadlocked", "step-limit": "hit the step limit",
+                           "copy-limit": "stopped at the copy limit"}.get(u, u) for u in unfinished)
         lines.append(f"n/a: some run {why} before every packet arrived, so its T is not a routing time and "
                      f"T/(C+D), T/bound and lat (over the packets that arrived) would mislead")
+    if any(r.opt_status is not None for r in result.rows):
+        lines.append("OPT: fewest steps of any schedule on the same paths (CP-SAT, proven; [lower, upper] where the "
+                     "time limit left a gap), mean over seeds; OPT >= LB")
+    if any(r.R_pi_status is not None for r in result.rows):
+        lines.append("R(G,π): fewest steps when the paths may change too (free paths, proven or [lower, upper])")
     if any(r.copies_capped for r in result.rows):
-        lines.append("duplication reached its cap on copies per packet (duplication:copies=N; default max(1, floor(B·D/C)))")
-    return lines + result.captions
+        lines.append("duplication:copies=N capped the copies per packet and round: a variant of the survey's "
+                     "doubling, so its bound is not shown")
+    return lines + bound_lines(result.rows) + result.captions
+
+
+def bound_lines(rows) -> list[str]:
+    """One caption line per (paths, protocol, failed hypothesis): where the table says n/a for a
+    bound, which hypothesis of the protocol's theorem the runs do not meet, and how.
+
+    Examples
+    --------
+    >>> from universal.experiment import Experiment, run_experiment
+    >>> res = run_experiment(Experiment("mesh:k=4,n=2", "permutation:transpose", ["valiant"], ["random-rank"]))
+    >>> bound_lines(res.rows)
+    ['bound n/a, valiant / random-rank: survey §4.1 needs a leveled path collection (these paths are not leveled)']
+    """
+    why: dict[tuple[str, str, str], list[str]] = {}
+    for r in rows:
+        for part in (r.bound_note or "").split("; ") if r.bound_note else []:
+            needs, _, reason = part.partition(": ")
+            reasons = why.setdefault((r.paths, r.protocol, needs), [])
+            if reason not in reasons:
+                reasons.append(reason)
+    return [f"bound n/a, {paths} / {protocol}: {needs} ({'; '.join(reasons)})"
+            for (paths, protocol, needs), reasons in why.items()]
 
 
 #: The columns every experiment table shows (SPEC §6), then the optional ones: ``drop`` orders
@@ -72,8 +101,10 @@ OPTIONAL_COLUMNS = {"buf": 3, "lat": 4, "rounds": 1, "disc": 2, "last del": 5}
 _FOLDED_HEADERS = {"T/(C+D)": "T/\n(C+D)", "T/bound": "T/\nbound", "last del": "last\ndel"}
 
 
-def _value_columns(bufferless: bool) -> list[Col]:
+def _value_columns(bufferless: bool, with_opt: bool = False, with_free: bool = False) -> list[Col]:
     names = CORE_COLUMNS + ["buf", "lat"] + (["rounds", "disc", "last del"] if bufferless else [])
+    # The offline optimum was asked for (--opt): its columns are never left out.
+    names += (["OPT", "T/OPT"] if with_opt else []) + (["R(G,π)"] if with_free else [])
     return [Col(name, folded_header=_FOLDED_HEADERS.get(name), drop=OPTIONAL_COLUMNS.get(name, 0))
             for name in names]
 
@@ -164,7 +195,9 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
     cols += [Col("paths", "left", "name"), Col("protocol", "left", "name")]
     cols += [Col("B", kind="label")] if swept_b else []
     cols += [Col("b", kind="label")] if swept_buffer else []
-    cols += _value_columns(bufferless)
+    with_opt = any(s["opt_status"] is not None for s in summary)
+    with_free = any(s["R_pi_status"] is not None for s in summary)
+    cols += _value_columns(bufferless, with_opt, with_free)
     best = [] if swept else [fastest(summary, p) for p in problems]
     rows = []
     for s in summary:
@@ -173,13 +206,15 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
         cells += [s["paths"], s["protocol"]] + ([str(s["bandwidth"])] if swept_b else [])
         cells += [_buffer_cell(s["buffer"])] if swept_buffer else []
         cells += [_num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]), _t_cell(s),
-                  _ratio(s["T_over_CD"]), _num(s["bound"]),
+                  _ratio(s["T_over_CD"]), _bound_cell(s),
                   _bound_ratio(s), str(s["max_buffer"]),
                   "n/a" if s["mean_latency"] is None else f"{s['mean_latency']:.1f}"]
         if bufferless:
             bufferless_row = s["rounds"] is not None
             cells += [_num(s["rounds"]), _num(s["discarded"], 0),
                       _num(s["last_delivery"]) if bufferless_row else "—"]
+        cells += [_optimum_cell(s, "opt"), _opt_ratio(s)] if with_opt else []
+        cells += [_optimum_cell(s, "R_pi")] if with_free else []
         rows.append((cells, style))
     return _selected(FitTable(cols, rows, title=title, caption=_caption(result) if caption else [], wide=wide),
                      columns)
@@ -197,9 +232,38 @@ def _selected(table: FitTable, columns: list[str] | None) -> FitTable:
     return table
 
 
+def _bound_cell(s: dict) -> str:
+    """bound: — where the protocol has none, n/a where its theorem's hypotheses fail (the
+    caption says which)."""
+    if s["bound_expr"] is None:
+        return "—"
+    return "n/a" if s["bound"] is None else _num(s["bound"])
+
+
+def _optimum_cell(s: dict, key: str) -> str:
+    """OPT (or R(G, π)) proven, or ``[lower, upper]`` when a time limit left a gap."""
+    if s[f"{key}_status"] is None:
+        return "—"
+    if s[f"{key}_status"] == "optimal":
+        return _num(s[key])
+    return f"[{_num(s[f'{key}_lower'])}, {_num(s[f'{key}_upper'])}]"
+
+
+def _opt_ratio(s: dict) -> str:
+    """T/OPT, or the range T/upper–T/lower it lies in when OPT is only bounded."""
+    if s["T_over_opt"] is not None:
+        return f"{s['T_over_opt']:.2f}"
+    if s["opt_status"] == "bounds" and s["all_delivered"]:
+        return f"{s['T'] / s['opt_upper']:.2f}–{s['T'] / s['opt_lower']:.2f}"
+    return "n/a" if s["opt_status"] is not None else "—"
+
+
 def _bound_ratio(s: dict) -> str:
-    """T/bound: — where the protocol has no bound, n/a where a run did not finish."""
-    return "—" if s["bound"] is None else _ratio(s["T_over_bound"])
+    """T/bound: — where the protocol has no bound, n/a where the bound does not apply or a run
+    did not finish."""
+    if s["bound_expr"] is None:
+        return "—"
+    return "n/a" if s["bound"] is None else _ratio(s["T_over_bound"])
 
 
 def _buffer_cell(buffer: int | None) -> str:
@@ -271,8 +335,15 @@ def conclusion(result: ExperimentResult) -> str:
     line = "\n".join(lines + deadlock_lines(result))
     bounds = sorted({(s["protocol"], s["bound_expr"]) for s in summary if s["bound_expr"]})
     if bounds:
-        line += "\nBounds (survey, log base 2): " + "; ".join(f"{p}: {e}" for p, e in bounds) + "."
+        line += "\nBounds (survey, log base 2): " + "; ".join(f"{p}: {e} ({_theorem(p)})" for p, e in bounds) + "."
     return line
+
+
+def _theorem(protocol: str) -> str:
+    """Where the survey proves the bound of ``protocol`` (a name as the rows give it)."""
+    from universal.protocols import build_protocol
+
+    return (build_protocol(protocol).theorem or "").replace("survey ", "")
 
 
 def make_console() -> Console:
@@ -285,13 +356,16 @@ def make_console() -> Console:
 
 
 def collections_table(result: ExperimentResult) -> FitTable:
-    """Path-collection analysis: n, C, D, the simple / shortest / leveled flags and link loads."""
+    """Path-collection analysis: n, C, D, the simple / shortcut-free / shortest / leveled flags and
+    link loads."""
     problems = list(dict.fromkeys(c["problem"] for c in result.collections))
     several = len(problems) > 1  # one problem goes into the title
     cols = [Col("problem", "left", "name")] if several else []
     cols += [Col("seed", kind="label"), Col("paths", "left", "name"),
             Col("host network", "left", "name", folded_header="host\nnetwork"), Col("n"), Col("C"), Col("D"),
-            Col("simple", "left", "label"), Col("shortest", "left", "label", folded_header="short-\nest"),
+            Col("simple", "left", "label"),
+            Col("shortcut-free", "left", "label", folded_header="short-\ncut-\nfree"),
+            Col("shortest", "left", "label", folded_header="short-\nest"),
             Col("leveled", "left", "label", folded_header="level-\ned"), Col("loads", "left", "text")]
 
     def flag(value: bool | None) -> str:
@@ -301,7 +375,8 @@ def collections_table(result: ExperimentResult) -> FitTable:
     for c in result.collections:
         loads = " ".join(f"{load}:{count}" for load, count in sorted(c["load_histogram"].items()) if load)
         rows.append(([c["problem"]] * several + [str(c["seed"]), c["paths"], c["host"], str(c["n"]), str(c["C"]), str(c["D"]),
-                      flag(c["simple"]), flag(c["shortest"]), flag(c["leveled"]), loads], None))
+                      flag(c["simple"]), flag(c["shortcut_free"]), flag(c["shortest"]), flag(c["leveled"]),
+                      loads], None))
     title = "Path collections" + ("" if several else f" for {problems[0]}" if problems else "")
     return FitTable(cols, rows, title=title,
                     caption=["loads: number of links carrying each load (load:links), idle links left out"])

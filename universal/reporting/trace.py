@@ -21,7 +21,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,7 @@ from universal.networks import build_network
 from universal.paths import PathCollection, build_path_system
 from universal.protocols import Duplication, Protocol, TrialAndFailure, build_protocol
 from universal.protocols.buffered import (FarthestToGo, Fifo, GrowingRank, LongestInSystem, NearestToGo,
-                                          RandomEachStep, RandomRank)
+                                          RandomDelay, RandomEachStep, RandomRank)
 from universal.workloads import build_problem, estimate_packets
 
 #: Largest number of packets a trace accepts.
@@ -107,10 +107,9 @@ def trace_run(collection: PathCollection, protocol: str | Protocol, rng: np.rand
     check_traceable(collection)
     protocol = build_protocol(protocol)
     D = max(collection.dilation, 1)
-    if isinstance(protocol, Duplication) and \
-            collection.size * protocol.copy_cap(collection.congestion, D, bandwidth) > MAX_TRACE_COPIES:
-        raise UserError(f"--trace is for small instances: duplication could send more than "
-                        f"{MAX_TRACE_COPIES:,} copies in a round here")
+    if isinstance(protocol, Duplication):
+        # a traced run stops (status copy-limit) before a round of more than MAX_TRACE_COPIES copies
+        protocol = replace(protocol, max_round_copies=min(protocol.max_round_copies, MAX_TRACE_COPIES))
     if protocol.bufferless and step_limit is None:
         step_limit = protocol.round_length(D) * min(protocol.max_rounds, MAX_TRACE_ROUNDS)
     records: list[dict] = []
@@ -161,8 +160,8 @@ def _key_rule(protocol: Protocol) -> tuple[str, str]:
         if isinstance(protocol, Duplication):
             return "rank", ("B-collision rule: when more than B copies want a link in a step, all of them "
                             "are discarded")
-        again = ("ranks and delays are drawn again every round" if getattr(protocol, "redraw", True)
-                 else "the first round's ranks and delays are kept")
+        again = ("ranks and delays are drawn again every round (redraw=yes, a variant)"
+                 if getattr(protocol, "redraw", False) else "ranks and delays are drawn once, before the first round")
         return "rank", f"B-priority rule: the B of lowest (rank, packet id) go on, the others are discarded; {again}"
     rules = [(RandomRank, "rank", "lowest rank wins"),
              (GrowingRank, "key", "lowest key = rank·D + hops·K wins (the rank grows by K/D per hop)"),
@@ -170,7 +169,9 @@ def _key_rule(protocol: Protocol) -> tuple[str, str]:
              (FarthestToGo, "key", "lowest key = D - hops left wins (farthest to go)"),
              (NearestToGo, "hops left", "fewest hops left wins"),
              (LongestInSystem, "key", "all keys are 0 (all injected at step 0)"),
-             (RandomEachStep, "key", "lowest of fresh random keys drawn every step wins")]
+             (RandomEachStep, "key", "lowest of fresh random keys drawn every step wins"),
+             (RandomDelay, "arrived", "earliest arrival at its buffer wins (a packet may first move in the step "
+                                      "after its delay ends, and arrived in the source when it ended)")]
     for cls, name, line in rules:
         if isinstance(protocol, cls):
             return name, line + "; ties go to the lower packet id"
@@ -219,7 +220,8 @@ def trace_to_json(trace: TraceResult) -> dict:
     ``result`` holds ``status``, ``T``, ``steps``, ``delivered``, ``delivery`` (step per packet,
     -1 if never), ``max_buffer``, ``hops``, ``mean_latency``, ``deadlock_step``, ``blocked``,
     ``full_links`` and, for the bufferless protocols, ``rounds``, ``discarded``, ``finish``,
-    ``last_delivery``.
+    ``last_delivery`` and ``copies_capped`` (duplication: whether a ``copies=`` cap cut a
+    round; null for trial-and-failure).
     """
     coll, protocol, res, B = trace.collection, trace.protocol, trace.result, trace.bandwidth
     net = coll.network
@@ -236,6 +238,9 @@ def trace_to_json(trace: TraceResult) -> dict:
     ranked = isinstance(protocol, _RANKED)
     packets = [{"packet": i, "path": [net.label_of(v) for v in coll.node_path(i)],
                 "rank": setup["ranks"][i] if ranked and setup else None} for i in range(n)]
+    if isinstance(protocol, RandomDelay) and setup:
+        for p in packets:  # the delays are the protocol's draws (its "ranks")
+            p["delay"] = setup["ranks"][p["packet"]]
     out = {"network": net.name, "problem": trace.problem, "paths": coll.system, "seed": trace.seed,
            "protocol": protocol.name, "bufferless": protocol.bufferless, "n": n, "C": C, "D": D, "B": B,
            "b": 0 if protocol.bufferless else trace.buffer, "lower_bound": max(-(-C // B), D),
@@ -255,7 +260,7 @@ def trace_to_json(trace: TraceResult) -> dict:
               "full_links": None if res.full_links is None else [link_name(e) for e in res.full_links.tolist()]}
     if protocol.bufferless:
         result.update(rounds=res.rounds, discarded=res.discarded, finish=res.finish,
-                      last_delivery=res.last_delivery)
+                      last_delivery=res.last_delivery, copies_capped=res.copies_capped)
     out["result"] = result
     return out
 
@@ -351,11 +356,14 @@ def print_trace(trace: TraceResult | dict, console: Console | None = None) -> No
     table.add_column("packet", justify="right")
     table.add_column("path (node labels)")
     ranks = data["K"] is not None and not data["bufferless"]
+    delays = bool(data["packets"]) and "delay" in data["packets"][0]
     if ranks:
         table.add_column("rank", justify="right")
+    if delays:
+        table.add_column("delay", justify="right")
     for p in data["packets"]:
         cells = [_p(p["packet"]), " -> ".join(p["path"]) if len(p["path"]) > 1 else f"{p['path'][0]} (no hops)"]
-        table.add_row(*cells, *([str(p["rank"])] if ranks else []))
+        table.add_row(*cells, *([str(p["rank"])] if ranks else []), *([str(p["delay"])] if delays else []))
     console.print(table)
     if data["bufferless"]:
         _print_bufferless(data, console)

@@ -294,11 +294,12 @@ def plot_throughput_histogram(throughputs, path: str | Path, *, exact_worst=None
 def plot_load_report(report, path: str | Path) -> list[Path]:
     """The figures of a load analysis (a :class:`~universal.load_analysis.LoadReport`).
 
-    On a 2-D torus: the channel-load heat map of the first routing under the first single
-    traffic pattern (or, when only a worst case was computed, under its worst permutation), to
-    ``path``; and when ``random-perms:M`` was analysed, the throughput histogram of every
-    routing with its exact worst case marked, to ``NAME.histogram.SUFFIX`` beside it (the worst
-    case is computed if the report lacks it).
+    On a 2-D torus or mesh: the channel-load heat map of the first routing under the first
+    single traffic pattern (or, when only a worst case was computed, under its worst
+    permutation), to ``path``; and, on any network, when ``random-perms:M`` was analysed, the
+    throughput histogram of every routing with its exact worst case marked (on tori computed if
+    the report lacks it; on other networks when it was computed), to ``NAME.histogram.SUFFIX``
+    beside the heat map or to ``path`` without one.
 
     Returns
     -------
@@ -311,12 +312,12 @@ def plot_load_report(report, path: str | Path) -> list[Path]:
     torus = report.torus
     path = Path(path)
     if torus is None:
-        return [_plot_graph_loads(report, path)]
-    if torus.n != 2:
-        raise UserError("--plot draws channel loads on 2-D tori and meshes only (n = 2)")
+        return _plot_graph_loads(report, path)
     written: list[Path] = []
     fixed = [r for r in report.loads if r.histogram is None]
-    if fixed:
+    if torus.n != 2:
+        pass  # no 2-D layout for a heat map; a histogram needs none
+    elif fixed:
         row = fixed[0]
         loads = torus_channel_loads(torus, row.routing, row.traffic)
         title = f"{row.routing} under {row.traffic} on {torus.name}: channel loads"
@@ -336,22 +337,42 @@ def plot_load_report(report, path: str | Path) -> list[Path]:
         title = f"Throughput of {next(iter(sampled.values())).traffic} on {torus.name}"
         written.append(plot_throughput_histogram(sampled, target, exact_worst=exact, title=title))
     if not written:
-        raise UserError("nothing to plot: give a traffic pattern or ask for the worst case")
+        raise UserError("nothing to plot: --plot draws channel loads on 2-D tori and meshes (n = 2) and "
+                        "throughput histograms of random-perms:M traffic")
     return written
 
 
-def _plot_graph_loads(report, path: Path) -> Path:
-    """Heat map of the first routing under the first single traffic on a 2-D mesh (general-graph
-    analysis: the link loads come from the exact or sampled pair loads)."""
+def _plot_graph_loads(report, path: Path) -> list[Path]:
+    """The figures of a general-graph analysis: on a 2-D mesh or torus the link-load heat map of
+    the first routing under the first single traffic (or under its worst permutation when only
+    the worst case was computed); on any network the throughput histogram of ``random-perms:M``
+    (with the exact worst case marked when it was computed), beside the heat map."""
     from universal.oblivious.graphs import graph_link_loads, graph_pair_loads, graph_traffic
+    from universal.oblivious.traffic import Traffic
 
     net = report.graph
-    if net is None or net.kind not in ("mesh", "torus") or net.params.get("n") != 2:
-        raise UserError("--plot draws channel loads on 2-D tori and meshes only (n = 2)")
+    grid = net is not None and net.kind in ("mesh", "torus") and net.params.get("n") == 2
     fixed = [r for r in report.loads if r.histogram is None]
-    if not fixed:
-        raise UserError("--plot on a mesh draws the loads of one traffic pattern: give one besides random-perms")
-    row = fixed[0]
-    loads = graph_link_loads(graph_pair_loads(net, row.routing), graph_traffic(net, row.traffic))
-    title = f"{row.routing} under {row.traffic} on {net.name}: channel loads ({row.pair_loads})"
-    return plot_load_heatmap(loads, path, grid=net, title=title)
+    sampled = {r.routing: r for r in report.loads if r.histogram is not None}
+    written: list[Path] = []
+    if grid and fixed:
+        row = fixed[0]
+        loads = graph_link_loads(graph_pair_loads(net, row.routing), graph_traffic(net, row.traffic))
+        title = f"{row.routing} under {row.traffic} on {net.name}: channel loads ({row.pair_loads})"
+        written.append(plot_load_heatmap(loads, path, grid=net, title=title))
+    elif grid and report.worst and not sampled:
+        worst = report.worst[0]
+        loads = graph_link_loads(graph_pair_loads(net, worst.routing),
+                                 Traffic("worst case", perm=np.asarray(worst.permutation)))
+        title = f"{worst.routing} under its worst-case permutation on {net.name}: channel loads"
+        written.append(plot_load_heatmap(loads, path, grid=net, title=title))
+    if sampled:
+        known = {w.routing: w for w in report.worst}
+        target = _sibling(path, "histogram") if written else path
+        title = f"Throughput of {next(iter(sampled.values())).traffic} on {report.network['name']}"
+        written.append(plot_throughput_histogram(sampled, target, exact_worst={r: known.get(r) for r in sampled},
+                                                 title=title))
+    if not written:
+        raise UserError("--plot draws channel loads on 2-D tori and meshes only (n = 2), and throughput "
+                        "histograms of random-perms:M traffic on any network")
+    return written

@@ -1,0 +1,320 @@
+"""The routing-design linear programs of Towles, Dally & Boyd (2003) on the k-ary n-cube.
+
+"Throughput-centric routing algorithm design" (Towles, Dally & Boyd, SPAA 2003) casts the
+choice of a randomized oblivious routing as a multicommodity flow and optimises one of three
+costs, each a linear program:
+
+* capacity (their eq. 6): the largest channel load of uniform traffic;
+* worst-case throughput (eq. 8): the largest load any permutation can put on a channel;
+* average-case throughput (eq. 9): the mean, over a seeded sample of M random permutations, of
+  each permutation's largest channel load.
+
+Relative routing (§4 there, SPEC §10): by translation symmetry it is enough to route one unit
+from node 0 to each offset ``t``; the pair ``(s, s + t)`` then loads channel ``c`` with the flow
+of ``c - s``. The route variables and the map ``F`` to channel flows come from
+:mod:`universal.design.families`.
+
+Why eq. 8 is exact. For a fixed routing the load that a traffic matrix ``L`` puts on channel
+``c`` is ``sum_{s,d} L[s,d] W[s,d]`` with ``W[s,d] = gamma_c(s,d)``, linear in ``L``; over the
+doubly-stochastic matrices (whose vertices are the permutations, Birkhoff-von Neumann) its
+maximum is the weight of a maximum-weight perfect matching. That assignment LP has the dual
+``min sum_s u_s + sum_d v_d`` subject to ``u_s + v_d >= W[s,d]`` with ``u, v`` free, and strong
+duality makes the two optima equal. Writing ``sum u + sum v <= w`` together with the dual
+constraints therefore states "every permutation loads ``c`` by at most ``w``" with ``2N``
+potentials and ``N^2`` linear constraints instead of ``N!`` constraints: any feasible ``(u, v)``
+certifies the bound, and the minimisation over ``u, v, w`` and the routing reaches it. Since
+``W`` is linear in the route variables, the whole problem stays an LP. Translation maps every
+channel of a class ``(dim, sign)`` onto the one leaving node 0, so one pair of potential vectors
+per class (``2n`` in all) covers every channel.
+
+Locality (eq. 5) is the mean hop count over all ``N^2`` pairs, ``s = d`` included, divided by the
+minimal mean; it enters as a constraint ``H <= L`` or, with ``then="locality"``, as a second
+objective: after the best cost ``z*`` is found, the LP is solved again with the cost held at
+``z* (1 + 1e-7)`` and the total flow (the hop count) minimised.
+
+Solver: HiGHS through ``scipy.optimize.linprog``. The interior-point method (with crossover, so
+the answer is a vertex) is the default because it is the one that scales here: on the
+average-case LP of the 8-ary 2-cube it finished in about two minutes where dual simplex had
+not finished after 27 (measured for this project). Cutting planes (load rows of the average
+case added only once violated, each restricted LP solved afresh) were tried as well and were
+slower here: the restricted LPs grow and every restart pays for them again. The worst-case and
+capacity LPs are solved over symmetric routings only (:func:`~universal.design.families.symmetrize`),
+which makes them several times smaller; ``benchmarks/design.py`` times the worst-case LP for
+k = 4..12.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from universal.errors import UserError
+from universal.oblivious.torus import Torus
+
+from .families import RouteVariables, route_variables, symmetrize
+
+__all__ = ["OBJECTIVES", "DEFAULT_SAMPLES", "LPSolution", "solve_design", "sample_permutations",
+           "solver_version", "LEXICOGRAPHIC_SLACK"]
+
+#: The objectives of the design LP and one line about each.
+OBJECTIVES = {
+    "capacity": "largest channel load under uniform traffic (TDB eq. 6)",
+    "worst-case": "largest load any permutation puts on a channel (TDB eq. 8, matching dual)",
+    "average-case": "mean over M random permutations of their largest channel load (TDB eq. 9)",
+}
+
+#: Permutations in the average-case sample by default (TDB §5.4 use 100).
+DEFAULT_SAMPLES = 100
+
+#: Relative slack on the first objective when the second one (locality) is optimised.
+LEXICOGRAPHIC_SLACK = 1e-7
+
+#: HiGHS method used by default (see the module docstring for the measurement behind it).
+DEFAULT_METHOD = "highs-ipm"
+
+
+def solver_version() -> str:
+    """``"scipy X.Y.Z HiGHS"``: the solver build, part of the designed-routing cache key."""
+    import scipy
+    return f"scipy {scipy.__version__} HiGHS"
+
+
+@dataclass
+class LPSolution:
+    """What one design LP (or a lexicographic pair of them) returned.
+
+    Attributes
+    ----------
+    x : ndarray
+        Route variables (channel flows or path probabilities).
+    flows : ndarray, shape (N, C)
+        Channel flows of one unit from node 0 to each offset.
+    cost : float
+        Optimal value of the throughput objective (a channel load).
+    hops : float
+        Mean hop count ``H_avg`` of the solution (over all N^2 pairs).
+    status : str
+        The solver's message.
+    seconds : float
+        Wall time of the solve(s).
+    """
+
+    x: np.ndarray
+    flows: np.ndarray
+    cost: float
+    hops: float
+    status: str
+    seconds: float
+    lp_rows: int = 0
+    lp_cols: int = 0
+    stages: list = field(default_factory=list)
+
+
+def sample_permutations(N: int, M: int, seed: int) -> np.ndarray:
+    """M random permutations of N nodes from ``numpy.random.default_rng(seed)``, shape (M, N).
+
+    Examples
+    --------
+    >>> sample_permutations(4, 2, 0).tolist()
+    [[2, 0, 1, 3], [3, 2, 1, 0]]
+    """
+    rng = np.random.default_rng(seed)
+    return np.array([rng.permutation(N) for _ in range(M)], dtype=np.int64).reshape(M, N)
+
+
+def _class_channels(torus: Torus, tails: np.ndarray, j: int) -> np.ndarray:
+    """Channel index of class number ``j`` (``2 * dim + (sign < 0)``) leaving each tail."""
+    return tails * 2 * torus.n + j
+
+
+def _worst_case_rows(rv: RouteVariables, classes: int):
+    """Rows ``[F_x | -U | -V | 0]`` of ``u_s + v_d >= f[d - s, c0 - s]`` for every class.
+
+    Returns (matrix over x, number of potentials) with the potentials laid out class by class,
+    ``u`` then ``v``.
+    """
+    from scipy import sparse
+    t = rv.torus
+    N, C, J = t.N, t.num_channels, classes
+    off = t.offset_table
+    s = np.repeat(np.arange(N), N)
+    d = np.tile(np.arange(N), N)
+    neg = off[s, 0]                                      # 0 - s: the focus channel seen from s
+    blocks, pots = [], []
+    for j in range(J):
+        idx = off[s, d] * C + _class_channels(t, neg, j)
+        blocks.append(rv.F[idx])
+        rows = np.arange(N * N)
+        u = sparse.csr_matrix((-np.ones(N * N), (rows, j * 2 * N + s)), shape=(N * N, J * 2 * N))
+        v = sparse.csr_matrix((-np.ones(N * N), (rows, j * 2 * N + N + d)), shape=(N * N, J * 2 * N))
+        pots.append(u + v)
+    return sparse.vstack(blocks, format="csr"), sparse.vstack(pots, format="csr")
+
+
+def _capacity_rows(rv: RouteVariables):
+    """Rows ``(1/N) sum_t sum_tail f[t, (tail, class j)]`` for each class j: uniform load."""
+    from scipy import sparse
+    t = rv.torus
+    N, C, J = t.N, t.num_channels, 2 * t.n
+    cols = np.arange(N * C)
+    cls = (cols % C) % J
+    S = sparse.csr_matrix((np.full(N * C, 1.0 / N), (cls, cols)), shape=(J, N * C))
+    return S @ rv.F
+
+
+def _average_rows(rv: RouteVariables, perms: np.ndarray):
+    """Rows: load of every channel under every sampled permutation (M * C rows)."""
+    from scipy import sparse
+    t = rv.torus
+    N, C, J = t.N, t.num_channels, 2 * t.n
+    off = t.offset_table
+    M = len(perms)
+    src = np.arange(N)
+    pair_off = off[src[None, :], perms]                 # (M, N): d_s - s
+    tails = np.arange(N)
+    rel = off[src[:, None], tails[None, :]]             # rel[s, tail] = tail - s
+    m_idx, tail_idx, j_idx, s_idx = np.meshgrid(np.arange(M), tails, np.arange(J), src, indexing="ij")
+    rows = (m_idx * C + tail_idx * J + j_idx).ravel()
+    cols = (pair_off[m_idx, s_idx] * C + rel[s_idx, tail_idx] * J + j_idx).ravel()
+    G = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(M * C, N * C))
+    return G @ rv.F
+
+
+def _solve(c, A_ub, b_ub, A_eq, b_eq, bounds, method: str):
+    from scipy.optimize import linprog
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method=method)
+    if res.status == 2:
+        return None, res
+    if res.status != 0:
+        raise UserError(f"the design LP was not solved: {res.message}")
+    return res.x, res
+
+
+def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all",
+                 locality: float | None = None, then: str | None = None,
+                 samples: int = DEFAULT_SAMPLES, seed: int = 0,
+                 method: str = DEFAULT_METHOD, variables: RouteVariables | None = None) -> LPSolution:
+    """Solve the design LP of ``objective`` over path family ``paths`` on ``torus``.
+
+    Parameters
+    ----------
+    torus : Torus
+    objective : str
+        ``capacity``, ``worst-case`` or ``average-case`` (:data:`OBJECTIVES`).
+    paths : str
+        ``all``, ``minimal`` or ``2turn``.
+    locality : float, optional
+        Upper bound L on the locality (mean hop count over the minimal one), at least 1.
+    then : str, optional
+        ``"locality"``: among the optimal routings, take one with the shortest paths.
+    samples, seed : int
+        The average-case sample: ``samples`` permutations from ``default_rng(seed)``.
+    method : str
+        HiGHS method for ``scipy.optimize.linprog`` (``highs-ipm``, ``highs-ds``, ``highs``).
+    variables : RouteVariables, optional
+        Precomputed route variables (a tradeoff sweep reuses them); by default those of
+        ``paths``, restricted to symmetric routings (:func:`~universal.design.families.symmetrize`)
+        except for the average case.
+
+    Returns
+    -------
+    LPSolution
+
+    Raises
+    ------
+    UserError
+        For an unknown objective, a locality bound below 1, or an infeasible LP.
+
+    Examples
+    --------
+    >>> sol = solve_design(Torus(4, 2), "worst-case")
+    >>> round(float(Torus(4, 2).capacity_load) / sol.cost, 6)     # half of capacity
+    0.5
+
+    References
+    ----------
+    B. Towles, W. J. Dally and S. Boyd, "Throughput-centric routing algorithm design" (SPAA
+    2003), eqs. 6, 8, 9, 10 and 15.
+    """
+    from scipy import sparse
+    if objective not in OBJECTIVES:
+        raise UserError(f"unknown objective {objective!r} (known: {', '.join(OBJECTIVES)})")
+    if then not in (None, "locality"):
+        raise UserError(f"unknown second objective {then!r} (only 'locality')")
+    if locality is not None and not locality >= 1:
+        raise UserError(f"a locality bound must be at least 1 (the minimal mean path length), got {locality}")
+    if objective == "average-case" and samples < 1:
+        raise UserError(f"the average case needs at least one permutation (got {samples})")
+    start = time.perf_counter()
+    symmetric = objective != "average-case"
+    if variables is None:
+        variables = route_variables(torus, paths)
+        variables = symmetrize(variables) if symmetric else variables
+    rv = variables
+    N, C, J = torus.N, torus.num_channels, 2 * torus.n
+    nx = rv.size
+    hop_row = np.asarray(rv.F.sum(axis=0)).ravel()       # total flow = hop count per variable
+    hmin = float(torus.average_min_distance)
+    # cost rows: each row's load minus its cost variable must be <= 0
+    if objective == "worst-case":
+        # a symmetric routing loads every class alike: one focus class is enough
+        J = 1 if rv.expand is not None else J
+        Fx, pots = _worst_case_rows(rv, J)
+        n_pot = pots.shape[1]
+        totals = sparse.csr_matrix((np.ones(n_pot), (np.arange(n_pot) // (2 * N), np.arange(n_pot))),
+                                   shape=(J, n_pot))
+        A_ub = sparse.vstack([
+            sparse.hstack([Fx, pots, sparse.csr_matrix((Fx.shape[0], 1))]),
+            sparse.hstack([sparse.csr_matrix((J, nx)), totals, -np.ones((J, 1))]),
+        ], format="csr")
+        extra_bounds = [(None, None)] * n_pot + [(0, None)]
+        cost_c = np.zeros(n_pot + 1)
+        cost_c[-1] = 1.0
+    elif objective == "capacity":            # every class's uniform load is at most w
+        rows = _capacity_rows(rv)
+        A_ub = sparse.hstack([rows, -np.ones((rows.shape[0], 1))], format="csr")
+        extra_bounds = [(0, None)]
+        cost_c = np.ones(1)
+    else:                                     # permutation m's channel loads are at most z_m
+        rows = _average_rows(rv, sample_permutations(N, samples, seed))
+        r = np.arange(rows.shape[0])
+        link = sparse.csr_matrix((-np.ones(len(r)), (r, r // C)), shape=(len(r), samples))
+        A_ub = sparse.hstack([rows, link], format="csr")
+        extra_bounds = [(0, None)] * samples
+        cost_c = np.full(samples, 1.0 / samples)
+    n_extra = len(extra_bounds)
+    b_ub = np.zeros(A_ub.shape[0])
+    if locality is not None:
+        A_ub = sparse.vstack([A_ub, sparse.hstack([sparse.csr_matrix(hop_row[None, :]),
+                                                   sparse.csr_matrix((1, n_extra))])], format="csr")
+        b_ub = np.append(b_ub, locality * hmin * N)
+    A_eq = sparse.hstack([rv.A_eq, sparse.csr_matrix((rv.A_eq.shape[0], n_extra))], format="csr")
+    bounds = [tuple(b) for b in rv.bounds.tolist()] + extra_bounds
+    c = np.concatenate([np.zeros(nx), cost_c])
+    z, res = _solve(c, A_ub, b_ub, A_eq, rv.b_eq, bounds, method)
+    if z is None:
+        bound = f" with locality at most {locality:g}" if locality is not None else ""
+        raise UserError(f"the design LP is infeasible{bound} on {torus.name} with {paths} paths")
+    cost = float(res.fun)
+    stages = [res.message]
+    if then == "locality":
+        keep = sparse.csr_matrix(np.concatenate([np.zeros(nx), cost_c])[None, :])
+        A2 = sparse.vstack([A_ub, keep], format="csr")
+        b2 = np.append(b_ub, cost * (1 + LEXICOGRAPHIC_SLACK) + 1e-12)
+        c2 = np.concatenate([hop_row, np.zeros(n_extra)])
+        z2, res2 = _solve(c2, A2, b2, A_eq, rv.b_eq, bounds, method)
+        if z2 is None:
+            raise UserError("the locality stage of the design LP turned infeasible (numerical trouble)")
+        z = z2
+        cost = float(cost_c @ z[nx:]) if objective != "worst-case" else float(z[-1])
+        stages.append(res2.message)
+    x = np.clip(z[:nx], 0.0, None)
+    flows = np.asarray(rv.F @ x).reshape(N, C)
+    if rv.expand is not None:
+        x = np.asarray(rv.expand @ x).ravel()
+    seconds = time.perf_counter() - start
+    return LPSolution(x=x, flows=flows, cost=cost, hops=float(flows.sum()) / N, status=stages[-1],
+                      seconds=seconds, lp_rows=A_ub.shape[0] + A_eq.shape[0], lp_cols=A_ub.shape[1],
+                      stages=stages)
