@@ -60,3 +60,15 @@ def test_check_memory_passes_what_fits():
     memory.check_memory(10**6, "a small run", available=10**9)
     with pytest.raises(UserError, match="would need about 2.0 GB"):
         memory.check_memory(2 * 10**9, "a run", available=10**9)
+
+
+@pytest.mark.parametrize("name", ["butterfly:d=4", "wrapped-butterfly:d=4"])
+def test_link_ends_from_the_formula_equal_the_edge_array(name):
+    from universal.networks import build_network
+
+    by_formula = build_network(name)
+    labels = [by_formula.link_label(link) for link in range(by_formula.num_links)]
+    assert "edges" not in by_formula.__dict__  # labels did not build the edge array
+    by_array = build_network(name)
+    assert [f"{by_array.label_of(int(t))}->{by_array.label_of(int(h))}"
+            for t, h in zip(by_array.link_tail, by_array.link_head)] == labels

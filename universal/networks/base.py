@@ -38,6 +38,8 @@ class ComputedEdges:
 
     count: int
     build: Callable[[], np.ndarray]
+    #: ``edge(e) -> (u, v)``: one edge without building the array (optional).
+    edge: Callable[[int], tuple[int, int]] | None = None
 
 
 def _normalize_label(text: str) -> str:
@@ -148,7 +150,23 @@ class Network:
         >>> build_network("torus:k=4,n=2").link_label(0)
         '0,0->1,0'
         """
-        return f"{self.label_of(int(self.link_tail[link]))}->{self.label_of(int(self.link_head[link]))}"
+        tail, head = self.link_ends(link)
+        return f"{self.label_of(tail)}->{self.label_of(head)}"
+
+    def link_ends(self, link: int) -> tuple[int, int]:
+        """``(tail, head)`` of one link; from the recipe, if any, without building the edge array.
+
+        >>> from universal.networks import build_network
+        >>> build_network("butterfly:d=3").link_ends(3)  # link 3 runs back along edge 1, (0, 9)
+        (9, 0)
+        """
+        link = int(link)
+        computed = self.__dict__.get("_computed_edges")
+        if computed is not None and computed.edge is not None and "edges" not in self.__dict__:
+            u, v = computed.edge(link >> 1)
+        else:
+            u, v = (int(x) for x in self.edges[link >> 1])
+        return (u, v) if link % 2 == 0 else (v, u)
 
     def links_between(self, tails: np.ndarray, heads: np.ndarray) -> np.ndarray:
         """Link ids of the links ``tails[i] -> heads[i]``.

@@ -61,7 +61,16 @@ def _level_type(levels: int) -> type:
 def _butterfly_recipe(d: int, depth: int, wrapped: bool) -> ComputedEdges:
     """The edges of a butterfly as a recipe: path systems find links arithmetically (see the
     module docstring), so the edge array is built only for what needs it (networkx, labels)."""
-    return ComputedEdges(2 * depth * (1 << d), lambda: _butterfly_edges(d, depth, wrapped))
+    return ComputedEdges(2 * depth * (1 << d), lambda: _butterfly_edges(d, depth, wrapped),
+                         lambda e: _butterfly_edge(d, depth, wrapped, e))
+
+
+def _butterfly_edge(d: int, depth: int, wrapped: bool, e: int) -> tuple[int, int]:
+    """Edge ``e`` of :func:`_butterfly_edges` by its formula: ``e = 2 * (level * 2**d + row) + kind``."""
+    rows = 1 << d
+    level, row = divmod(e >> 1, rows)
+    nxt = (level + 1) % (depth if wrapped else depth + 1)
+    return level * rows + row, nxt * rows + (row ^ ((1 << (level % d)) if e & 1 else 0))
 
 
 def butterfly(d: int, passes: int = 1) -> Network:
