@@ -107,7 +107,7 @@ def test_synopsis_names_every_option_of_the_commands():
     synopsis = README.read_text().split("## Command line", 1)[1].split("`--plot FILE`", 1)[0]
     parser = build_parser()
     commands = next(a for a in parser._actions if a.choices and "route" in a.choices).choices
-    for name in ("route", "load", "worstcase", "scenario"):
+    for name in ("route", "load", "worstcase", "scenario", "openloop"):
         for action in commands[name]._actions:
             for option in action.option_strings:
                 if option.startswith("--") and option not in ("--help", "--engine"):
@@ -128,3 +128,16 @@ def test_the_size_limit_of_the_all_pairs_analysis_is_the_one_stated():
     for name in ("hypercube:d=8", "mesh:k=15,n=2"):
         with pytest.raises(UserError, match="pair-link entries"):
             check_graph(build_network(name))
+
+
+def test_the_openloop_example_is_what_the_command_prints(monkeypatch, capsys):
+    text = README.read_text()
+    section = text.split("## Open-loop mode", 1)[1].split("\n## ", 1)[0]
+    command = re.search(r"\$ python -m universal (openloop .*?)\n\n", section, re.S).group(1)
+    argv = shlex.split(command.replace("\\\n", " "))
+    shown = re.search(r"\n\n((?:    .*\n)+)\n", section[section.index(command):]).group(1)
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=80, emoji=False, markup=False, highlight=False)
+    monkeypatch.setattr("universal.reporting.make_console", lambda: console)
+    assert main(argv) == 0
+    assert _lines(buffer.getvalue()) == [line[4:].rstrip() for line in _lines(shown)]

@@ -26,6 +26,16 @@ experiment; its keys mirror ``universal load`` and ``universal worstcase``::
     worstcase = true       # also the exact worst-case permutation of every routing
     seed      = 0          # seed of the random permutations
 
+A scenario with ``kind = "openloop"`` runs open-loop studies (SPEC §11), its keys those of
+``universal openloop``::
+
+    kind       = "openloop"
+    network    = "torus:k=8,n=2"
+    routing    = ["dor", "val", "goal"]
+    traffic    = ["uniform", "tornado"]
+    saturation = true      # or: loads = "0.05:1.0:0.05" (or a list of numbers)
+    injection  = "poisson" # bernoulli (default), poisson, on-off
+    pairs      = ["0,0->1,1"]   # with loads: also the latency of these source->destination pairs
 A scenario with ``kind = "design"`` solves the routing-design LPs of SPEC §10 (Towles, Dally &
 Boyd 2003) and compares the named algorithms with the optimal tradeoff curves::
 
@@ -65,6 +75,8 @@ from universal.sweep import Sweep
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
               "engine", "sweep", "note", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
+OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
+                 "seeds", "seed", "priority", "bandwidth", "buffer", "window", "tolerance", "pairs"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
 
@@ -78,6 +90,7 @@ class Scenario:
     path: Path
     analysis: LoadAnalysis | None = None
     sweep: Sweep | None = None
+    openloop: object | None = None          # an OpenLoopStudy (kind = "openloop")
     design: DesignStudy | None = None
 
 
@@ -180,6 +193,8 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         data = parse_nested(tomllib.loads, read_text(path, "scenario"), str(path))
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: malformed scenario file ({exc})") from None
+    if data.get("kind") == "openloop":
+        return _openloop_scenario(data, path)
     if data.get("kind") == "design":
         return _design_scenario(data, path)
     if "kind" in data:
@@ -287,6 +302,53 @@ def _load_analysis_scenario(data: dict, path: Path) -> Scenario:
                             traffics=traffic, worstcase=worstcase, seed=seed, name=path.stem,
                             base_dir=path.parent)
     return Scenario(path.stem, str(data.get("description", "")), None, path, analysis)
+
+
+def _openloop_scenario(data: dict, path: Path) -> Scenario:
+    """A ``kind = "openloop"`` scenario: a load sweep or a saturation table (SPEC §11).
+
+    Examples
+    --------
+    >>> sc = load_scenario("goal_saturation")
+    >>> sc.openloop.saturation, len(sc.openloop.routings)
+    (True, 8)
+    """
+    from universal.openloop.study import OpenLoopStudy, parse_loads
+
+    unknown = sorted(set(data) - OPENLOOP_KEYS)
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r} for kind = \"openloop\" "
+                        f"(known: {', '.join(sorted(OPENLOOP_KEYS))})")
+    if not isinstance(data.get("network"), str):
+        raise UserError(f"{path}: 'network' must be given as a string")
+    loads = data.get("loads")
+    if isinstance(loads, list) and loads and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in loads):
+        loads = parse_loads(",".join(str(x) for x in loads))
+    elif isinstance(loads, str):
+        loads = parse_loads(loads)
+    elif loads is not None:
+        raise UserError(f"{path}: 'loads' must be \"a:b:step\" or a list of numbers")
+    saturation = data.get("saturation", False)
+    if not isinstance(saturation, bool):
+        raise UserError(f"{path}: 'saturation' must be true or false")
+    options = {}
+    for key, kind in (("injection", str), ("units", str), ("priority", str), ("bandwidth", int), ("window", int),
+                      ("tolerance", float)):
+        if key in data:
+            ok = isinstance(data[key], (int, float) if kind is float else kind)
+            if not ok or isinstance(data[key], bool):
+                what = {str: "a name", int: "an integer", float: "a number"}[kind]
+                raise UserError(f"{path}: '{key}' must be {what}")
+            options[key] = data[key]
+    buffer = _buffer_setting(data.get("buffer", "unbounded"), path)
+    if isinstance(buffer, list):
+        raise UserError(f"{path}: an openloop scenario takes one buffer size")
+    pairs = _string_list(data, "pairs", path) if "pairs" in data else []
+    study = OpenLoopStudy(data["network"], _string_list(data, "routing", path), _string_list(data, "traffic", path),
+                          loads=loads, saturation=saturation, buffer=buffer, pairs=pairs,
+                          seeds=seeds_from(data.get("seeds", 1), data.get("seed", 0), str(path)),
+                          name=path.stem, base_dir=path.parent, **options)
+    return Scenario(path.stem, str(data.get("description", "")), None, path, openloop=study)
 
 
 def _design_scenario(data: dict, path: Path) -> Scenario:

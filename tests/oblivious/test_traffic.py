@@ -64,8 +64,11 @@ def test_matrix_file(tmp_path):
     assert np.allclose(make_traffic(t, f"matrix:file={good}").matrix.sum(axis=0), 1)
     bad = tmp_path / "bad.txt"
     bad.write_text("1 0 0\n1 0 0\n0 0 1\n")
-    with pytest.raises(UserError, match="doubly stochastic"):
+    with pytest.raises(UserError, match="doubly sub-stochastic"):
         make_traffic(t, f"matrix:file={bad}")
+    sub = tmp_path / "sub.txt"                  # GOAL's admissible traffic: node 2 sends nothing
+    sub.write_text("0 1 0\n0 0 0.5\n0 0 0\n")
+    assert make_traffic(t, f"matrix:file={sub}").matrix.sum(axis=1).tolist() == [1, 0.5, 0]
     short = tmp_path / "short.txt"
     short.write_text("1 0\n0 1\n")
     with pytest.raises(UserError, match="3 x 3"):
@@ -148,3 +151,16 @@ def test_hotspot_background_takes_either_name_of_bit_complement():
     torus = Torus(4, 2)
     hot = make_traffic(torus, "hotspot:background=bit-complement").matrix
     assert np.array_equal(hot, make_traffic(torus, "hotspot:background=bitcomp").matrix)
+
+
+def test_a_partial_permutation_file_is_a_sub_stochastic_matrix(tmp_path):
+    t = Torus(8, 1)
+    f = tmp_path / "flows.txt"
+    f.write_text("0 3\n1 2\n5 6\n")        # GOAL's Figure 2 flows
+    tr = make_traffic(t, f"permutation:file={f}")
+    assert tr.perm is None and tr.matrix.sum() == 3 and tr.matrix[1, 2] == 1
+
+
+def test_the_diagonal_permutation_goes_half_way_in_every_dimension():
+    t = Torus(8, 2)
+    assert make_traffic(t, "diagonal").perm[t.node((1, 3))] == t.node((5, 7))

@@ -78,3 +78,16 @@ def test_batched_runs_measure_like_single_runs():
     alone = [simulate(s, measurement=Measurement(window=1000)) for s in specs]
     assert [r.latency_mean for r in together] == [r.latency_mean for r in alone]
     assert [r.accepted for r in together] == [r.accepted for r in alone]
+
+
+def test_age_priority_keeps_accepted_traffic_flat_beyond_saturation():
+    # bit complement on the 8-node ring: DOR and VAL saturate at 1/2 (load); as in GOAL's
+    # stability experiment (Singh, Dally, Gupta & Towles 2003, §5.7), at 1.5 times that α' stays put
+    routings = ["dor", "val", "min-adaptive", "goal"]
+    specs = [spec("torus:k=8,n=1", r, "bitcomp", rate, injection="poisson", seed=3)
+             for r in routings for rate in (0.5, 0.75)]
+    res = simulate_batch(specs, measurement=Measurement(window=1500, latency_limit=200))
+    for i, routing in enumerate(routings):
+        at, beyond = res[2 * i], res[2 * i + 1]
+        assert not beyond.stable
+        assert beyond.accepted_min >= 0.9 * at.accepted_min, routing

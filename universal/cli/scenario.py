@@ -50,6 +50,9 @@ def run(args: argparse.Namespace) -> None:
     if scenario.analysis is not None:
         _run_load_scenario(scenario.analysis, args)
         return
+    if scenario.openloop is not None:
+        _run_openloop_scenario(scenario.openloop, args, plot)
+        return
     if scenario.design is not None:
         _run_design_scenario(scenario.design, args)
         return
@@ -160,6 +163,25 @@ def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> No
 
         plotted(plot_load_report(report, plot_path(args)))
 
+
+def _run_openloop_scenario(study, args: argparse.Namespace, plot) -> None:
+    from universal.cli.openloop import emit, run_with_bar
+
+    if args.out is not None or args.resume or args.jobs != 1:
+        raise UserError(f"scenario {study.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    if plot is not None and study.loads is None:
+        raise UserError("--plot draws a load sweep: this scenario searches saturation")
+    if args.seeds is not None or args.seed is not None:
+        from universal.scenario import seeds_from
+
+        first = args.seed if args.seed is not None else study.seeds[0]
+        study.seeds = seeds_from(args.seeds if args.seeds is not None else len(study.seeds), first, "command line")
+    report = run_with_bar(study, args)
+    emit(report.to_json(), args)
+    if plot is not None:
+        from universal.reporting.plots.openloop import plot_openloop
+
+        plotted(plot_openloop(report.rows, plot, study.units))
 
 def _run_design_scenario(study, args: argparse.Namespace) -> None:
     """Tradeoff curves and the named algorithms (``kind = "design"``, SPEC §10)."""

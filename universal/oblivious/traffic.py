@@ -20,8 +20,13 @@ Names (SPEC §8, traffic for the load analysis):
                     (``hotspot:count=5,factor=5``; ``background=bitcomp`` mixes the hot nodes into
                     bit-complement instead: row ``s`` is bitcomp plus ``(factor-1)/N`` on each hot
                     node, renormalised)
+``diagonal``        ``x_i -> x_i + floor(k/2)`` in every dimension: half way across every ring
+                    (GOAL's Π_dia, Singh, Dally, Gupta & Towles 2003, Claim 1)
 ``matrix:file=P``   whitespace-separated N x N matrix of decimals or fractions (``1/3``), ``#``
-                    comments, must be doubly stochastic
+                    comments, doubly sub-stochastic (row and column sums at most 1: GOAL's
+                    admissible traffic; a zero row is a node that sends nothing)
+``permutation:file=P``  ``source destination`` lines (node labels); sources left out send
+                    nothing (a partial permutation is a doubly sub-stochastic matrix)
 ``random-perms:M``  M random permutations (default 1000), summarised by worst / mean / best
 ==================  =====================================================================
 """
@@ -235,13 +240,59 @@ def _matrix(t: Torus, spec: Spec) -> Traffic:
     L = np.array([[float(x) for x in r] for r in rows])
     if (L < -_TOL).any():
         raise UserError(f"{path}: traffic matrix has negative entries")
-    if not (np.allclose(L.sum(axis=1), 1, atol=_TOL) and np.allclose(L.sum(axis=0), 1, atol=_TOL)):
-        raise UserError(f"{path}: traffic matrix is not doubly stochastic (row and column sums must be 1)")
+    if (L.sum(axis=1) > 1 + _TOL).any() or (L.sum(axis=0) > 1 + _TOL).any():
+        raise UserError(f"{path}: traffic matrix is not doubly sub-stochastic (row and column sums must be at most 1)")
+    if not L.any():
+        raise UserError(f"{path}: traffic matrix is all zeros")
     den = math.lcm(*{x.denominator for r in rows for x in r})
     num = np.array([[x.numerator * (den // x.denominator) for x in r] for r in rows], dtype=object)
     if max(abs(int(v)) for v in num.ravel()) < 2 ** 62:
         num = num.astype(np.int64)
     return Traffic(spec.text, matrix=L, exact=(num, den))
+
+
+def _diagonal(t: Torus, spec: Spec) -> Traffic:
+    check_known_params(spec, set())
+    return _perm(spec.text, t.node(t.coords + t.k // 2))
+
+
+def _permutation(t: Torus, spec: Spec) -> Traffic:
+    """``permutation:file=P``: ``source destination`` lines as node labels ``x0,x1,...`` or ids."""
+    check_known_params(spec, {"file"})
+    if "file" not in spec.params:
+        raise UserError("permutation traffic needs permutation:file=PATH")
+    path = Path(spec.params["file"])
+    dest = np.full(t.N, -1, dtype=np.int64)
+    for lineno, fields in read_rows(path, "permutation"):
+        if len(fields) != 2:
+            raise UserError(f"{path}:{lineno}: expected 'source destination'")
+        s, d = (_node_id(t, f, path, lineno) for f in fields)
+        if dest[s] >= 0:
+            raise UserError(f"{path}:{lineno}: source {fields[0]} appears twice")
+        dest[s] = d
+    used = dest[dest >= 0]
+    if not len(used):
+        raise UserError(f"{path}: no pairs")
+    if len(np.unique(used)) != len(used):
+        raise UserError(f"{path}: a destination appears twice (not a permutation)")
+    if len(used) == t.N:
+        return _perm(spec.text, dest)
+    num = np.zeros((t.N, t.N), dtype=np.int64)
+    num[np.flatnonzero(dest >= 0), used] = 1
+    return rational_traffic(spec.text, num, 1)
+
+
+def _node_id(t: Torus, text: str, path: Path, lineno: int) -> int:
+    """A node given as ``x0,x1,...`` coordinates or as an id."""
+    try:
+        parts = [int(x) for x in text.strip("()").split(",")]
+    except ValueError:
+        raise UserError(f"{path}:{lineno}: {text!r} is not a node") from None
+    if len(parts) == 1 and 0 <= parts[0] < t.N:
+        return parts[0]
+    if len(parts) == t.n and all(0 <= x < t.k for x in parts):
+        return int(t.node(parts))
+    raise UserError(f"{path}:{lineno}: {text!r} is not a node of {t.name}")
 
 
 def _random_perms(t: Torus, spec: Spec) -> Traffic:
@@ -268,7 +319,9 @@ TRAFFICS = {
     "bitrev": _bitrev,
     "shuffle": _shuffle,
     "hotspot": _hotspot,
+    "diagonal": _diagonal,
     "matrix": _matrix,
+    "permutation": _permutation,
     "random-perms": _random_perms,
 }
 

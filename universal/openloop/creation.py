@@ -22,7 +22,8 @@ from universal.openloop.workload import Injection, OfferedTraffic
 __all__ = ["CHUNK", "RunSpec", "Creations", "InjectionState", "draw_chunk"]
 
 #: Steps drawn at once; part of the random stream's definition (changing it changes the draws).
-CHUNK = 64
+#: The measurement's phases change only at these boundaries (``measure.PERIOD``).
+CHUNK = 100
 
 
 @dataclass

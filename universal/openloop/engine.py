@@ -43,7 +43,7 @@ from universal.errors import UserError
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
                                         latency_summary, regression_slope)
-import universal.openloop.adaptive as adaptive
+from universal.openloop.adaptive import decide as adaptive_decide
 
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
 
@@ -94,6 +94,7 @@ class _Batch:
         self.pending_at = 0
         self._init_measurement()
         self.progress = None
+        self.link_hops = 0
 
     # ------------------------------------------------------------------ storage
     def _fields(self) -> dict[str, tuple]:
@@ -195,12 +196,21 @@ class _Batch:
         self.drain_len = np.array([self.m.drain_for(s.rate) for s in self.specs])
         self.all_records = [] if self.m.steps is not None else None
         self.created_records: list[tuple] = []
+        self.history = np.zeros((CHUNK, R), dtype=np.int64)    # backlog after every step of the chunk
+        self.in_window = self.phase == WINDOW
+        self.accepted_idx: list[np.ndarray] = []                # run * N + src of window deliveries
 
     # ------------------------------------------------------------------ creation
     def _draw(self, t0: int) -> None:
-        """Draw the next chunk of every active run and merge them in (step, run) order."""
+        """Draw the next chunk of every active run and prepare its injection, step by step.
+
+        Phases change only at chunk boundaries (every CHUNK steps), so whether a packet is
+        labelled, and the whole accounting of the packets delivered at creation (source =
+        destination), is settled here for the chunk at once.
+        """
         parts = [(r, draw_chunk(spec, self.inj_state[r], t0, self.rngs[r]))
                  for r, spec in enumerate(self.specs) if self.phase[r] != DONE]
+        self.chunk_start = t0
         if not parts:
             self.pending = None
             return
@@ -223,98 +233,120 @@ class _Batch:
             via = cat(lambda r, c: c.route.via, fill=-1)
             p["via"] = np.where((via == p["src"]) | (via == p["dst"]), -1, via)
         if self.dims:
-            zeros = lambda r, c: None if c.route.signs is not None else np.zeros((len(c.step), self.dims), np.int64)  # noqa: E731
-            p["signs"] = np.concatenate([c.route.signs if c.route.signs is not None else zeros(r, c) for r, c in parts])
-            p["remaining"] = np.concatenate([c.route.remaining if c.route.remaining is not None else zeros(r, c)
-                                             for r, c in parts])
+            zeros = lambda c: np.zeros((len(c.step), self.dims), np.int64)  # noqa: E731
+            p["signs"] = np.concatenate([c.route.signs if c.route.signs is not None else zeros(c) for _, c in parts])
+            p["remaining"] = np.concatenate([c.route.remaining if c.route.remaining is not None else zeros(c)
+                                             for _, c in parts])
         if self.priority == "random":
             p["rank"] = cat(lambda r, c: c.rank)
         p = {k: v[order] for k, v in p.items()}
         p["pid"] = self.next_pid + np.arange(P, dtype=np.int64)
         self.next_pid += P
+        p["label"] = (self.phase[p["run"]] == WINDOW) if self.m.steps is None else np.zeros(P, dtype=bool)
+        zero = p["src"] == p["dst"]
+        self._account_zero_hop(p, zero)
+        # the others, per step youngest first (they are prepended: lowest priority first)
+        keep = np.flatnonzero(~zero)
+        keep = keep[np.lexsort((-p["pid"][keep], p["step"][keep]))]
+        p = {k: v[keep] for k, v in p.items()}
+        local = p["step"] - t0
+        self.bounds = np.searchsorted(local, np.arange(CHUNK + 1))
+        self.inj_counts = np.bincount(local * self.R + p["run"], minlength=CHUNK * self.R).reshape(CHUNK, self.R)
+        lab = p["label"]
+        self.lab_counts = np.bincount(local[lab] * self.R + p["run"][lab],
+                                      minlength=CHUNK * self.R).reshape(CHUNK, self.R)
         self.pending = p
-        self.pending_steps = p["step"]
+
+    def _account_zero_hop(self, p: dict, zero: np.ndarray) -> None:
+        """Packets whose destination is their source are delivered when created (0 hops, latency 0)."""
+        run, src = p["run"], p["src"]
+        if self.m.steps is not None:
+            self.created_records.append((run, p["pid"], p["step"]))
+            self.all_records.append((run[zero], p["pid"][zero], p["step"][zero]))
+            return
+        lab = p["label"]
+        self.labelled += np.bincount(run[lab], minlength=self.R)
+        z = lab & zero                       # in a window phase: labelled and accepted at once
+        if z.any():
+            self.accepted_idx.append(run[z] * self.N + src[z])
+            k = int(z.sum())
+            self.records.append((run[z], np.zeros(k, np.int64), np.zeros(k, np.int64), src[z], p["dst"][z]))
 
     # ------------------------------------------------------------------ the step
     def run(self) -> list[RunResult]:
         t = 0
         self.pending_decide = np.empty(0, dtype=np.int64)
+        fixed = self.m.steps
         while (self.phase != DONE).any():
             if t % CHUNK == 0:
                 self._draw(t)
             self._inject(t)
             if self.adaptive:
-                adaptive.decide(self, t)
+                adaptive_decide(self, t)
             self._move(t)
-            self._advance_phases(t)
+            if fixed is not None:
+                if t + 1 >= fixed:
+                    self.phase[:] = DONE
+            else:
+                self.history[t % CHUNK] = self.backlog
+                if (t + 1) % CHUNK == 0:
+                    self._advance_phases(t)
             t += 1
+        self._flush_accepted()
         return self._results(t)
 
     def _inject(self, t: int) -> None:
-        """Packets created in step ``t``: deliver the zero-hop ones, queue the others (lowest priority first)."""
+        """The packets created in step ``t`` join the network, youngest first below ``head``."""
         p = self.pending
         if p is None:
             return
-        lo = int(np.searchsorted(self.pending_steps, t, side="left"))
-        hi = int(np.searchsorted(self.pending_steps, t, side="right"))
+        i = t - self.chunk_start
+        lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
         if hi == lo:
             return
-        run, src, dst = p["run"][lo:hi], p["src"][lo:hi], p["dst"][lo:hi]
-        active = self.phase[run] != DONE
-        zero = (src == dst) & active
-        if self.m.steps is not None:
-            pid = p["pid"][lo:hi]
-            self.created_records.append((run[active], pid[active]))
-            self.all_records.append((run[zero], pid[zero], np.full(int(zero.sum()), t, np.int64)))
-        else:
-            window = (self.phase[run] == WINDOW) & active
-            np.add.at(self.labelled, run[window], 1)
-            wz = window & zero
-            if wz.any():
-                np.add.at(self.accepted, (run[wz], src[wz]), 1)
-                k = int(wz.sum())
-                self.records.append((run[wz], np.zeros(k, np.int64), np.zeros(k, np.int64), src[wz], dst[wz]))
-        keep = (np.flatnonzero(active & ~zero) + lo)[::-1]       # youngest first: lowest priority
-        m = len(keep)
+        sel = slice(lo, hi)
+        if self.buffer is not None and (self.phase[p["run"][sel]] == DONE).any():
+            sel = np.arange(lo, hi)[self.phase[p["run"][sel]] != DONE]     # a run deadlocked in this chunk
+        m = len(p["run"][sel])
         if not m:
             return
         if self.head < m:
             self._compact(m)
         lo_, hi_ = self.head - m, self.head
         a = self.a
-        for name in ("pid", "src", "dst", "run", "hops", "cur", "end"):
-            a[name][lo_:hi_] = p[name][keep]
+        for name in ("pid", "src", "dst", "run", "hops", "cur", "end", "label"):
+            a[name][lo_:hi_] = p[name][sel]
         a["created"][lo_:hi_] = t
-        krun = p["run"][keep]
-        a["label"][lo_:hi_] = (self.phase[krun] == WINDOW) if self.m.steps is None else False
         if self.adaptive:
-            kind = p["kind"][keep]
+            kind = p["kind"][sel]
             for name in ("kind", "tie", "via"):
-                a[name][lo_:hi_] = p[name][keep]
-            a["node"][lo_:hi_] = p["src"][keep]
-            a["target"][lo_:hi_] = p["dst"][keep]
-            a["hops"][lo_:hi_] = np.where(kind > 0, 0, p["hops"][keep])
+                a[name][lo_:hi_] = p[name][sel]
+            a["node"][lo_:hi_] = p["src"][sel]
+            a["target"][lo_:hi_] = p["dst"][sel]
+            a["hops"][lo_:hi_] = np.where(kind > 0, 0, p["hops"][sel])
             if self.dims:
-                a["signs"][lo_:hi_] = p["signs"][keep]
-                a["remaining"][lo_:hi_] = p["remaining"][keep]
+                a["signs"][lo_:hi_] = p["signs"][sel]
+                a["remaining"][lo_:hi_] = p["remaining"][sel]
             obl = kind == 0
             want = np.full(m, -1, dtype=np.int64)
-            want[obl] = self.store[p["cur"][keep][obl]]
+            want[obl] = self.store[p["cur"][sel][obl]]
             a["want"][lo_:hi_] = want
             self.pending_decide = np.concatenate([self.pending_decide, np.flatnonzero(~obl) + lo_])
         else:
-            a["want"][lo_:hi_] = self.store[p["cur"][keep]]
+            a["want"][lo_:hi_] = self.store[p["cur"][sel]]
         if self.buffer is not None:
             a["prev"][lo_:hi_] = self.inject_slot
         if self.priority == "fifo":
             a["arrived"][lo_:hi_] = t
         if self.priority == "random":
-            a["rank"][lo_:hi_] = p["rank"][keep]
+            a["rank"][lo_:hi_] = p["rank"][sel]
         self.head = lo_
-        np.add.at(self.backlog, krun, 1)
-        if self.m.steps is None:
-            lab = a["label"][lo_:hi_]
-            np.add.at(self.outstanding, krun[lab], 1)
+        if isinstance(sel, slice):
+            self.backlog += self.inj_counts[i]
+            self.outstanding += self.lab_counts[i]
+        else:
+            self.backlog += np.bincount(p["run"][sel], minlength=self.R)
+            self.outstanding += np.bincount(p["run"][sel][p["label"][sel]], minlength=self.R)
 
     def _order(self) -> np.ndarray | None:
         """Positions (relative to head) lowest priority first, or None when the layout already is."""
@@ -346,7 +378,6 @@ class _Batch:
         h, a = self.head, self.a
         n = self.cap - h
         if n == 0:
-            self._no_moves(t, np.empty(0, np.int64))
             return
         if len(self.arange) < n:
             self.arange = np.arange(max(n, 2 * len(self.arange)), dtype=np.int64)
@@ -367,6 +398,7 @@ class _Batch:
             ok = crossed >= 0
             at, crossed = at[ok], crossed[ok]
         gi = at + h
+        self.link_hops += len(gi)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
             np.subtract.at(self.occupancy, a["prev"][gi], 1)
@@ -427,31 +459,37 @@ class _Batch:
         run = a["run"][gi]
         a["want"][gi] = self.trash
         self.ndead += len(gi)
-        np.subtract.at(self.backlog, run, 1)
+        if self.R == 1:
+            self.backlog[0] -= len(gi)
+        else:
+            self.backlog -= np.bincount(run, minlength=self.R)
         if self.m.steps is not None:
             self.all_records.append((run, a["pid"][gi], np.full(len(gi), t, np.int64)))
-            return
-        inwin = self.phase[run] == WINDOW
-        np.add.at(self.accepted, (run[inwin], a["src"][gi[inwin]]), 1)
-        lab = a["label"][gi]
-        if lab.any():
-            g = gi[lab]
-            np.subtract.at(self.outstanding, run[lab], 1)
-            self.records.append((run[lab], t - a["created"][g] + 1, a["hops"][g], a["src"][g], a["dst"][g]))
-        if self.ndead > (self.cap - self.head) // 2:
+        else:
+            inwin = self.in_window[run]
+            if inwin.any():
+                self.accepted_idx.append(run[inwin] * self.N + a["src"][gi[inwin]])
+            lab = a["label"][gi]
+            if lab.any():
+                g = gi[lab]
+                self.outstanding -= np.bincount(run[lab], minlength=self.R)
+                self.records.append((run[lab], t - a["created"][g] + 1, a["hops"][g], a["src"][g], a["dst"][g]))
+        if self.ndead > (self.cap - self.head - self.ndead) + 256:       # more dead than live
             self._compact(0)
 
-    def _no_moves(self, t: int, crossed: np.ndarray) -> None:
-        return
+    def _flush_accepted(self) -> None:
+        if self.accepted_idx:
+            idx = np.concatenate(self.accepted_idx)
+            self.accepted += np.bincount(idx, minlength=self.R * self.N).reshape(self.R, self.N)
+            self.accepted_idx = []
 
     # ------------------------------------------------------------------ phases
     def _advance_phases(self, t: int) -> None:
-        m = self.m
-        if m.steps is not None:
-            if t + 1 >= m.steps:
-                self.phase[:] = DONE
-            return
-        ph, b = self.phase, self.backlog
+        """End of a chunk (step ``t``): move runs between phases (see :mod:`universal.openloop.measure`)."""
+        m, ph = self.m, self.phase
+        self._flush_accepted()
+        hist = self.history
+        b = self.backlog
         limit = self.offered_per_step * m.latency_limit + self.N
         # far beyond saturation the warm-up would never settle: measure now, or stop (the search)
         for r in np.flatnonzero((ph == WARMUP) & (b > limit)):
@@ -459,47 +497,49 @@ class _Batch:
                 self._finish(int(r), t, "backlog-limit")
             else:
                 self._start_window(int(r), t)
-        # warm-up: compare period means of the backlog
+        # warm-up: settled once the backlog stopped growing (at most 1% and one packet above the last chunk)
         warm = ph == WARMUP
-        self.block_sum[warm] += b[warm]
-        if (t + 1) % m.period == 0:
-            mean = self.block_sum / m.period
-            # settled once the backlog stopped growing: at most 1% (and one packet) above the last period
-            settled = (self.prev_block >= 0) & (mean <= (1 + m.change) * self.prev_block + 1)
-            start = warm & (((t + 1) >= m.warmup_min) & settled | ((t + 1) >= m.warmup_max))
-            self.prev_block = np.where(warm, mean, self.prev_block)
-            self.block_sum[warm] = 0
-            for r in np.flatnonzero(start):
-                self._start_window(int(r), t)
-        # window: regression sums of (x = step in window, y = backlog)
+        mean = hist.mean(axis=0)
+        settled = (self.prev_block >= 0) & (mean <= (1 + m.change) * self.prev_block + 1)
+        start = warm & (((t + 1) >= m.warmup_min) & settled | ((t + 1) >= m.warmup_max))
+        self.prev_block = np.where(warm, mean, self.prev_block)
+        # window: regression sums of (x = step in the stretch, y = backlog) over this chunk
         win = np.flatnonzero(ph == WINDOW)
         if len(win):
-            x = (t - self.phase_start[win] - self.window_offset[win]).astype(float)
-            y = b[win].astype(float)
-            self.sums[win] += np.stack([np.ones_like(x), x, y, x * y, x * x], axis=1)
-            ended = win[t + 1 - self.phase_start[win] >= self.window_len[win]]
-            for r in ended:
-                self.slope[r] = regression_slope(*self.sums[r])
-                allowed = m.tolerance * self.offered_per_step[r]
-                if self.slope[r] <= allowed and not m.drain:
-                    self._finish(int(r), t, "stable")
-                elif self.slope[r] <= allowed:
-                    ph[r] = DRAIN
-                    self.phase_start[r] = t + 1
-                elif self.slope[r] <= m.unclear * allowed and self.extensions[r] < m.extensions:
-                    # unclear: a stable run still settling, or a slowly growing one - measure on
-                    self.extensions[r] += 1
-                    self.window_len[r] += self.base_window[r]
-                    self.sums[r] = 0
-                    self.window_offset[r] = self.window_len[r] - self.base_window[r]
-                else:
-                    self._finish(int(r), t, "unstable")
+            steps = np.arange(t + 1 - CHUNK, t + 1)
+            x = (steps[:, None] - self.phase_start[win] - self.window_offset[win]).astype(float)
+            y = hist[:, win].astype(float)
+            self.sums[win] += np.stack([np.ones(len(win)) * CHUNK, x.sum(0), y.sum(0), (x * y).sum(0),
+                                        (x * x).sum(0)], axis=1)
+            for r in win[t + 1 - self.phase_start[win] >= self.window_len[win]]:
+                self._end_window(int(r), t)
+        for r in np.flatnonzero(start):
+            self._start_window(int(r), t)
         drain = np.flatnonzero(ph == DRAIN)
-        if len(drain):
-            for r in drain[self.outstanding[drain] == 0]:
-                self._finish(int(r), t, "stable")
-            for r in drain[(ph[drain] == DRAIN) & (t + 1 - self.phase_start[drain] >= self.drain_len[drain])]:
-                self._finish(int(r), t, "drain-limit")
+        for r in drain[self.outstanding[drain] == 0]:
+            self._finish(int(r), t, "stable")
+        for r in drain[(ph[drain] == DRAIN) & (t + 1 - self.phase_start[drain] >= self.drain_len[drain])]:
+            self._finish(int(r), t, "drain-limit")
+        self.in_window = ph == WINDOW
+
+    def _end_window(self, r: int, t: int) -> None:
+        """Judge stability at the end of a window (or of one of its extensions)."""
+        m = self.m
+        self.slope[r] = regression_slope(*self.sums[r])
+        allowed = m.tolerance * self.offered_per_step[r]
+        if self.slope[r] <= allowed and not m.drain:
+            self._finish(r, t, "stable")
+        elif self.slope[r] <= allowed:
+            self.phase[r] = DRAIN
+            self.phase_start[r] = t + 1
+        elif self.slope[r] <= m.unclear * allowed and self.extensions[r] < m.extensions:
+            # unclear: a stable run still settling, or a slowly growing one - measure on
+            self.extensions[r] += 1
+            self.window_offset[r] = self.window_len[r]
+            self.window_len[r] += self.base_window[r]
+            self.sums[r] = 0
+        else:
+            self._finish(r, t, "unstable")
 
     def _start_window(self, r: int, t: int) -> None:
         self.phase[r] = WINDOW
@@ -533,16 +573,20 @@ class _Batch:
             def cat(recs, i):
                 return np.concatenate([x[i] for x in recs]) if recs else np.empty(0, np.int64)
             run, pid, step = cat(self.all_records, 0), cat(self.all_records, 1), cat(self.all_records, 2)
-            crun, cpid = cat(self.created_records, 0), cat(self.created_records, 1)
+            crun, cpid, cstep = (cat(self.created_records, i) for i in range(3))
+            ends = getattr(self, "end_step", {})
             for r, spec in enumerate(self.specs):
-                mine = np.sort(cpid[crun == r])
+                mine = np.sort(cpid[(crun == r) & (cstep < ends.get(r, steps))])
                 delivered = np.full(len(mine), -1, dtype=np.int64)
-                d = run == r
+                d = (run == r) & (step < ends.get(r, steps))
                 delivered[np.searchsorted(mine, pid[d])] = step[d]
                 out.append(RunResult(spec.rate, status=self.status[r] or "steps", steps=steps,
                                      records={"pid": mine, "delivered": delivered}))
             return out
-        cols = list(zip(*self.records)) if self.records else None
+        cols = [np.concatenate(c) for c in zip(*self.records)] if self.records else [np.empty(0, np.int64)] * 5
+        by_run = np.argsort(cols[0], kind="stable")
+        cols = [c[by_run] for c in cols]
+        cuts = np.searchsorted(cols[0], np.arange(self.R + 1))
         for r, spec in enumerate(self.specs):
             res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
                             warmup=int(self.warmup_len[r]), window=int(self.window_len[r]),
@@ -553,28 +597,14 @@ class _Batch:
             if self.status[r] in ("stable", "unstable", "drain-limit"):
                 acc = self.accepted[r, senders] / (self.window_len[r] * spec.traffic.rowsum[senders])
                 res.accepted, res.accepted_min = float(acc.mean()), float(acc.min())
-            if res.stable and cols is not None:
-                run = np.concatenate(cols[0])
-                mine = run == r
-                lat = np.concatenate(cols[1])[mine]
-                hops = np.concatenate(cols[2])[mine]
+            if res.stable:
+                mine = slice(cuts[r], cuts[r + 1])
+                lat, hops = cols[1][mine], cols[2][mine]
                 for k, v in latency_summary(lat, hops).items():
                     setattr(res, k, v)
-                res.pairs = _pair_table(np.concatenate(cols[3])[mine], np.concatenate(cols[4])[mine], lat, hops)
+                res.labelled_packets = (cols[3][mine], cols[4][mine], lat, hops)
             out.append(res)
         return out
-
-
-def _pair_table(src: np.ndarray, dst: np.ndarray, lat: np.ndarray, hops: np.ndarray) -> dict:
-    if not len(src) or (dst < 0).any():
-        return {}
-    key = src * (int(max(src.max(), dst.max())) + 1) + dst
-    uniq, inv, count = np.unique(key, return_inverse=True, return_counts=True)
-    width = int(max(src.max(), dst.max())) + 1
-    ml = np.bincount(inv, weights=lat) / count
-    mh = np.bincount(inv, weights=hops) / count
-    return {(int(u // width), int(u % width)): (float(ml[i]), float(mh[i]), int(count[i]))
-            for i, u in enumerate(uniq)}
 
 
 def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | None = None,

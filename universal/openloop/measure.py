@@ -2,9 +2,10 @@
 Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for torus
 networks", 2003, §2.2 and §5.1).
 
-Every run goes through four phases, decided at the end of each step:
+Every run goes through four phases, decided at the end of every period of 100 steps:
 
-1. *warm-up*: packets are created and routed but not measured. Every ``period`` steps (100)
+1. *warm-up*: packets are created and routed but not measured. Every 100 steps (a *period*;
+   every phase starts and ends on a period boundary, and windows are whole periods)
    the mean backlog (packets in the network, source queues included) of the last period is
    compared with the one before; the warm-up ends at the first comparison, after
    ``warmup_min`` steps, where it grew by at most ``change`` (1%) plus one packet, and at
@@ -49,6 +50,9 @@ __all__ = ["Measurement", "RunResult", "WARMUP", "WINDOW", "DRAIN", "DONE"]
 
 WARMUP, WINDOW, DRAIN, DONE = 0, 1, 2, 3
 
+#: Phases change only every PERIOD steps (the creation chunk of :mod:`universal.openloop.creation`).
+PERIOD = 100
+
 
 @dataclass(frozen=True)
 class Measurement:
@@ -61,7 +65,6 @@ class Measurement:
 
     warmup_min: int = 300
     warmup_max: int = 5000
-    period: int = 100
     change: float = 0.01
     window: int | None = None
     drain_limit: int | None = None
@@ -74,10 +77,10 @@ class Measurement:
     steps: int | None = None
 
     def window_for(self, rate: float) -> int:
-        """The measurement window in steps at ``rate`` packets per node per step."""
-        if self.window is not None:
-            return self.window
-        return max(1000, math.ceil(200 / rate))
+        """The measurement window in steps at ``rate`` packets per node per step (a multiple of the
+        phase period, 100 steps)."""
+        steps = self.window if self.window is not None else max(1000, math.ceil(200 / rate))
+        return -(-steps // PERIOD) * PERIOD
 
     def drain_for(self, rate: float) -> int:
         return self.drain_limit if self.drain_limit is not None else 4 * self.window_for(rate) + 1000
@@ -92,8 +95,8 @@ class Measurement:
                             "(at least 10 steps; the default is 1000 or more)")
         if not 0 <= self.warmup_min <= self.warmup_max:
             raise UserError("warm-up needs 0 <= minimum <= maximum")
-        if self.period < 1 or self.tolerance <= 0 or self.latency_limit < 1:
-            raise UserError("warm-up period, stability tolerance and latency limit must be positive")
+        if self.tolerance <= 0 or self.latency_limit < 1:
+            raise UserError("stability tolerance and latency limit must be positive")
 
 
 @dataclass
@@ -135,12 +138,18 @@ class RunResult:
     slope: float = 0.0
     labelled: int = 0
     steps: int = 0
-    pairs: dict = field(default_factory=dict, repr=False)
+    labelled_packets: tuple | None = field(default=None, repr=False)
     records: dict | None = field(default=None, repr=False)
 
     def pair_latency(self, source: int, dest: int) -> tuple[float, float, int] | None:
-        """Mean latency, mean hops and count of the labelled packets ``source -> dest``."""
-        return self.pairs.get((source, dest))
+        """Mean latency, mean hops and count of the labelled packets ``source -> dest`` (None if none)."""
+        if self.labelled_packets is None:
+            return None
+        src, dst, lat, hops = self.labelled_packets
+        mine = (src == source) & (dst == dest)
+        if not mine.any():
+            return None
+        return float(lat[mine].mean()), float(hops[mine].mean()), int(mine.sum())
 
 
 def regression_slope(n: float, sx: float, sy: float, sxy: float, sxx: float) -> float:

@@ -204,29 +204,81 @@ def _torus_paths(router: Router, sources: np.ndarray, dests: np.ndarray,
     from universal.oblivious.torus import Torus
 
     k, n = router.k_n
-    torus = Torus(k, n)
+    torus = router.extra.get("torus")
+    if torus is None:
+        torus = router.extra["torus"] = Torus(k, n)
     routing = router.routing
+    if routing.name == "dor" and k ** (2 * n) * 2 ** n * n * k <= _DOR_TABLE_ENTRIES:
+        return _dor_table_paths(router, torus, sources, dests, rng)
     ch = routing.sample(torus, torus.sub(dests, sources), rng)
     dims, steps = legs(ch, k, routing.erase_loops)
+    return RouteDraw(*_expand_legs(router, torus, sources, dims, steps))
+
+
+def _expand_legs(router: Router, torus, sources: np.ndarray, dims: np.ndarray,
+                 steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Link ids of routes given as legs: per leg its start node, then every hop from it."""
+    k, n = router.k_n
     P, G = dims.shape
-    count = np.abs(steps).ravel()
-    lengths = count.reshape(P, G).sum(axis=1)
+    powers = torus.powers
+    count = np.abs(steps)
+    lengths = count.sum(axis=1)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    H = int(offsets[-1])
-    hop_dim = np.repeat(dims.ravel(), count)
-    hop_sign = np.repeat(np.sign(steps).ravel(), count)
-    owner = np.repeat(np.arange(P), lengths)
-    delta = np.zeros((H, n), dtype=np.int64)
-    delta[np.arange(H), hop_dim] = hop_sign
-    cum = np.cumsum(delta, axis=0) - delta                   # displacement before each hop (global)
-    base = np.zeros((P, n), dtype=np.int64)
-    starts = offsets[:-1]
-    has = lengths > 0
-    base[has] = cum[starts[has]]
-    pos = (torus.coords[sources][owner] + cum - base[owner]) % k
-    tail = pos @ torus.powers
-    links = router.dir_link[tail, hop_dim, (hop_sign < 0).astype(np.int64)]
-    return RouteDraw(offsets=offsets, links=links)
+    # start coordinates of every leg: the source plus the moves of the legs before it
+    disp = np.zeros((P, G, n), dtype=np.int64)
+    np.put_along_axis(disp, dims[:, :, None], steps[:, :, None], axis=2)
+    start = (torus.coords[sources][:, None, :] + np.cumsum(disp, axis=1) - disp) % k      # (P, G, n)
+    start_id = (start @ powers).ravel()
+    along = np.take_along_axis(start, dims[:, :, None], axis=2).ravel()                   # x_dim at the start
+    flat_count = count.ravel()
+    leg = np.repeat(np.arange(P * G), flat_count)                                        # the leg of every hop
+    leg_first = np.concatenate([[0], np.cumsum(flat_count)[:-1]])
+    i = np.arange(len(leg)) - leg_first[leg]                                              # hops done in the leg
+    sign = np.sign(steps).ravel()[leg]
+    dim = dims.ravel()[leg]
+    x0 = along[leg]
+    tail = start_id[leg] + ((x0 + sign * i) % k - x0) * powers[dim]
+    links = router.dir_link.reshape(-1)[(tail * n + dim) * 2 + (sign < 0)]
+    return offsets, links
+
+
+#: Largest DOR path table (entries) kept per network: N^2 pairs x 2^n tie variants x hops.
+_DOR_TABLE_ENTRIES = 8_000_000
+#: The DOR tables, per network object (runs of a batch share the network, hence the table).
+_TABLES: dict = {}
+
+
+def _dor_table_paths(router: Router, torus, sources: np.ndarray, dests: np.ndarray,
+                     rng: np.random.Generator) -> RouteDraw:
+    """DOR from a table of every pair's 2^n tie variants (each tied dimension's direction is one
+    fair bit of a uniform variant number: the distribution of :class:`DOR`'s sampler)."""
+    k, n = router.k_n
+    N = torus.N
+    V = 2 ** n
+    key = ("dor-table", id(router.network))
+    table = _TABLES.get(key)
+    if table is None or table[0] is not router.network:
+        from universal.oblivious.algorithms import _minimal_options
+
+        s = np.repeat(np.arange(N), N * V)
+        d = np.tile(np.repeat(np.arange(N), V), N)
+        v = np.tile(np.arange(V), N * N)
+        lo, hi = _minimal_options(k, torus.coords[torus.sub(d, s)])
+        bits = (v[:, None] >> np.arange(n)[None, :]) & 1
+        a = np.where(bits == 1, lo, hi)
+        dims = np.broadcast_to(np.arange(n), a.shape)
+        offsets, links = _expand_legs(router, torus, s, dims, a)
+        width = int(np.diff(offsets).max()) if len(links) else 0
+        rows = np.full((len(s), max(width, 1)), -1, dtype=np.int64)
+        lengths = np.diff(offsets)
+        mask = np.arange(rows.shape[1])[None, :] < lengths[:, None]
+        rows[mask] = links
+        table = _TABLES[key] = (router.network, rows, lengths, mask)
+    _, rows, lengths, mask = table
+    pick = (sources * N + dests) * V + rng.integers(0, V, size=len(sources))
+    lens = lengths[pick]
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    return RouteDraw(offsets=offsets, links=rows[pick][mask[pick]])
 
 
 ADAPTIVE_ROUTINGS: Registry[str] = Registry("adaptive routing")

@@ -79,6 +79,7 @@ class OpenLoopStudy:
     tolerance: float = 0.01
     name: str = "openloop"
     base_dir: Path | None = None
+    pairs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -89,12 +90,16 @@ class OpenLoopReport:
     network: dict
     capacity_rate: float | None
     rows: list[dict]
+    pairs: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         s = self.study
-        return {"name": s.name, "network": self.network, "units": s.units, "injection": s.injection,
-                "priority": s.priority, "bandwidth": s.bandwidth, "buffer": s.buffer,
-                "capacity_rate": self.capacity_rate, "rows": self.rows}
+        out = {"name": s.name, "network": self.network, "units": s.units, "injection": s.injection,
+               "priority": s.priority, "bandwidth": s.bandwidth, "buffer": s.buffer,
+               "capacity_rate": self.capacity_rate, "rows": self.rows}
+        if self.pairs:
+            out["pairs"] = self.pairs
+        return out
 
 
 def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
@@ -159,11 +164,16 @@ def run_study(study: OpenLoopStudy, progress=None) -> OpenLoopReport:
         raise UserError(f"unknown priority {study.priority!r} (known: {', '.join(PRIORITIES)})")
     if (study.loads is None) == (not study.saturation):
         raise UserError("give offered loads (--loads a:b:step) or ask for --saturation, one of the two")
+    from universal.load_analysis import _resolve_traffic
+
     net = build_network(study.network, study.base_dir)
     injection = build_injection(study.injection)
+    pairs = [_parse_pair(net, p) for p in study.pairs]
+    if pairs and study.loads is None:
+        raise UserError("pair latencies come from a load sweep (loads), not from a saturation search")
     cap = float(capacity_rate(net, study.bandwidth)) if study.units == "capacity" else None
     scale = cap if cap is not None else 1.0
-    traffics = {t: offered_traffic(net, t) for t in study.traffics}
+    traffics = {t: offered_traffic(net, _resolve_traffic(t, study.base_dir)) for t in study.traffics}
     routers = {r: build_router(r, net) for r in study.routings}
     Measurement(window=study.window).check()
     report = OpenLoopReport(study, net.summary(), cap, [])
@@ -181,8 +191,18 @@ def run_study(study: OpenLoopStudy, progress=None) -> OpenLoopReport:
                         keys.append((r, t, load, seed))
         results = simulate_batch(specs, bandwidth=study.bandwidth, buffer=study.buffer,
                                  measurement=Measurement(window=study.window), progress=progress)
+        exact = {}
+        if study.units == "capacity" and study.buffer is None:
+            exact = {(r, t): analytic_throughput(net, r, t) for r in study.routings for t in study.traffics}
         for (r, t, load, seed), res in zip(keys, results):
-            report.rows.append({**_row_base(r, t, seed), "offered": load, **_measured(res, scale)})
+            value = exact.get((r, t))
+            report.rows.append({**_row_base(r, t, seed), "offered": load, **_measured(res, scale),
+                                "analytic_value": None if value is None else float(value)})
+            for text, (s, d) in zip(study.pairs, pairs):
+                got = res.pair_latency(s, d)
+                report.pairs.append({**_row_base(r, t, seed), "offered": load, "pair": text,
+                                     "latency_mean": got[0] if got else None, "hops_mean": got[1] if got else None,
+                                     "packets": got[2] if got else 0})
         return report
 
     # saturation: one search per cell and seed, plus one batch of zero-load runs
@@ -204,3 +224,11 @@ def run_study(study: OpenLoopStudy, progress=None) -> OpenLoopReport:
                             "zero_load_latency": z.latency_mean, "hops_mean": z.hops_mean,
                             "runs": len(sat.runs)})
     return report
+
+
+def _parse_pair(net, text: str) -> tuple[int, int]:
+    """``"0,0->1,3"``: a source and a destination by their labels."""
+    if "->" not in text:
+        raise UserError(f"pair {text!r}: expected SOURCE->DESTINATION, e.g. 0,0->1,3")
+    a, b = text.split("->", 1)
+    return net.node(a), net.node(b)

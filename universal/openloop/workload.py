@@ -25,18 +25,16 @@ Injection processes (per node, independently):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
-from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network
 from universal.registry import check_known_params, parse_spec, take_int
 
-__all__ = ["INJECTIONS", "Injection", "OfferedTraffic", "build_injection", "offered_traffic",
-           "capacity_rate", "read_permutation_file"]
+__all__ = ["INJECTIONS", "Injection", "OfferedTraffic", "build_injection", "offered_traffic", "capacity_rate"]
 
 
 @dataclass(frozen=True)
@@ -80,30 +78,7 @@ def build_injection(text: str) -> Injection:
     return Injection(spec.name, 0, spec.text)
 
 
-def read_permutation_file(path: Path, network: Network) -> np.ndarray:
-    """``dest`` array from a file of ``source destination`` lines (node labels or ids).
-
-    Nodes that appear as no source send nothing (their row of the traffic matrix is zero); a
-    destination may appear at most once, so the matrix is doubly sub-stochastic.
-    """
-    N = network.num_nodes
-    dest = np.full(N, -1, dtype=np.int64)
-    for lineno, fields in read_rows(path, "permutation"):
-        if len(fields) != 2:
-            raise UserError(f"{path}:{lineno}: expected 'source destination'")
-        s, d = (network.node(f) for f in fields)
-        if dest[s] >= 0:
-            raise UserError(f"{path}:{lineno}: source {fields[0]} appears twice")
-        dest[s] = d
-    used = dest[dest >= 0]
-    if len(np.unique(used)) != len(used):
-        raise UserError(f"{path}: a destination appears twice (not a permutation)")
-    if not len(used):
-        raise UserError(f"{path}: no pairs")
-    return dest
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OfferedTraffic:
     """A traffic pattern as an open-loop run uses it.
 
@@ -126,6 +101,11 @@ class OfferedTraffic:
     cumulative: np.ndarray | None
     matrix: np.ndarray
 
+    @cached_property
+    def _flat_cumulative(self) -> np.ndarray:
+        N = len(self.rowsum)
+        return (np.arange(N)[:, None] + self.cumulative).ravel()
+
     @property
     def senders(self) -> np.ndarray:
         """Nodes whose row is not zero."""
@@ -137,16 +117,14 @@ class OfferedTraffic:
             return self.perm[sources]
         u = rng.random(len(sources))
         N = len(self.rowsum)
-        out = np.empty(len(sources), dtype=np.int64)
-        block = max(1, 2_000_000 // N)              # bounds the (packets x N) comparison
-        for i in range(0, len(sources), block):
-            row = self.cumulative[sources[i:i + block]]
-            out[i:i + block] = (row <= u[i:i + block, None]).sum(axis=1)
-        return np.minimum(out, N - 1)
+        # rows laid end to end (row s occupies [s, s + 1]): one search finds every destination
+        flat = self._flat_cumulative
+        out = np.searchsorted(flat, sources + u, side="right") - sources * N
+        return np.clip(out, 0, N - 1)
 
 
 def offered_traffic(network: Network, text: str) -> OfferedTraffic:
-    """The traffic pattern ``text`` (the names of ``universal load`` plus ``permutation:file=P``).
+    """The traffic pattern ``text`` (the names of ``universal load``, e.g. ``permutation:file=P``).
 
     Examples
     --------
@@ -163,16 +141,6 @@ def offered_traffic(network: Network, text: str) -> OfferedTraffic:
         raise UserError(f"open-loop traffic matrices handle at most 4096 nodes; {network.name} has {N:,}")
     if spec.name == "random-perms":
         raise UserError("random-perms is a family of patterns; run one permutation:file=P at a time")
-    if spec.name == "permutation":
-        check_known_params(spec, {"file"})
-        file = spec.params.get("file") or spec.arg
-        if not file:
-            raise UserError("permutation traffic needs permutation:file=PATH")
-        perm = read_permutation_file(Path(file), network)
-        matrix = np.zeros((N, N))
-        send = perm >= 0
-        matrix[np.flatnonzero(send), perm[send]] = 1.0
-        return OfferedTraffic(spec.text, send.astype(float), perm, None, matrix)
     tr = graph_traffic(network, text)
     if tr.perm is not None:
         matrix = np.zeros((N, N))

@@ -23,7 +23,7 @@ def openloop_table(data: dict) -> Table:
     ...     {"routing": "dor", "traffic": "tornado", "seed": 0, "saturation": 0.33, "analytic": "1/3",
     ...      "analytic_value": 1/3, "ratio": 0.99, "zero_load_latency": 3.0, "hops_mean": 3.0, "limited": False}]})
     >>> [c.header for c in t.columns][:4]
-    ['routing', 'traffic', 'saturation', 'analytic']
+    ['routing', 'traffic', 'Θ', 'analytic']
     """
     rows = data["rows"]
     unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
@@ -31,31 +31,43 @@ def openloop_table(data: dict) -> Table:
     if rows and "saturation" in rows[0]:
         t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit})",
                   caption="analytic: capacity / max channel load (universal load), exact; "
-                          "zero-load: at offered 0.02")
-        for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["saturation", "analytic", "ratio",
-                                                                        "zero-load latency", "hops"]:
-            t.add_column(c, justify="left" if c in ("routing", "traffic") else "right")
+                          "lat₀, hops: at offered 0.02")
+        for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["Θ", "analytic", "ratio", "lat₀", "hops"]:
+            t.add_column(c, justify="left" if c in ("routing", "traffic") else "right", no_wrap=True)
         for r in rows:
             sat = _f(r["saturation"]) + ("+" if r.get("limited") else "")
             t.add_row(r["routing"], r["traffic"], *([str(r["seed"])] if seeds else []), sat,
                       r["analytic"] or "—", _f(r["ratio"]), _f(r["zero_load_latency"], 2), _f(r["hops_mean"], 2))
         return t
-    t = Table(title=f"Open-loop runs on {data['network']['name']} (rates as a {unit})",
+    traffics = list(dict.fromkeys(r["traffic"] for r in rows))
+    one = len(traffics) == 1                    # one traffic: named in the title, no column
+    where = f"{traffics[0]} on " if one else ""
+    t = Table(title=f"Open-loop runs: {where}{data['network']['name']} (rates: {unit})",
               caption="α*: mean accepted rate of the sending nodes; α': the smallest; latency in steps "
                       "from creation to delivery (labelled packets of stable runs)")
-    for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["offered", "α*", "α'", "latency",
-                                                                    "p50", "p99", "hops", "stable"]:
+    for c in ["routing"] + ([] if one else ["traffic"]) + (["seed"] if seeds else []) + [
+            "offered", "α*", "α'", "latency", "p50", "p99", "hops", "stable"]:
         t.add_column(c, justify="left" if c in ("routing", "traffic", "stable") else "right")
     for r in rows:
-        t.add_row(r["routing"], r["traffic"], *([str(r["seed"])] if seeds else []), _f(r["offered"]),
+        t.add_row(r["routing"], *([] if one else [r["traffic"]]), *([str(r["seed"])] if seeds else []),
+                  _f(r["offered"]),
                   _f(r["accepted"]), _f(r["accepted_min"]), _f(r["latency_mean"], 1), _f(r["latency_p50"], 0),
-                  _f(r["latency_p99"], 0), _f(r["hops_mean"], 2), "yes" if r["stable"] else f"no ({r['status']})")
+                  _f(r["latency_p99"], 0), _f(r["hops_mean"], 2),
+                  "yes" if r["stable"] else ("no" if r["status"] == "unstable" else f"no: {r['status']}"))
     return t
 
 
 def print_openloop(data: dict, console: Console) -> None:
     """Print the study's table."""
     console.print(openloop_table(data))
+    if data.get("pairs"):
+        t = Table(title="Latency of single pairs (labelled packets)")
+        for c in ("routing", "traffic", "offered", "pair", "latency", "hops", "packets"):
+            t.add_column(c, justify="left" if c in ("routing", "traffic", "pair") else "right")
+        for p in data["pairs"]:
+            t.add_row(p["routing"], p["traffic"], _f(p["offered"]), p["pair"], _f(p["latency_mean"], 2),
+                      _f(p["hops_mean"], 2), str(p["packets"]))
+        console.print(t)
     limited = [r for r in data["rows"] if r.get("limited")]
     if limited:
         console.print("+: the injection process could offer no more and every rate was stable "
