@@ -35,7 +35,8 @@ objective: after the best cost ``z*`` is found, the LP is solved again with the 
 Solver: HiGHS through ``scipy.optimize.linprog``. The interior-point method (with crossover, so
 the answer is a vertex) is the default because it is the one that scales here: on the
 average-case LP of the 8-ary 2-cube it finished in about two minutes where dual simplex had
-not finished after 27 (measured for this project). Cutting planes (load rows of the average
+not finished after 27 (measured for this project; here, with the two cores shared by other
+jobs, one interior-point solve of that LP took about 8 minutes). Cutting planes (load rows of the average
 case added only once violated, each restricted LP solved afresh) were tried as well and were
 slower here: the restricted LPs grow and every restart pays for them again. The worst-case and
 capacity LPs are solved over symmetric routings only (:func:`~universal.design.families.symmetrize`),
