@@ -133,6 +133,8 @@ class PathCollection:
     @cached_property
     def is_simple(self) -> bool:
         """True if no path uses the same (undirected) edge twice."""
+        if self.network.kind == "butterfly" and self.is_leveled:
+            return True  # levels climb along every path, so no path comes back to an edge
         owner = np.repeat(np.arange(self.size, dtype=np.int64), self.lengths)
         keys = np.sort(owner * (self.network.num_edges + 1) + self.links // 2)
         return bool(np.all(np.diff(keys) != 0))
@@ -153,10 +155,13 @@ class PathCollection:
         levels and more than a million used links).
         """
         net = self.network
+        if net.kind == "butterfly" and net.levels is not None:
+            # Butterfly link 2e climbs from level i to i + 1 and link 2e + 1 comes back down
+            # (see universal.networks.generators): leveled by the butterfly's own levels exactly
+            # when every link id is even, read without sorting or building the edge array.
+            return not _any_odd(self.links)
         used = np.unique(self.links)
         tails, heads = net.link_tail[used], net.link_head[used]
-        if net.kind == "butterfly" and net.levels is not None:
-            return bool(np.all(net.levels[heads] - net.levels[tails] == 1))
         if np.isin(used ^ 1, used).any():
             return False  # a link and its reverse (ids 2e, 2e + 1) cannot both climb one level
         if len(used) > 1_000_000:
@@ -217,6 +222,11 @@ class PathCollection:
             "shortcut_free": self.is_shortcut_free,
             "leveled": self.is_leveled,
         }
+
+
+def _any_odd(links: np.ndarray, chunk: int = 1 << 22) -> bool:
+    """Whether some entry of ``links`` is odd, in chunks (no temporary as large as the paths)."""
+    return any(bool(np.bitwise_and(links[i:i + chunk], 1).any()) for i in range(0, len(links), chunk))
 
 
 def count_links(links: np.ndarray, num_links: int) -> np.ndarray:
