@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists() or not ha
 
 # A sweep of cells of a few tenths of a second each (h-relations on BF(11), h = 1..N): long enough
 # that the interruptions below land while it runs, short enough to run 20 times. N is calibrated
-# on the machine (see ``reference``) so that the whole sweep takes about 2.6 s.
+# on the machine (see ``reference``) so that the whole sweep takes about 3 s.
 def sweep_text(cells: int) -> str:
     return ('network = "butterfly:d=11"\nproblem = "h-relation:h={h}"\npaths = ["valiant"]\n'
             f'protocols = ["random-rank"]\nseeds = 1\n[sweep]\nh = {list(range(1, cells + 1))}\n')
@@ -86,7 +86,7 @@ def rows(path: Path, sweep) -> dict[str, list]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    """The sweep and its rows from an uninterrupted run, sized to last about 2.6 s here."""
+    """The sweep and its rows from an uninterrupted run, sized to last about 3 s here."""
     folder = tmp_path_factory.mktemp("reference")
     cells = 14
     for _ in range(2):  # a calibration run, then the reference run
@@ -98,7 +98,7 @@ def reference(tmp_path_factory):
         took = time.monotonic() - began
         assert done.returncode == 0, err
         # A cell's cost grows with h, the sweep's with the square of the number of cells.
-        cells = max(cells, min(60, round(cells * (2.6 / took) ** 0.5)))
+        cells = max(cells, min(60, round(cells * (3.0 / took) ** 0.5)))
     sweep = load_scenario(folder / "sw.toml").sweep
     return sweep, rows(folder / "sw.jsonl", sweep), (folder / "sw.toml").read_text()
 

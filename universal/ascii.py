@@ -25,6 +25,8 @@ SPELLINGS: dict[str, str] = {
     "π": "pi", "ρ": "rho", "σ": "sigma", "Θ": "Theta", "Ω": "Omega",
     # sparkline blocks, lowest to highest
     "▁": "_", "▂": ".", "▃": ",", "▄": "-", "▅": "~", "▆": "=", "▇": "*", "█": "#",
+    # subscripts (lat₀: the zero-load latency)
+    "₀": "0", "₁": "1", "₂": "2",
 }
 _TABLE = str.maketrans(SPELLINGS)
 _ERRORS = "universal-ascii"
