@@ -348,7 +348,7 @@ def test_flagship_plot_has_no_repeated_colour_and_style(flagship_figure):
     pairs = [(to_hex(line.get_color()), line.get_linestyle()) for line in lines]
     assert len(set(pairs)) == len(pairs)
     # colour says the protocol, line style the path system
-    by_label = {line.get_label().split(" (T =")[0]: pair for line, pair in zip(lines, pairs)}
+    by_label = {line.get_label().split(" (last delivery")[0]: pair for line, pair in zip(lines, pairs)}
     assert by_label["dimension-order / fifo"][0] == by_label["valiant / fifo"][0]
     assert by_label["dimension-order / fifo"][1] == by_label["dimension-order / random-rank"][1]
     assert by_label["dimension-order / fifo"][1] != by_label["valiant / fifo"][1]

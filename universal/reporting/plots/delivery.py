@@ -136,7 +136,9 @@ def delivery_figure(delivery, *, title: str = "Packets delivered by step", label
             lost = total - int(counts[-1]) if counts.size else total
             y = counts / max(total, 1) if fraction else counts
             text = labels[i] or "delivered"
-            text += f" (T = {int(steps[-1])}" + (f", {lost} never delivered)" if lost else ")")
+            # The last delivery, which is T for the buffered protocols but not for the bufferless ones
+            # (their T is the last acknowledgement), so the legend does not call it T.
+            text += f" (last delivery: step {int(steps[-1])}" + (f", {lost} never delivered)" if lost else ")")
             ax.step(steps, y, where="post", linewidth=max(1.0, 3.4 - 0.35 * rank[styles[i]["color"]]), label=text,
                     **styles[i])
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
