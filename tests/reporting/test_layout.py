@@ -162,3 +162,19 @@ def test_several_problems_get_a_table_each_and_fit_80_columns():
             assert_fits(text, width)
             assert "(continued)" not in text              # one piece: the core columns fit
             assert_labels_unambiguous(table, width, "protocol")
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_open_loop_load_sweep_fits_without_cut_names_or_numbers(width):
+    """The load-sweep table of ``openloop --loads`` (eleven columns) fits a narrow terminal."""
+    from universal.reporting.openloop import openloop_table
+
+    rows = [{"routing": routing, "traffic": traffic, "seed": 0, "offered": offered, "accepted": 0.098,
+             "accepted_min": 0.087, "latency_mean": 12.5, "latency_p50": 11.0, "latency_p99": 40.0,
+             "hops_mean": 5.25, "stable": True, "status": "stable"}
+            for routing in ("min-adaptive", "dor") for traffic in ("uniform", "bitcomp") for offered in (0.1, 0.9)]
+    table = openloop_table({"units": "capacity", "network": {"name": "torus:k=8,n=2"}, "rows": rows})
+    text = render_text(table, width)
+    assert_fits(text, width)
+    assert "min-adaptive" in text or "min-adaptive" in "".join(table.caption + text.splitlines())
+    assert "12.5" in text and "0.087" in text

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from universal.cli.common import (buffer_list, machine, names, nonnegative, output_file, output_options, plot_path,
-                                  plotted, positive, print_json, progress_bar)
+                                  plotted, positive, print_json, progress_bar, table_options)
 from universal.errors import UserError
 
 HELP = "open-loop runs: latency against offered load, saturation throughput"
@@ -38,6 +38,7 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     ol.add_argument("--seeds", type=positive, default=1, help="number of seeds (default 1)")
     ol.add_argument("--seed", type=nonnegative, default=0, help="first seed (default 0)")
     output_options(ol)
+    table_options(ol, columns=False)
     ol.add_argument("--plot", type=output_file("plot"), metavar="FILE",
                     help="with --loads: latency and accepted against offered load (.png or .svg)")
 
@@ -86,4 +87,4 @@ def emit(data: dict, args: argparse.Namespace) -> None:
         from universal.reporting import make_console
         from universal.reporting.openloop import print_openloop
 
-        print_openloop(data, make_console())
+        print_openloop(data, make_console(), wide=args.wide)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from universal.reporting.layout import Col, FitTable
+
 __all__ = ["openloop_table", "print_openloop"]
 
 
@@ -14,8 +16,9 @@ def _f(x, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
-def openloop_table(data: dict) -> Table:
-    """The table of a study's JSON (``OpenLoopReport.to_json()``).
+def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
+    """The table of a study's JSON (``OpenLoopReport.to_json()``): a rich Table for saturation
+    studies, a :class:`FitTable` (it picks its layout for the terminal's width) for load sweeps.
 
     Examples
     --------
@@ -42,24 +45,25 @@ def openloop_table(data: dict) -> Table:
     traffics = list(dict.fromkeys(r["traffic"] for r in rows))
     one = len(traffics) == 1                    # one traffic: named in the title, no column
     where = f"{traffics[0]} on " if one else ""
-    t = Table(title=f"Open-loop runs: {where}{data['network']['name']} (rates: {unit})",
-              caption="α*: mean accepted rate of the sending nodes; α': the smallest; latency in steps "
-                      "from creation to delivery (labelled packets of stable runs)")
-    for c in ["routing"] + ([] if one else ["traffic"]) + (["seed"] if seeds else []) + [
-            "offered", "α*", "α'", "latency", "p50", "p99", "hops", "stable"]:
-        t.add_column(c, justify="left" if c in ("routing", "traffic", "stable") else "right")
+    cols = [Col("routing", "left", "name")] + ([] if one else [Col("traffic", "left", "name")])
+    cols += [Col("seed", kind="label")] if seeds else []
+    cols += [Col("offered"), Col("α*"), Col("α'"), Col("latency", folded_header="lat-\nency"),
+             Col("p50", drop=1), Col("p99"), Col("hops", drop=2), Col("stable", "left", "text")]
+    table_rows = []
     for r in rows:
-        t.add_row(r["routing"], *([] if one else [r["traffic"]]), *([str(r["seed"])] if seeds else []),
-                  _f(r["offered"]),
-                  _f(r["accepted"]), _f(r["accepted_min"]), _f(r["latency_mean"], 1), _f(r["latency_p50"], 0),
-                  _f(r["latency_p99"], 0), _f(r["hops_mean"], 2),
-                  "yes" if r["stable"] else ("no" if r["status"] == "unstable" else f"no: {r['status']}"))
-    return t
+        cells = [r["routing"], *([] if one else [r["traffic"]]), *([str(r["seed"])] if seeds else []),
+                 _f(r["offered"]), _f(r["accepted"]), _f(r["accepted_min"]), _f(r["latency_mean"], 1),
+                 _f(r["latency_p50"], 0), _f(r["latency_p99"], 0), _f(r["hops_mean"], 2),
+                 "yes" if r["stable"] else ("no" if r["status"] == "unstable" else f"no: {r['status']}")]
+        table_rows.append((cells, None))
+    return FitTable(cols, table_rows, title=f"Open-loop runs: {where}{data['network']['name']} (rates: {unit})",
+                    caption=["α*: mean accepted rate of the sending nodes; α': the smallest; latency in steps "
+                             "from creation to delivery (labelled packets of stable runs)"], wide=wide)
 
 
-def print_openloop(data: dict, console: Console) -> None:
-    """Print the study's table."""
-    console.print(openloop_table(data))
+def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
+    """Print the study's table (``wide``: leave no column out to fit the terminal)."""
+    console.print(openloop_table(data, wide=wide))
     if data.get("pairs"):
         t = Table(title="Latency of single pairs (labelled packets)")
         for c in ("routing", "traffic", "offered", "pair", "latency", "hops", "packets"):
