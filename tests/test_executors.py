@@ -81,3 +81,14 @@ def test_an_unreachable_scheduler_is_one_error_line_within_seconds(tmp_path, cap
 def test_scheduler_without_the_dask_executor_is_refused(tmp_path, capsys):
     status = main(["scenario", "butterfly_scaling", "--scheduler", "tcp://127.0.0.1:9"])
     assert_user_error(status, *capsys.readouterr(), "--scheduler applies to --executor dask")
+
+
+def test_an_openloop_study_on_dask_gives_the_rows_of_the_serial_run(tmp_path):
+    from universal.openloop.study import OpenLoopStudy, run_study
+
+    study = OpenLoopStudy("torus:k=8,n=1", ["dor", "goal"], ["tornado"], loads=[0.2, 0.5], seeds=[0, 1], window=300)
+    serial = run_study(study)
+    path = tmp_path / "r.jsonl"
+    on_dask = run_study(study, results_file=path, jobs=2, executor=threads())  # 4 chunks of 2 runs
+    assert json.dumps(on_dask.rows) == json.dumps(serial.rows)
+    assert [json.loads(line)["cell"]["offered"] for line in path.read_text().splitlines()[1:3]] == [0.2, 0.2]

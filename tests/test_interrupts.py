@@ -189,3 +189,64 @@ def test_sigkill_leaves_no_worker_and_resume_removes_the_stale_temporary_file(tm
     assert resumed.returncode == 0, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sw.jsonl", "sw.toml"]
     assert rows(tmp_path / "sw.jsonl", sweep) == expected
+
+
+# An open-loop study under --jobs 2 (60 runs in 4 chunks of 15, about 3 s): interrupted once its
+# first chunk is in the results file, it keeps what it finished, and --resume ends with exactly
+# the rows of an uninterrupted --jobs 1 run.
+OPENLOOP = ["openloop", "--network", "torus:k=4,n=2", "--routing", "dor,goal", "--traffic", "uniform,tornado",
+            "--loads", "0.1:0.5:0.1", "--seeds", "3", "--window", "1000", "--out", "ol.jsonl", "--json"]
+
+
+def start_openloop(folder: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "universal", *OPENLOOP, *extra], cwd=folder, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def cell_lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()[1:] if path.exists() else []
+
+
+@pytest.fixture(scope="module")
+def openloop_reference(tmp_path_factory):
+    """The results-file lines of an uninterrupted run with one process."""
+    folder = tmp_path_factory.mktemp("openloop")
+    done = start_openloop(folder, "--jobs", "1")
+    _, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    return cell_lines(folder / "ol.jsonl")
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigkill"])
+def test_an_interrupted_openloop_study_resumes_to_the_rows_of_an_uninterrupted_one(tmp_path, openloop_reference,
+                                                                                   monkeypatch, capsys, how):
+    results = tmp_path / "ol.jsonl"
+    run = start_openloop(tmp_path, "--jobs", "2")
+    wait_until_running(run)
+    while not cell_lines(results):  # the first chunk is in
+        assert run.poll() is None, "the study ended before its first chunk was seen"
+        time.sleep(0.005)
+    sent = time.monotonic()
+    if how == "ctrl-c":
+        os.killpg(run.pid, signal.SIGINT)
+        if check_stopped(run, sent, 130, "interrupted", finished_ok=True) == 0:
+            pytest.skip("the study finished before the Ctrl-C landed (a much faster machine)")
+    else:
+        run.kill()
+        run.communicate()
+        assert_no_process_left(run.pid)  # the kernel ends the workers with their parent
+    kept = cell_lines(results)
+    assert 0 < len(kept) < len(openloop_reference)
+    assert set(kept) <= set(openloop_reference)  # finished cells kept, unchanged
+    left = {p.name for p in tmp_path.iterdir()} - {"ol.jsonl"}
+    assert not left if how == "ctrl-c" else all(name.startswith(".ol.jsonl.") for name in left)
+
+    from universal.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main([*OPENLOOP, "--jobs", "2", "--resume"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["resumed_cells"] == len(kept)
+    assert cell_lines(results) == openloop_reference  # the same rows, in the same order
+    assert [p.name for p in tmp_path.iterdir()] == ["ol.jsonl"]  # a SIGKILL's temporary file is gone too

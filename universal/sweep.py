@@ -31,8 +31,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
-import re
 import string
 import time
 import types
@@ -41,11 +39,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from universal import __version__
-from universal.datafiles import output_kind, parse_nested, read_text, write_atomically
 from universal.errors import UserError
 from universal.experiment import Experiment, Row, check_experiment, check_seed_count, rows_in, run_experiment
 from universal.registry import named_files
+from universal.results import (BadLine, check_results_path, read_results_file, remove_stale_temporaries,
+                               write_results_file)
 from universal.workers import run_in_processes
 
 #: Placeholders may appear in these fields of the experiment.
@@ -220,89 +218,44 @@ def read_results(path: Path, sweep: Sweep) -> dict[str, CellResult]:
 
     Every line is checked before anything is used: the header (line 1), then each cell line's
     fields and their types, that its cell belongs to ``sweep`` and appears once, and that it
-    holds all the rows of that cell.
+    holds all the rows of that cell (:func:`universal.results.read_results_file`).
 
     Raises
     ------
     UserError
         Naming the first line that fails.
     """
-    lines = read_text(path, "results").split("\n")
-    if not lines[0].strip():
-        raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep "
-                        f"header; remove the file or run without --resume")
-    _check_header(_json_line(path, 1, lines[0]), path, sweep)
     cells = {_key(c): c for c in sweep.cells()}
-    done: dict[str, CellResult] = {}
-    for lineno, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        where = f"results file {str(path)!r}, line {lineno}"
-        try:
-            cell = _cell_line(_json_line(path, lineno, line), sweep, cells)
-        except _Bad as exc:
-            raise UserError(f"{where}: {exc}; remove the file or run without --resume") from None
-        if _key(cell.cell) in done:
-            raise UserError(f"{where}: cell {cell.cell} appears a second time; remove the file or run "
-                            f"without --resume")
-        done[_key(cell.cell)] = cell
-    return done
 
+    def parse(data: object) -> tuple[str, CellResult]:
+        cell = _cell_line(data, sweep, cells)
+        return _key(cell.cell), cell
 
-class _Bad(Exception):
-    """A results-file line that does not have the expected shape (turned into a UserError)."""
-
-
-def _json_line(path: Path, lineno: int, line: str) -> object:
-    try:
-        return parse_nested(json.loads, line, f"results file {str(path)!r}, line {lineno}")
-    except UserError:
-        raise
-    except ValueError as exc:
-        where = " is not a sweep results file: line 1" if lineno == 1 else f", line {lineno}"
-        raise UserError(f"results file {str(path)!r}{where} is not JSON ({exc.msg}); "
-                        f"remove the file or run without --resume") from None
-
-
-_HEADER_TYPES = {"sweep": str, "settings": dict, "version": str, "command": (str, type(None))}
-
-
-def _check_header(header: object, path: Path, sweep: Sweep) -> None:
-    where = f"results file {str(path)!r}, line 1"
-    if not isinstance(header, dict) or not isinstance(header.get("sweep"), str) or "settings" not in header:
-        raise UserError(f"results file {str(path)!r} is not a sweep results file: line 1 is not a sweep header "
-                        f"(an object with \"sweep\" and \"settings\"); remove the file or run without --resume")
-    for key, value in header.items():
-        if key not in _HEADER_TYPES or not isinstance(value, _HEADER_TYPES[key]):
-            raise UserError(f"{where}: unexpected {key!r} in the sweep header; remove the file or run "
-                            f"without --resume")
-    if header.get("settings") != json.loads(json.dumps(sweep.settings())):
-        raise UserError(f"results file {str(path)!r} was computed with other settings than this sweep; "
-                        f"remove it or run without --resume")
+    return read_results_file(path, sweep.settings(), parse)
 
 
 _ROW_TYPES = typing.get_type_hints(Row)
 
 
 def _cell_line(data: object, sweep: Sweep, cells: dict[str, dict]) -> CellResult:
-    """A cell line, checked field by field (raises :class:`_Bad` saying what is wrong)."""
+    """A cell line, checked field by field (raises :class:`universal.results.BadLine` saying what is wrong)."""
     if not isinstance(data, dict) or set(data) != {"cell", "network", "captions", "rows"}:
-        raise _Bad("not a cell line (an object with cell, network, captions and rows)")
+        raise BadLine("not a cell line (an object with cell, network, captions and rows)")
     cell = data["cell"]
     if not isinstance(cell, dict) or _key(cell) not in cells:
-        raise _Bad(f"cell {json.dumps(cell)} is not a cell of this sweep (axes: {', '.join(sweep.axes)})")
+        raise BadLine(f"cell {json.dumps(cell)} is not a cell of this sweep (axes: {', '.join(sweep.axes)})")
     network = data["network"]
     if not (isinstance(network, dict) and set(network) == {"name", "nodes", "links"}
             and isinstance(network["name"], str)
             and all(_fits(network[k], int) for k in ("nodes", "links"))):
-        raise _Bad("'network' must be an object with name, nodes and links")
+        raise BadLine("'network' must be an object with name, nodes and links")
     if not _fits(data["captions"], list[str]):
-        raise _Bad("'captions' must be a list of strings")
+        raise BadLine("'captions' must be a list of strings")
     rows = data["rows"]
     expected = rows_in(sweep.experiment_for(cell))
     if not isinstance(rows, list) or len(rows) != expected:
         got = len(rows) if isinstance(rows, list) else "no list of"
-        raise _Bad(f"cell {json.dumps(cell)} holds {got} rows, not the {expected} it runs")
+        raise BadLine(f"cell {json.dumps(cell)} holds {got} rows, not the {expected} it runs")
     for number, row in enumerate(rows, 1):
         _check_row(row, number)
     return CellResult(cell, network, [Row(**r) for r in rows], data["captions"])
@@ -310,15 +263,15 @@ def _cell_line(data: object, sweep: Sweep, cells: dict[str, dict]) -> CellResult
 
 def _check_row(row: object, number: int) -> None:
     if not isinstance(row, dict):
-        raise _Bad(f"row {number} is not an object")
+        raise BadLine(f"row {number} is not an object")
     missing = [name for name in _ROW_TYPES if name not in row]
     extra = [name for name in row if name not in _ROW_TYPES]
     if missing or extra:
         what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {extra[0]!r}"
-        raise _Bad(f"row {number} {what} (written by another version of universal?)")
+        raise BadLine(f"row {number} {what} (written by another version of universal?)")
     for name, hint in _ROW_TYPES.items():
         if not _fits(row[name], hint):
-            raise _Bad(f"row {number}: {name} = {json.dumps(row[name])} is not {_type_name(hint)}")
+            raise BadLine(f"row {number}: {name} = {json.dumps(row[name])} is not {_type_name(hint)}")
 
 
 def _fits(value: object, hint: object) -> bool:
@@ -350,122 +303,7 @@ def _type_name(hint: object) -> str:
 
 def _write_results(path: Path, sweep: Sweep, done: dict[str, CellResult], command: str | None) -> None:
     order = [_key(c) for c in sweep.cells()]
-    lines = [json.dumps({"sweep": sweep.name, "settings": sweep.settings(), "version": __version__,
-                         "command": command})]
-    lines += [json.dumps(done[k].to_json()) for k in order if k in done]
-    write_atomically(path, "\n".join(lines) + "\n")
-
-
-def is_results_file(path: Path) -> bool:
-    """Whether ``path`` is a regular file whose first line is a results-file header of this tool.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / "notes.txt").write_text("my notes\\n")
-    >>> is_results_file(folder / "notes.txt"), is_results_file(folder / "new.jsonl")
-    (False, False)
-    """
-    if output_kind(path) != "file":
-        return False
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(1 << 20)
-        header = parse_nested(json.loads, first.decode("utf-8"), str(path))
-    except (OSError, ValueError):  # UnicodeDecodeError and UserError are ValueErrors
-        return False
-    return isinstance(header, dict) and isinstance(header.get("sweep"), str) and isinstance(
-        header.get("settings"), dict)
-
-
-def check_results_path(path: str | Path, *, resume: bool = False, overwrite: bool = False) -> Path:
-    """Refuse a results file name that would replace something else, before any work.
-
-    A name that does not exist yet is fine. An existing results file of this tool is continued
-    with ``resume`` (:func:`read_results` then checks it line by line) or replaced with
-    ``overwrite``; without either it is refused, so that running
-    a sweep again never throws away its results by accident. Anything else (the user's notes, a
-    scenario, a FIFO, a folder) is refused and left as it is. A link to a results file counts as
-    the results file (its target is written and the link kept).
-
-    Parameters
-    ----------
-    path : str or Path
-    resume, overwrite : bool
-
-    Returns
-    -------
-    Path
-
-    Raises
-    ------
-    UserError
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / "notes.txt").write_text("my notes\\n")
-    >>> check_results_path(folder / "notes.txt", overwrite=True)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    universal.errors.UserError: ...notes.txt' exists and is not a sweep results file; ...
-    """
-    path = Path(path).expanduser()
-    if str(path) in ("", "."):
-        raise UserError("the results file name is empty")
-    kind = output_kind(path)
-    if kind == "stream":
-        raise UserError(f"results file {str(path)!r} must be a regular file (it is read back by --resume), "
-                        f"not a FIFO or device")
-    if kind != "file":
-        raise UserError(f"cannot write results file {str(path)!r}: {kind}")
-    if not os.path.lexists(path) or not os.path.exists(path):
-        return path  # a new name, or a link to a name not written yet
-    if resume:
-        return path  # read_results checks every line and names the first that is wrong
-    if not is_results_file(path):
-        raise UserError(f"{str(path)!r} exists and is not a sweep results file; it is left as "
-                        f"it is (choose another --out)")
-    if not (resume or overwrite):
-        raise UserError(f"results file {str(path)!r} exists: give --resume to continue it or --overwrite "
-                        f"to replace it")
-    return path
-
-
-def remove_stale_temporaries(path: Path) -> list[Path]:
-    """Remove the temporary files an earlier run killed mid-write left next to results file ``path``.
-
-    :func:`universal.datafiles.write_atomically` names them ``.NAME.XXXXXXXX.tmp`` in the folder of
-    the file (the target's folder for a link), :func:`universal.datafiles.check_writable` its probe
-    ``.NAME.XXXXXXXX.probe``; only those exact patterns are removed.
-
-    Returns
-    -------
-    list of Path
-        The files removed.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / ".r.jsonl.ab_cd123.tmp").write_text("{")
-    >>> [p.name for p in remove_stale_temporaries(folder / "r.jsonl")]
-    ['.r.jsonl.ab_cd123.tmp']
-    """
-    target = Path(os.path.realpath(path))
-    pattern = re.compile(re.escape(f".{target.name}.") + r"[A-Za-z0-9_]{8}\.(tmp|probe)")
-    removed = []
-    try:
-        entries = list(target.parent.iterdir())
-    except OSError:
-        return removed
-    for entry in entries:
-        if pattern.fullmatch(entry.name) and entry.is_file() and not entry.is_symlink():
-            entry.unlink(missing_ok=True)
-            removed.append(entry)
-    return removed
+    write_results_file(path, sweep.name, sweep.settings(), [done[k].to_json() for k in order if k in done], command)
 
 
 def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: bool = False,

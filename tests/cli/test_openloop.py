@@ -52,3 +52,58 @@ def test_bad_input_is_one_error_line(capsys, argv, message):
     assert main(base + argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
+
+
+RING = ["openloop", "--network", "torus:k=8,n=1", "--routing", "dor,goal", "--traffic", "tornado,uniform",
+        "--loads", "0.2,0.5", "--seeds", "2", "--window", "300"]
+
+
+def test_a_scenario_file_with_two_workers_gives_the_rows_of_the_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ring.toml").write_text('kind = "openloop"\nnetwork = "torus:k=8,n=1"\nrouting = ["dor", "goal"]\n'
+                                        'traffic = ["tornado", "uniform"]\nloads = [0.2, 0.5]\nseeds = 2\n'
+                                        'window = 300\n')
+    assert main([*RING, "--json", "--out", "one.jsonl"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main(["scenario", "ring.toml", "--json", "--jobs", "2", "--out", "two.jsonl"]) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert json.dumps(two["rows"]) == json.dumps(one["rows"]) and len(one["rows"]) == 16
+    assert (tmp_path / "one.jsonl").read_text().splitlines()[1:] == (tmp_path / "two.jsonl").read_text().splitlines()[1:]
+    assert one["results_file"] == "one.jsonl" and one["resumed_cells"] == 0
+    # a second look at finished results runs nothing
+    assert main(["scenario", "ring.toml", "--json", "--out", "two.jsonl", "--resume"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["resumed_cells"] == 16 and json.dumps(again["rows"]) == json.dumps(one["rows"])
+
+
+@pytest.mark.parametrize("other", [
+    ["openloop", "--network", "torus:k=8,n=1", "--routing", "dor", "--traffic", "tornado", "--loads", "0.2",
+     "--window", "300"],
+    ["scenario", "sweep.toml"],
+])
+def test_resume_on_a_file_from_another_command_is_one_error_line(tmp_path, monkeypatch, capsys, other):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sweep.toml").write_text('network = "butterfly:d={d}"\nproblem = "h-relation:h=1"\n'
+                                         'paths = ["valiant"]\nprotocols = ["fifo"]\n[sweep]\nd = [3]\n')
+    assert main([*other, "--out", "r.jsonl", "--json"]) == 0
+    capsys.readouterr()
+    before = (tmp_path / "r.jsonl").read_bytes()
+    assert main([*RING, "--out", "r.jsonl", "--resume"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: results file 'r.jsonl' was computed with other settings")
+    assert f"(by: universal {other[0]}" in err[0] and captured.out == ""
+    assert (tmp_path / "r.jsonl").read_bytes() == before
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--resume"], "name it with --out FILE"),
+    (["--out", "r.jsonl", "--resume", "--overwrite"], "give one of them"),
+    (["--jobs", "0"], "positive integer"),
+])
+def test_results_options_misused_are_one_error_line(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert main([*RING, *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
+    assert list(tmp_path.iterdir()) == []

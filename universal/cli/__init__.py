@@ -1,7 +1,7 @@
 """Command line: a thin layer over the Python API (SPEC §8), one small module per command.
 
     python -m universal scenario NAME_OR_FILE [--seeds N] [--seed S] [--json | --csv] [--plot FILE]
-        [--out FILE] [--resume] [--jobs N] [--executor local|dask] [--scheduler tcp://HOST:8786]
+        [--out FILE] [--resume | --overwrite] [--jobs N] [--executor local|dask] [--scheduler tcp://HOST:8786]
     python -m universal scenarios
     python -m universal route --network SPEC --problem SPEC --paths A,B --protocols X,Y [--seeds N]
         [--bandwidth B[,B2...]] [--buffer b[,b2...]] [--analyze] [--json | --csv] [--plot FILE] [--trace]
@@ -27,7 +27,7 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
 
     python -m universal openloop --network NET --routing A,B --traffic X,Y (--loads a:b:step | --saturation)
         [--injection bernoulli|poisson|on-off] [--units capacity|packets] [--priority age] [--seeds N]
-        [--json | --csv] [--plot FILE]
+        [--json | --csv] [--plot FILE] [--out FILE] [--resume | --overwrite] [--jobs N]
 
     python -m universal --version
 

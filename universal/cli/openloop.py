@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (buffer_list, machine, names, nonnegative, output_file, output_options, plot_path,
-                                  plotted, positive, print_json, progress_bar, table_options)
+from universal.cli.common import (buffer_list, command_line, machine, names, nonnegative, output_file, output_options,
+                                  plot_path, plotted, positive, print_json, progress_bar, table_options, writable)
 from universal.errors import UserError
 
 HELP = "open-loop runs: latency against offered load, saturation throughput"
@@ -41,6 +41,18 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     table_options(ol, columns=False)
     ol.add_argument("--plot", type=output_file("plot"), metavar="FILE",
                     help="with --loads: latency and accepted against offered load (.png or .svg)")
+    results_options(ol)
+
+
+def results_options(parser: argparse.ArgumentParser) -> None:
+    """``--out``, ``--resume``, ``--overwrite`` and ``--jobs`` of an open-loop study."""
+    parser.add_argument("--out", type=output_file("results"), metavar="FILE",
+                        help="JSON Lines results file receiving each finished cell (a run of --loads, a search of "
+                             "--saturation); none unless given")
+    parser.add_argument("--resume", action="store_true", help="skip the cells already in the --out file")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing --out file (without --resume or --overwrite it is refused)")
+    parser.add_argument("--jobs", type=positive, default=1, help="worker processes running cells (default 1)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -65,14 +77,16 @@ def run(args: argparse.Namespace) -> None:
         plotted(plot_openloop(report.rows, plot, study.units))
 
 
-def run_with_bar(study, args: argparse.Namespace):
-    """:func:`universal.openloop.study.run_study` with a progress bar counting finished runs."""
+def run_with_bar(study, args: argparse.Namespace, executor=None):
+    """:func:`universal.openloop.study.run_study` with a progress bar counting finished cells (runs
+    of a load sweep, searches of a saturation table) and the results-file options of ``args``."""
     from universal.openloop.study import run_study
 
-    cells = len(study.routings) * len(study.traffics) * len(study.seeds)
-    total = cells * len(study.loads) if study.loads else cells * 33
-    with progress_bar(total, "open-loop runs", not machine(args)) as bar:
-        return run_study(study, progress=bar.advance if bar else None)
+    out = writable(args.out, "results file")
+    what = "runs" if study.loads is not None else "saturation searches"
+    with progress_bar(study.cell_count(), f"{study.name}: {what}", not machine(args)) as bar:
+        return run_study(study, progress=bar.set if bar else None, results_file=out, resume=args.resume,
+                         overwrite=args.overwrite, jobs=args.jobs, command=command_line(args), executor=executor)
 
 
 def emit(data: dict, args: argparse.Namespace) -> None:

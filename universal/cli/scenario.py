@@ -1,5 +1,6 @@
 """``universal scenario NAME_OR_FILE``: run a built-in scenario or a scenario file: a routing
-experiment, a sweep over sizes (results file, ``--resume``, ``--jobs``) or a load analysis."""
+experiment, a sweep over sizes (results file, ``--resume``, ``--jobs``), a load analysis, an
+open-loop study (the same results-file options) or a design study."""
 
 from __future__ import annotations
 
@@ -27,14 +28,17 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     output_options(sc)
     table_options(sc)
     sc.add_argument("--out", type=output_file("results"), metavar="FILE",
-                    help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here)")
-    sc.add_argument("--resume", action="store_true", help="sweeps: skip the cells already in the results file")
+                    help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here); "
+                         "open-loop studies: the same, only when given")
+    sc.add_argument("--resume", action="store_true", help="sweeps and open-loop studies: skip the cells already in the results file")
     sc.add_argument("--overwrite", action="store_true",
-                    help="sweeps: replace an existing results file (without --resume or --overwrite it is refused)")
-    sc.add_argument("--jobs", type=positive, default=1, help="sweeps: cells run in parallel processes (default 1); "
+                    help="sweeps and open-loop studies: replace an existing results file (without --resume or "
+                         "--overwrite it is refused)")
+    sc.add_argument("--jobs", type=positive, default=1, help="sweeps and open-loop studies: cells run in parallel processes (default 1); "
                     "with --executor dask and no --scheduler, the workers of the local Dask cluster")
     sc.add_argument("--executor", choices=("local", "dask"), default="local",
-                    help="sweeps: run cells here (local, default) or as tasks on a Dask cluster (dask)")
+                    help="sweeps and open-loop studies: run cells here (local, default) or as tasks on a Dask "
+                         "cluster (dask)")
     sc.add_argument("--scheduler", metavar="tcp://HOST:8786",
                     help="sweeps with --executor dask: a running Dask scheduler (default: a local cluster)")
     sc.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
@@ -123,6 +127,9 @@ def _protect_inputs(scenario) -> None:
     elif scenario.experiment is not None:
         e = scenario.experiment
         texts, base = [e.network, e.problem, e.paths, e.protocols], e.base_dir
+    elif scenario.openloop is not None:
+        o = scenario.openloop
+        texts, base = [o.network, list(o.routings), list(o.traffics)], o.base_dir
     elif scenario.design is not None:
         texts = [getattr(scenario.design, "network", None)]
     protect_run_inputs([t if isinstance(t, list) else [t] for t in texts], base, files=[scenario.path])
@@ -165,10 +172,12 @@ def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> No
 
 
 def _run_openloop_scenario(study, args: argparse.Namespace, plot) -> None:
+    """An open-loop study (``kind = "openloop"``): cells, results file and workers as for
+    ``universal openloop``; a results file only with ``--out``."""
     from universal.cli.openloop import emit, run_with_bar
 
-    if args.out is not None or args.resume or args.jobs != 1:
-        raise UserError(f"scenario {study.name!r} is not a sweep: --out, --resume and --jobs apply to sweeps")
+    if args.opt is not None or args.time_limit is not None:
+        raise UserError(f"scenario {study.name!r} is an open-loop study: --opt and --time-limit apply to routing")
     if plot is not None and study.loads is None:
         raise UserError("--plot draws a load sweep: this scenario searches saturation")
     if args.seeds is not None or args.seed is not None:
@@ -176,12 +185,13 @@ def _run_openloop_scenario(study, args: argparse.Namespace, plot) -> None:
 
         first = args.seed if args.seed is not None else study.seeds[0]
         study.seeds = seeds_from(args.seeds if args.seeds is not None else len(study.seeds), first, "command line")
-    report = run_with_bar(study, args)
+    report = run_with_bar(study, args, executor=_executor(args))
     emit(report.to_json(), args)
     if plot is not None:
         from universal.reporting.plots.openloop import plot_openloop
 
         plotted(plot_openloop(report.rows, plot, study.units))
+
 
 def _run_design_scenario(study, args: argparse.Namespace) -> None:
     """Tradeoff curves and the named algorithms (``kind = "design"``, SPEC §10)."""

@@ -8,25 +8,23 @@ per step), or packets per node per step with ``units="packets"``.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from universal.errors import UserError
-from universal.networks import build_network
-from universal.openloop.creation import RunSpec
-from universal.openloop.engine import PRIORITIES, simulate_batch
-from universal.openloop.measure import Measurement, RunResult
-from universal.openloop.routes import build_router
-from universal.openloop.saturation import find_saturation
-from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
+from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, chunks, parse_line, prepare,
+                                      run_cells, run_chunk, study_cells)
+from universal.results import check_results_path, read_results_file, remove_stale_temporaries, write_results_file
 
-__all__ = ["OpenLoopStudy", "OpenLoopReport", "run_study", "parse_loads", "analytic_throughput"]
+__all__ = ["OpenLoopStudy", "OpenLoopReport", "run_study", "parse_loads", "analytic_throughput", "ZERO_LOAD",
+           "MAX_CELLS"]
 
-#: Offered load (fraction of capacity) of the zero-load latency runs of a saturation table.
-ZERO_LOAD = 0.02
+#: Studies with more cells (runs of a load sweep, searches of a saturation table) are refused.
+MAX_CELLS = 100_000
 
 
 def parse_loads(text: str) -> list[float]:
@@ -81,6 +79,25 @@ class OpenLoopStudy:
     base_dir: Path | None = None
     pairs: list[str] = field(default_factory=list)
 
+    def settings(self) -> dict:
+        """What the rows depend on: the header of a results file, compared on ``--resume``.
+
+        Examples
+        --------
+        >>> OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.5]).settings()["kind"]
+        'openloop'
+        """
+        return {"kind": "openloop", "network": self.network, "routings": list(self.routings),
+                "traffics": list(self.traffics), "loads": None if self.loads is None else list(self.loads),
+                "saturation": self.saturation, "injection": self.injection, "units": self.units,
+                "seeds": list(self.seeds), "priority": self.priority, "bandwidth": self.bandwidth,
+                "buffer": self.buffer, "window": self.window, "tolerance": self.tolerance, "pairs": list(self.pairs)}
+
+    def cell_count(self) -> int:
+        """Runs of a load sweep, or searches of a saturation table (without making the cells)."""
+        count = len(self.routings) * len(self.traffics) * len(self.seeds)
+        return count * len(self.loads) if self.loads is not None else count
+
 
 @dataclass
 class OpenLoopReport:
@@ -91,61 +108,53 @@ class OpenLoopReport:
     capacity_rate: float | None
     rows: list[dict]
     pairs: list[dict] = field(default_factory=list)
+    results_file: Path | None = None
+    resumed: int = 0
+    computed: int = 0
+    seconds: float = 0.0
 
     def to_json(self) -> dict:
         s = self.study
         out = {"name": s.name, "network": self.network, "units": s.units, "injection": s.injection,
                "priority": s.priority, "bandwidth": s.bandwidth, "buffer": s.buffer,
-               "capacity_rate": self.capacity_rate, "rows": self.rows}
+               "capacity_rate": self.capacity_rate,
+               "results_file": None if self.results_file is None else str(self.results_file),
+               "resumed_cells": self.resumed, "rows": self.rows}
         if self.pairs:
             out["pairs"] = self.pairs
         return out
 
 
-def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
-    """Capacity over the largest channel load of an oblivious torus routing (``universal load``).
+def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | None = None, *,
+              results_file: str | Path | None = None, resume: bool = False, overwrite: bool = False,
+              jobs: int = 1, command: str | None = None, executor=None) -> OpenLoopReport:
+    """Run a load sweep (``loads``) or a saturation table (``saturation``), cell by cell.
 
-    The exact fraction when the analysis forms it (permutations); otherwise the fraction with a
-    denominator below 10^6 that equals the analysis's float to 1e-12. None for routings the
-    torus analysis does not cover (adaptive routings, path systems).
-    """
-    from universal.oblivious import ROUTINGS, load_table
-    from universal.registry import parse_spec
-
-    if network.kind != "torus" or parse_spec(routing).name not in ROUTINGS or network.params["k"] < 3:
-        return None
-    if parse_spec(traffic).name in ("permutation", "matrix"):
-        return None
-    k, n = network.params["k"], network.params["n"]
-    row = load_table(k, n, [routing], [traffic], np.random.default_rng(0))[0]
-    if row.max_load_exact is not None:
-        from universal.oblivious.torus import Torus
-
-        return Torus(k, n).capacity_load / row.max_load_exact
-    guess = Fraction(row.throughput).limit_denominator(10**6)
-    return guess if abs(float(guess) - row.throughput) <= 1e-12 else None
-
-
-def _row_base(routing: str, traffic: str, seed: int) -> dict:
-    return {"routing": routing, "traffic": traffic, "seed": seed}
-
-
-def _measured(res: RunResult, scale: float) -> dict:
-    def sc(x):
-        return None if x is None else x / scale
-    return {"accepted": sc(res.accepted), "accepted_min": sc(res.accepted_min), "latency_mean": res.latency_mean,
-            "latency_p50": res.latency_p50, "latency_p99": res.latency_p99, "latency_max": res.latency_max,
-            "hops_mean": res.hops_mean, "stable": res.stable, "status": res.status}
-
-
-def run_study(study: OpenLoopStudy, progress=None) -> OpenLoopReport:
-    """Run a load sweep (``loads``) or a saturation table (``saturation``).
+    A load sweep's cell is one run (routing, traffic, offered load, seed), a saturation table's
+    one search (routing, traffic, seed); cells are batched into chunks for the engine and run in
+    this process or in ``jobs`` worker processes (:mod:`universal.openloop.cells`). A cell's rows
+    depend only on the cell, so any ``jobs`` and any resumed run give the same rows, in the same
+    order, as one uninterrupted run.
 
     Parameters
     ----------
     study : OpenLoopStudy
     progress : callable, optional
-        Called with a number of finished runs.
+        Called as ``progress(done, total)`` in cells (once at the start, then as runs finish;
+        ``done`` may be fractional while a chunk runs here).
+    results_file : str or Path, optional
+        JSON Lines file that receives every finished cell as soon as its chunk finishes, written
+        atomically (:mod:`universal.results`; the same rules as a scenario sweep's).
+    resume : bool
+        Read ``results_file`` first and skip the cells it holds (needs ``results_file``).
+    overwrite : bool
+        Replace an existing ``results_file``.
+    jobs : int
+        Worker processes (1: this process; :func:`universal.workers.run_in_processes`).
+    command : str, optional
+        The command line, recorded in the results file's header.
+    executor : universal.executors.DaskExecutor, optional
+        Run the chunks as tasks on a Dask cluster instead (``jobs`` then only shapes the chunks).
 
     Returns
     -------
@@ -158,77 +167,67 @@ def run_study(study: OpenLoopStudy, progress=None) -> OpenLoopReport:
     >>> row["offered"], row["hops_mean"], row["stable"]
     (0.2, 3.0, True)
     """
-    if study.units not in ("capacity", "packets"):
-        raise UserError(f"--units must be capacity or packets (got {study.units!r})")
-    if study.priority not in PRIORITIES:
-        raise UserError(f"unknown priority {study.priority!r} (known: {', '.join(PRIORITIES)})")
-    if (study.loads is None) == (not study.saturation):
-        raise UserError("give offered loads (--loads a:b:step) or ask for --saturation, one of the two")
-    from universal.load_analysis import _resolve_traffic
+    if jobs < 1:
+        raise UserError(f"jobs must be at least 1, got {jobs}")
+    if resume and overwrite:
+        raise UserError("--resume continues the results file and --overwrite replaces it: give one of them")
+    if (resume or overwrite) and results_file is None:
+        raise UserError(f"--{'resume' if resume else 'overwrite'} applies to a results file: name it with --out FILE")
+    if study.cell_count() > MAX_CELLS:
+        raise UserError(f"study {study.name!r} has {study.cell_count():,} runs or searches, more than this tool "
+                        f"runs (at most {MAX_CELLS:,}); ask for fewer loads, seeds, routings or traffics")
+    prepared = prepare(study)  # every name and size checked before any file is touched
+    cells = study_cells(study)
+    path = None if results_file is None else check_results_path(results_file, resume=resume, overwrite=overwrite)
+    done: dict[str, dict] = {}
+    if path is not None:
+        remove_stale_temporaries(path)
+        if resume and path.exists():
+            done = read_results_file(path, study.settings(), parse_line(study, {cell_key(c): c for c in cells}))
+    resumed = len(done)
+    pending = [c for c in cells if cell_key(c) not in done]
+    start = time.perf_counter()
 
-    net = build_network(study.network, study.base_dir)
-    injection = build_injection(study.injection)
-    pairs = [_parse_pair(net, p) for p in study.pairs]
-    if pairs and study.loads is None:
-        raise UserError("pair latencies come from a load sweep (loads), not from a saturation search")
-    cap = float(capacity_rate(net, study.bandwidth)) if study.units == "capacity" else None
-    scale = cap if cap is not None else 1.0
-    traffics = {t: offered_traffic(net, _resolve_traffic(t, study.base_dir)) for t in study.traffics}
-    routers = {r: build_router(r, net) for r in study.routings}
-    Measurement(window=study.window).check()
-    report = OpenLoopReport(study, net.summary(), cap, [])
+    def save() -> None:
+        if path is not None:
+            write_results_file(path, study.name, study.settings(),
+                               [done[cell_key(c)] for c in cells if cell_key(c) in done], command)
 
-    def make(r, t, rate, seed):
-        return RunSpec(traffics[t], routers[r], injection, rate * scale, seed=seed, priority=study.priority)
+    def finished(lines: list[dict]) -> None:
+        for line in lines:
+            done[cell_key(line["cell"])] = line
+        save()
+        if progress:
+            progress(len(done), len(cells))
 
-    if study.loads is not None:
-        specs, keys = [], []
-        for r in study.routings:
-            for t in study.traffics:
-                for load in study.loads:
-                    for seed in study.seeds:
-                        specs.append(make(r, t, load, seed))
-                        keys.append((r, t, load, seed))
-        results = simulate_batch(specs, bandwidth=study.bandwidth, buffer=study.buffer,
-                                 measurement=Measurement(window=study.window), progress=progress)
-        exact = {}
-        if study.units == "capacity" and study.buffer is None:
-            exact = {(r, t): analytic_throughput(net, r, t) for r in study.routings for t in study.traffics}
-        for (r, t, load, seed), res in zip(keys, results):
-            value = exact.get((r, t))
-            report.rows.append({**_row_base(r, t, seed), "offered": load, **_measured(res, scale),
-                                "analytic_value": None if value is None else float(value)})
-            for text, (s, d) in zip(study.pairs, pairs):
-                got = res.pair_latency(s, d)
-                report.pairs.append({**_row_base(r, t, seed), "offered": load, "pair": text,
-                                     "latency_mean": got[0] if got else None, "hops_mean": got[1] if got else None,
-                                     "packets": got[2] if got else 0})
-        return report
+    if progress:
+        progress(len(done), len(cells))
+    tasks = chunks(study, pending, jobs)
+    if executor is not None and tasks:
+        executor.connect()  # an unreachable scheduler is reported before the results file is touched
+    if not done:
+        save()  # a fresh run starts a fresh file
+    if executor is not None and tasks:
+        executor.run(run_chunk, [(study, chunk) for chunk in tasks], finished)
+    elif jobs == 1 or len(tasks) <= 1:
+        for chunk in tasks:
+            running = 0
 
-    # saturation: one search per cell and seed, plus one batch of zero-load runs
-    cells = [(r, t, seed) for r in study.routings for t in study.traffics for seed in study.seeds]
-    zero = simulate_batch([make(r, t, ZERO_LOAD, seed) for r, t, seed in cells],
-                          bandwidth=study.bandwidth, buffer=study.buffer,
-                          measurement=Measurement(window=study.window or 3000, drain=True), progress=progress)
-    for (r, t, seed), z in zip(cells, zero):
-        sat = find_saturation(make(r, t, 1.0, seed), tolerance=study.tolerance, bandwidth=study.bandwidth,
-                              buffer=study.buffer, progress=progress,
-                              measurement=Measurement(window=study.window, latency_limit=500, drain=False,
-                                                      overload="stop"))
-        theta = sat.theta / scale
-        exact = analytic_throughput(net, r, t) if study.units == "capacity" and study.buffer is None else None
-        report.rows.append({**_row_base(r, t, seed), "saturation": theta, "upper": sat.upper / scale,
-                            "limited": sat.limited, "analytic": None if exact is None else str(exact),
-                            "analytic_value": None if exact is None else float(exact),
-                            "ratio": None if exact is None or exact == 0 else theta / float(exact),
-                            "zero_load_latency": z.latency_mean, "hops_mean": z.hops_mean,
-                            "runs": len(sat.runs)})
-    return report
+            def one_run(count: int) -> None:
+                nonlocal running
+                running += count
+                if progress:
+                    progress(len(done) + running, len(cells))
 
+            for lines in run_cells(study, chunk, progress=one_run):
+                running = max(0, running - len(lines))
+                finished(lines)
+    else:
+        from universal.workers import run_in_processes
 
-def _parse_pair(net, text: str) -> tuple[int, int]:
-    """``"0,0->1,3"``: a source and a destination by their labels."""
-    if "->" not in text:
-        raise UserError(f"pair {text!r}: expected SOURCE->DESTINATION, e.g. 0,0->1,3")
-    a, b = text.split("->", 1)
-    return net.node(a), net.node(b)
+        for lines in run_in_processes(run_chunk, [(study, chunk) for chunk in tasks], jobs):
+            finished(lines)
+    ordered = [done[cell_key(c)] for c in cells]
+    return OpenLoopReport(study, prepared.network.summary(), prepared.capacity, [line["row"] for line in ordered],
+                          [pair for line in ordered for pair in line["pairs"]], path, resumed, len(pending),
+                          time.perf_counter() - start)

@@ -1,0 +1,361 @@
+"""The cells of an open-loop study: the unit of work that ``--jobs`` hands to worker processes,
+that the results file holds one line each and that ``--resume`` skips (SPEC §8, §11).
+
+A load sweep's cell is one run, ``(routing, traffic, offered, seed)``; a saturation table's cell
+is one search, ``(routing, traffic, seed)``, with its zero-load run. Cells run in *chunks*: the
+runs of a chunk share one array state of the engine (batching independent runs is what makes
+:mod:`universal.openloop.engine` fast on small networks), and a chunk is one task of a worker.
+Every random draw of a run comes from the run's own seeded generator, so a cell's rows are the
+same whichever chunk, process or order it ran in: ``--jobs N`` and resumed runs give the rows of
+one uninterrupted run, byte for byte.
+
+A results-file line is ``{"cell": {...}, "row": {...}, "pairs": [...]}`` with the ``--json`` row
+of the cell and, for a load sweep with pairs, the cell's pair latencies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Callable, Iterator
+
+import numpy as np
+
+from universal.errors import UserError
+from universal.networks import build_network
+from universal.openloop.creation import RunSpec
+from universal.openloop.engine import PRIORITIES, simulate_batch
+from universal.openloop.measure import Measurement, RunResult
+from universal.openloop.routes import build_router
+from universal.openloop.saturation import find_saturation, rate_ceiling
+from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
+from universal.results import BadLine
+
+__all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "study_cells", "cell_key", "chunks",
+           "run_cells", "run_chunk", "parse_line"]
+
+#: Offered load (fraction of capacity) of the zero-load latency runs of a saturation table.
+ZERO_LOAD = 0.02
+
+#: Runs of a load sweep batched in one chunk: the engine's time per run levels off at about 8
+#: runs per batch on the 8-ary 2-cube, and a chunk's cells reach the results file together.
+CHUNK_RUNS = 16
+
+
+def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
+    """Capacity over the largest channel load of an oblivious torus routing (``universal load``).
+
+    The exact fraction when the analysis forms it (permutations); otherwise the fraction with a
+    denominator below 10^6 that equals the analysis's float to 1e-12. None for routings the
+    torus analysis does not cover (adaptive routings, path systems).
+
+    Parameters
+    ----------
+    network : universal.networks.Network
+    routing, traffic : str
+        Names as ``universal load`` takes them.
+
+    Returns
+    -------
+    Fraction or None
+
+    Examples
+    --------
+    >>> analytic_throughput(build_network("torus:k=8,n=2"), "dor", "transpose")
+    Fraction(2, 7)
+
+    References
+    ----------
+    Towles, Dally & Boyd, "Throughput-centric routing algorithm design", 2003, §2.1.
+    """
+    from universal.oblivious import ROUTINGS, load_table
+    from universal.registry import parse_spec
+
+    if network.kind != "torus" or parse_spec(routing).name not in ROUTINGS or network.params["k"] < 3:
+        return None
+    if parse_spec(traffic).name in ("permutation", "matrix"):
+        return None
+    k, n = network.params["k"], network.params["n"]
+    row = load_table(k, n, [routing], [traffic], np.random.default_rng(0))[0]
+    if row.max_load_exact is not None:
+        from universal.oblivious.torus import Torus
+
+        return Torus(k, n).capacity_load / row.max_load_exact
+    guess = Fraction(row.throughput).limit_denominator(10**6)
+    return guess if abs(float(guess) - row.throughput) <= 1e-12 else None
+
+
+@dataclass
+class Prepared:
+    """What every cell of a study uses, built once per process (:func:`prepare`)."""
+
+    network: object
+    injection: object
+    capacity: float | None           # packets per node per step at offered 1.0 (units = capacity)
+    scale: float                     # the capacity, or 1 with units = packets
+    traffics: dict
+    routers: dict
+    exact: dict                      # (routing, traffic) -> Fraction or None
+    pairs: list = field(default_factory=list)
+
+
+#: The study last prepared in this process. Worker processes started by fork inherit it, so
+#: they build nothing again; elsewhere a worker builds it for its first chunk.
+_PREPARED: dict[str, Prepared] = {}
+
+
+def prepare(study) -> Prepared:
+    """Check the study's names and sizes and build its network, traffics and routers (cached).
+
+    Raises
+    ------
+    UserError
+        For anything the study cannot run: before any cell runs and any file is touched.
+    """
+    key = json.dumps([study.settings(), str(study.base_dir)])
+    if key not in _PREPARED:
+        _PREPARED.clear()
+        _PREPARED[key] = _build(study)
+    return _PREPARED[key]
+
+
+def _build(study) -> Prepared:
+    if study.units not in ("capacity", "packets"):
+        raise UserError(f"--units must be capacity or packets (got {study.units!r})")
+    if study.priority not in PRIORITIES:
+        raise UserError(f"unknown priority {study.priority!r} (known: {', '.join(PRIORITIES)})")
+    if (study.loads is None) == (not study.saturation):
+        raise UserError("give offered loads (--loads a:b:step) or ask for --saturation, one of the two")
+    from universal.load_analysis import _resolve_traffic
+
+    net = build_network(study.network, study.base_dir)
+    injection = build_injection(study.injection)
+    pairs = [_parse_pair(net, p) for p in study.pairs]
+    if pairs and study.loads is None:
+        raise UserError("pair latencies come from a load sweep (loads), not from a saturation search")
+    cap = float(capacity_rate(net, study.bandwidth)) if study.units == "capacity" else None
+    traffics = {t: offered_traffic(net, _resolve_traffic(t, study.base_dir)) for t in study.traffics}
+    routers = {r: build_router(r, net) for r in study.routings}
+    Measurement(window=study.window).check()
+    prepared = Prepared(net, injection, cap, cap if cap is not None else 1.0, traffics, routers, {}, pairs)
+    _check_runs(study, prepared)
+    if study.units == "capacity" and study.buffer is None:
+        prepared.exact = {(r, t): analytic_throughput(net, r, t) for r in study.routings for t in study.traffics}
+    return prepared
+
+
+def _check_runs(study, p: Prepared) -> None:
+    """What the engine and the search would refuse at their start, refused now, before any run."""
+    if study.bandwidth < 1:
+        raise UserError("bandwidth B must be at least 1")
+    if study.buffer is not None and study.buffer < 1:
+        raise UserError("buffer size b must be at least 1 (or unbounded)")
+    for r in study.routings:
+        for t in study.traffics:
+            template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priority)
+            if study.loads is not None:
+                for load in study.loads:
+                    replace(template, rate=load * p.scale).check()
+            else:
+                replace(template, rate=ZERO_LOAD * p.scale).check()
+                rate_ceiling(template, study.bandwidth)
+    if study.saturation and not 0 < study.tolerance < 1:
+        raise UserError(f"the saturation search needs 0 < tolerance < 1 (got {study.tolerance:g})")
+
+
+def _parse_pair(net, text: str) -> tuple[int, int]:
+    """``"0,0->1,3"``: a source and a destination by their labels."""
+    if "->" not in text:
+        raise UserError(f"pair {text!r}: expected SOURCE->DESTINATION, e.g. 0,0->1,3")
+    a, b = text.split("->", 1)
+    return net.node(a), net.node(b)
+
+
+def study_cells(study) -> list[dict]:
+    """Every cell of the study, in the order of its rows (routing, traffic, offered load, seed).
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> study_cells(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform", "tornado"], saturation=True))
+    [{'routing': 'dor', 'traffic': 'uniform', 'seed': 0}, {'routing': 'dor', 'traffic': 'tornado', 'seed': 0}]
+    """
+    if study.loads is not None:
+        return [{"routing": r, "traffic": t, "offered": load, "seed": s} for r in study.routings
+                for t in study.traffics for load in study.loads for s in study.seeds]
+    return [{"routing": r, "traffic": t, "seed": s} for r in study.routings for t in study.traffics
+            for s in study.seeds]
+
+
+def cell_key(cell: dict) -> str:
+    """A cell as a dictionary key."""
+    return json.dumps(cell, sort_keys=True)
+
+
+def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
+    """The pending cells grouped into tasks.
+
+    A load sweep batches up to :data:`CHUNK_RUNS` runs per chunk, and with ``jobs > 1`` makes at
+    least two chunks per worker; with the cells ordered by offered load, chunk i takes every n-th
+    from the i-th, so that low and high loads (quick and slow runs) mix and the workers finish
+    together. A saturation table runs in this process
+    as one chunk (the zero-load runs batched, then one search after the other, each cell handed
+    back as it finishes) and in workers one cell per task.
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> study = OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.1, 0.2, 0.3, 0.4, 0.5])
+    >>> [[c["offered"] for c in chunk] for chunk in chunks(study, study_cells(study), jobs=2)]
+    [[0.1, 0.5], [0.2], [0.3], [0.4]]
+    >>> [[c["offered"] for c in chunk] for chunk in chunks(study, study_cells(study)[::-1], jobs=1)]
+    [[0.1, 0.2, 0.3, 0.4, 0.5]]
+    """
+    if not pending:
+        return []
+    if study.loads is None:
+        return [pending] if jobs == 1 else [[c] for c in pending]
+    count = math.ceil(len(pending) / CHUNK_RUNS)
+    if jobs > 1:
+        count = max(count, min(len(pending), 2 * jobs))
+    by_load = sorted(pending, key=lambda c: c["offered"])  # stable: the study's order within a load
+    return [by_load[i::count] for i in range(count)]
+
+
+def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None = None) -> Iterator[list[dict]]:
+    """Run ``cells`` (one chunk) and yield their results-file lines as they finish, in groups.
+
+    Parameters
+    ----------
+    study : universal.openloop.study.OpenLoopStudy
+    cells : list of dict
+        Cells of the study (:func:`study_cells`).
+    progress : callable, optional
+        Called with 1 whenever a run of a load sweep finishes (before its chunk does).
+
+    Yields
+    ------
+    list of dict
+        The lines finished together.
+    """
+    p = prepare(study)
+
+    def spec(c: dict, rate: float) -> RunSpec:
+        return RunSpec(p.traffics[c["traffic"]], p.routers[c["routing"]], p.injection, rate * p.scale,
+                       seed=c["seed"], priority=study.priority)
+
+    if study.loads is not None:
+        results = simulate_batch([spec(c, c["offered"]) for c in cells], bandwidth=study.bandwidth,
+                                 buffer=study.buffer, measurement=Measurement(window=study.window), progress=progress)
+        yield [_load_line(study, p, c, res) for c, res in zip(cells, results)]
+        return
+    zero = simulate_batch([spec(c, ZERO_LOAD) for c in cells], bandwidth=study.bandwidth, buffer=study.buffer,
+                          measurement=Measurement(window=study.window or 3000, drain=True))
+    for c, z in zip(cells, zero):
+        sat = find_saturation(spec(c, 1.0), tolerance=study.tolerance, bandwidth=study.bandwidth, buffer=study.buffer,
+                              measurement=Measurement(window=study.window, latency_limit=500, drain=False,
+                                                      overload="stop"))
+        yield [_saturation_line(p, c, sat, z)]
+
+
+def run_chunk(study, cells: list[dict]) -> list[dict]:
+    """:func:`run_cells` as one call (a top-level function: what a worker process runs)."""
+    return [line for group in run_cells(study, cells) for line in group]
+
+
+def _base(c: dict) -> dict:
+    return {"routing": c["routing"], "traffic": c["traffic"], "seed": c["seed"]}
+
+
+def _load_line(study, p: Prepared, c: dict, res: RunResult) -> dict:
+    def sc(x):
+        return None if x is None else x / p.scale
+
+    value = p.exact.get((c["routing"], c["traffic"]))
+    row = {**_base(c), "offered": c["offered"], "accepted": sc(res.accepted), "accepted_min": sc(res.accepted_min),
+           "latency_mean": res.latency_mean, "latency_p50": res.latency_p50, "latency_p99": res.latency_p99,
+           "latency_max": res.latency_max, "hops_mean": res.hops_mean, "stable": res.stable, "status": res.status,
+           "analytic_value": None if value is None else float(value)}
+    pairs = []
+    for text, (s, d) in zip(study.pairs, p.pairs):
+        got = res.pair_latency(s, d)
+        pairs.append({**_base(c), "offered": c["offered"], "pair": text, "latency_mean": got[0] if got else None,
+                      "hops_mean": got[1] if got else None, "packets": got[2] if got else 0})
+    return {"cell": c, "row": row, "pairs": pairs}
+
+
+def _saturation_line(p: Prepared, c: dict, sat, z: RunResult) -> dict:
+    theta = sat.theta / p.scale
+    exact = p.exact.get((c["routing"], c["traffic"]))
+    row = {**_base(c), "saturation": theta, "upper": sat.upper / p.scale, "limited": sat.limited,
+           "analytic": None if exact is None else str(exact),
+           "analytic_value": None if exact is None else float(exact),
+           "ratio": None if exact is None or exact == 0 else theta / float(exact),
+           "zero_load_latency": z.latency_mean, "hops_mean": z.hops_mean, "runs": len(sat.runs)}
+    return {"cell": c, "row": row, "pairs": []}
+
+
+# The fields of the rows, for checking a results file before it is resumed.
+_INT, _NUM, _STR, _BOOL, _NONE = (int,), (int, float), (str,), (bool,), (type(None),)
+_CELL = {"routing": _STR, "traffic": _STR, "seed": _INT}
+LOAD_FIELDS = {**_CELL, "offered": _NUM, "accepted": _NUM + _NONE, "accepted_min": _NUM + _NONE,
+               "latency_mean": _NUM + _NONE, "latency_p50": _NUM + _NONE, "latency_p99": _NUM + _NONE,
+               "latency_max": _NUM + _NONE, "hops_mean": _NUM + _NONE, "stable": _BOOL, "status": _STR,
+               "analytic_value": _NUM + _NONE}
+SATURATION_FIELDS = {**_CELL, "saturation": _NUM, "upper": _NUM, "limited": _BOOL, "analytic": _STR + _NONE,
+                     "analytic_value": _NUM + _NONE, "ratio": _NUM + _NONE, "zero_load_latency": _NUM + _NONE,
+                     "hops_mean": _NUM + _NONE, "runs": _INT}
+PAIR_FIELDS = {**_CELL, "offered": _NUM, "pair": _STR, "latency_mean": _NUM + _NONE, "hops_mean": _NUM + _NONE,
+               "packets": _INT}
+
+
+def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, dict]]:
+    """The checker of one results-file line of ``study`` (for
+    :func:`universal.results.read_results_file`): its cell is one of ``cells`` (keyed by
+    :func:`cell_key`), its row and pairs have the fields and types this version writes, and
+    they belong to the cell.
+
+    Raises
+    ------
+    universal.results.BadLine
+        Saying what is wrong.
+    """
+    fields = LOAD_FIELDS if study.loads is not None else SATURATION_FIELDS
+    pairs_per_cell = len(study.pairs) if study.loads is not None else 0
+
+    def check(data: object) -> tuple[str, dict]:
+        if not isinstance(data, dict) or set(data) != {"cell", "row", "pairs"}:
+            raise BadLine("not a cell line of an open-loop study (an object with cell, row and pairs)")
+        cell = data["cell"]
+        if not isinstance(cell, dict) or cell_key(cell) not in cells:
+            raise BadLine(f"cell {json.dumps(cell)} is not a cell of this study")
+        _check_row(data["row"], fields, cell, "the row")
+        pairs = data["pairs"]
+        if not isinstance(pairs, list) or len(pairs) != pairs_per_cell:
+            raise BadLine(f"cell {json.dumps(cell)} should hold {pairs_per_cell} pair latencies")
+        for number, (pair, text) in enumerate(zip(pairs, study.pairs), 1):
+            _check_row(pair, PAIR_FIELDS, cell, f"pair {number}")
+            if pair["pair"] != text:
+                raise BadLine(f"pair {number} is {json.dumps(pair['pair'])}, not {json.dumps(text)}")
+        return cell_key(cell), data
+
+    return check
+
+
+def _check_row(row: object, fields: dict, cell: dict, what: str) -> None:
+    if not isinstance(row, dict):
+        raise BadLine(f"{what} is not an object")
+    missing = [name for name in fields if name not in row]
+    extra = [name for name in row if name not in fields]
+    if missing or extra:
+        problem = f"lacks {missing[0]!r}" if missing else f"has an unknown field {extra[0]!r}"
+        raise BadLine(f"{what} {problem} (written by another version of universal?)")
+    for name, kinds in fields.items():
+        value = row[name]
+        if not (bool in kinds if isinstance(value, bool) else isinstance(value, kinds)):
+            raise BadLine(f"{what}: {name} = {json.dumps(value)} has the wrong type")
+    for name in cell:
+        if row[name] != cell[name]:
+            raise BadLine(f"{what}: {name} = {json.dumps(row[name])} does not match its cell")
