@@ -9,7 +9,8 @@ from rich.console import Group
 
 from universal.experiment import summarize
 from universal.reporting.layout import Col, FitTable
-from universal.reporting.tables import (_FOLDED_HEADERS, _bound_cell, _bound_ratio, _num, _opt_ratio, _optimum_cell,
+from universal.reporting.columns import CORE_COLUMNS, FOLDED_HEADERS, OPTIMUM_COLUMNS
+from universal.reporting.tables import (_bound_cell, _bound_ratio, _num, _opt_ratio, _optimum_cell,
                                        _ratio, _selected, _spread_cell, bound_lines)
 from universal.sweep import SweepResult
 
@@ -99,9 +100,9 @@ def sweep_tables(result: SweepResult, columns: list[str] | None = None, wide: bo
     with_opt = any(s["opt_status"] is not None for s in summaries)
     # Beside OPT (asked for, never left out) the survey's bounds are the first to give way.
     drop = {"bound": 2, "T/bound": 1} if with_opt else {}
-    cols += [Col(name, folded_header=_FOLDED_HEADERS.get(name), drop=drop.get(name, 0))
-             for name in ["N", "C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound"]]
-    cols += [Col("OPT"), Col("T/OPT")] if with_opt else []
+    cols += [Col(name, folded_header=FOLDED_HEADERS.get(name), drop=drop.get(name, 0))
+             for name in ["N", *CORE_COLUMNS]]
+    cols += [Col(name) for name in OPTIMUM_COLUMNS[:2]] if with_opt else []
     if with_opt:
         caption.append("OPT: fewest steps of any schedule on the same paths (proven, or [lower, upper] where the "
                        "time limit left a gap), mean over seeds")
