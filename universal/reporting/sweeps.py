@@ -143,10 +143,7 @@ def sweep_conclusion(result: SweepResult) -> str:
     lines = []
     for (problem, paths, protocol, *_), ss in groups.items():
         ratio = [s["T_over_CD"] for s in ss if s["T_over_CD"] is not None]
-        sizes = [s["N"] for s in ss]
-        done = [s for s in ss if s["all_delivered"]]  # T of an unfinished run is the steps it ran
-        t_exp = growth_exponent([s["N"] for s in done], [s["T"] for s in done])
-        c_exp = growth_exponent(sizes, [s["C"] for s in ss])
+        growth = _growth_by_family(ss)
         head = f"{problem}: " if len(problems) > 1 else ""
         if ratio:
             line = f"{head}{paths} / {protocol}: T/(C+D) from {min(ratio):.2f} to {max(ratio):.2f}"
@@ -154,14 +151,46 @@ def sweep_conclusion(result: SweepResult) -> str:
             line = f"{head}{paths} / {protocol}: no size delivered every packet"
         if len(ratio) < len(ss):
             line += f" (n/a at {len(ss) - len(ratio)} size{'s' if len(ss) - len(ratio) > 1 else ''}: not every packet arrived)"
-        if t_exp is not None:
-            line += f"; T grows like N^{t_exp:.2f}"
-            line += f" (C like N^{c_exp:.2f})" if c_exp is not None else ""
+        if growth:
+            line += "; T grows like " + ", ".join(growth)
         over_opt = [s["T_over_opt"] for s in ss if s["T_over_opt"] is not None]
         if over_opt:
             line += f"; T/OPT from {min(over_opt):.2f} to {max(over_opt):.2f}"
         lines.append(line + ".")
     return "\n".join(lines + _optimum_lines(result))
+
+
+def _power(x: float) -> str:
+    return f"{round(x, 2) + 0.0:.2f}"  # + 0.0: a fit of a flat line shows 0.00, not -0.00
+
+
+def _growth_by_family(ss: list[dict]) -> list[str]:
+    """``N^x (C like N^y)`` per network family (``butterfly``, ``torus``, ...) with two sizes or more.
+
+    A power law fitted across unlike networks (a butterfly beside a mesh) says nothing, so the
+    fit is made within each family; the family is named when the sweep mixes several.
+
+    Examples
+    --------
+    >>> rows = [{"network": f"butterfly:d={d}", "N": n, "T": t, "C": 2, "all_delivered": True}
+    ...         for d, n, t in [(3, 32, 4), (4, 80, 5)]] + [
+    ...        {"network": "mesh:k=4,n=2", "N": 16, "T": 9, "C": 3, "all_delivered": True}]
+    >>> _growth_by_family(rows)
+    ['N^0.24 (C like N^0.00) on butterfly']
+    """
+    families: dict[str, list[dict]] = {}
+    for s in ss:
+        families.setdefault(s["network"].split(":")[0], []).append(s)
+    out = []
+    for family, fs in families.items():
+        done = [s for s in fs if s["all_delivered"]]  # T of an unfinished run is the steps it ran
+        t_exp = growth_exponent([s["N"] for s in done], [s["T"] for s in done])
+        if t_exp is None:
+            continue
+        c_exp = growth_exponent([s["N"] for s in fs], [s["C"] for s in fs])
+        text = f"N^{_power(t_exp)}" + (f" (C like N^{_power(c_exp)})" if c_exp is not None else "")
+        out.append(text + (f" on {family}" if len(families) > 1 else ""))
+    return out
 
 
 def _optimum_lines(result: SweepResult) -> list[str]:
