@@ -7,6 +7,7 @@ from rich.console import Console
 from universal.errors import UserError
 from universal.experiment import ExperimentResult, fastest, summarize
 from universal.ascii import ascii_renderable, can_encode
+from universal.reporting.columns import CORE_COLUMNS, FOLDED_HEADERS, OPTIMUM_COLUMNS, OPTIONAL_COLUMNS
 from universal.reporting.layout import Col, FitTable, Fold
 
 
@@ -95,18 +96,11 @@ def bound_lines(rows) -> list[str]:
             for (paths, protocol, needs), reasons in why.items()]
 
 
-#: The columns every experiment table shows (SPEC §6), then the optional ones: ``drop`` orders
-#: which are left out first when the terminal is too narrow (``--wide`` keeps them all).
-CORE_COLUMNS = ["C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound"]
-OPTIONAL_COLUMNS = {"buf": 3, "lat": 4, "rounds": 1, "disc": 2, "last del": 5}
-_FOLDED_HEADERS = {"T/(C+D)": "T/\n(C+D)", "T/bound": "T/\nbound", "last del": "last\ndel"}
-
-
 def _value_columns(bufferless: bool, with_opt: bool = False, with_free: bool = False) -> list[Col]:
     names = CORE_COLUMNS + ["buf", "lat"] + (["rounds", "disc", "last del"] if bufferless else [])
     # The offline optimum was asked for (--opt): its columns are never left out.
-    names += (["OPT", "T/OPT"] if with_opt else []) + (["R(G,π)"] if with_free else [])
-    return [Col(name, folded_header=_FOLDED_HEADERS.get(name), drop=OPTIONAL_COLUMNS.get(name, 0))
+    names += (OPTIMUM_COLUMNS[:2] if with_opt else []) + (OPTIMUM_COLUMNS[2:] if with_free else [])
+    return [Col(name, folded_header=FOLDED_HEADERS.get(name), drop=OPTIONAL_COLUMNS.get(name, 0))
             for name in names]
 
 
