@@ -120,3 +120,13 @@ def test_bad_input_is_refused_before_the_results_file_is_touched(tmp_path):
     assert not path.exists()
     with pytest.raises(UserError, match="name it with --out"):
         run_study(load_study(), resume=True)
+
+
+def test_a_traffic_file_changed_between_two_studies_is_read_again(tmp_path):
+    flows = tmp_path / "flows.txt"
+    study = OpenLoopStudy("torus:k=8,n=1", ["dor"], ["permutation:file=flows.txt"], loads=[0.2], window=300,
+                          base_dir=tmp_path)
+    flows.write_text("0 3\n")
+    assert run_study(study).rows[0]["hops_mean"] == 3.0
+    flows.write_text("0 1\n")
+    assert run_study(study).rows[0]["hops_mean"] == 1.0

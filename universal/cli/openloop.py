@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 
 from universal.cli.common import (buffer_list, command_line, machine, names, nonnegative, output_file, output_options,
-                                  plot_path, plotted, positive, print_json, progress_bar, table_options, writable)
+                                  plot_path, plotted, positive, print_json, progress_bar, protect_run_inputs,
+                                  table_options, writable)
 from universal.errors import UserError
 
 HELP = "open-loop runs: latency against offered load, saturation throughput"
@@ -56,6 +57,7 @@ def results_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    protect_run_inputs([args.network, args.routing, args.traffic])  # no output replaces a file the run reads
     plot = plot_path(args)
     if plot is not None and args.saturation:
         raise UserError("--plot draws a load sweep: use it with --loads")

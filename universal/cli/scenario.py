@@ -30,12 +30,14 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("--out", type=output_file("results"), metavar="FILE",
                     help="sweeps: JSON Lines file receiving each finished cell (default NAME.results.jsonl here); "
                          "open-loop studies: the same, only when given")
-    sc.add_argument("--resume", action="store_true", help="sweeps and open-loop studies: skip the cells already in the results file")
+    sc.add_argument("--resume", action="store_true",
+                    help="sweeps and open-loop studies: skip the cells already in the results file")
     sc.add_argument("--overwrite", action="store_true",
                     help="sweeps and open-loop studies: replace an existing results file (without --resume or "
                          "--overwrite it is refused)")
-    sc.add_argument("--jobs", type=positive, default=1, help="sweeps and open-loop studies: cells run in parallel processes (default 1); "
-                    "with --executor dask and no --scheduler, the workers of the local Dask cluster")
+    sc.add_argument("--jobs", type=positive, default=1,
+                    help="sweeps and open-loop studies: cells run in parallel processes (default 1); "
+                         "with --executor dask and no --scheduler, the workers of the local Dask cluster")
     sc.add_argument("--executor", choices=("local", "dask"), default="local",
                     help="sweeps and open-loop studies: run cells here (local, default) or as tasks on a Dask "
                          "cluster (dask)")

@@ -33,8 +33,8 @@ from universal.openloop.saturation import find_saturation, rate_ceiling
 from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
 from universal.results import BadLine
 
-__all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "study_cells", "cell_key", "chunks",
-           "run_cells", "run_chunk", "parse_line"]
+__all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "forget_prepared", "study_cells", "cell_key",
+           "chunks", "run_cells", "run_chunk", "parse_line"]
 
 #: Offered load (fraction of capacity) of the zero-load latency runs of a saturation table.
 ZERO_LOAD = 0.02
@@ -109,16 +109,59 @@ _PREPARED: dict[str, Prepared] = {}
 def prepare(study) -> Prepared:
     """Check the study's names and sizes and build its network, traffics and routers (cached).
 
+    Parameters
+    ----------
+    study : universal.openloop.study.OpenLoopStudy
+
+    Returns
+    -------
+    Prepared
+
     Raises
     ------
     UserError
         For anything the study cannot run: before any cell runs and any file is touched.
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> p = prepare(OpenLoopStudy("torus:k=8,n=1", ["dor"], ["tornado"], loads=[0.2]))
+    >>> p.network.num_nodes, p.exact[("dor", "tornado")]
+    (8, Fraction(1, 3))
     """
-    key = json.dumps([study.settings(), str(study.base_dir)])
+    key = json.dumps([study.settings(), _files_read(study)])
     if key not in _PREPARED:
         _PREPARED.clear()
         _PREPARED[key] = _build(study)
     return _PREPARED[key]
+
+
+def forget_prepared() -> None:
+    """Drop the cached :class:`Prepared` (the end of a run: the files it read may change).
+
+    Examples
+    --------
+    >>> forget_prepared()
+    >>> len(_PREPARED)
+    0
+    """
+    _PREPARED.clear()
+
+
+def _files_read(study) -> list:
+    """The files the study's names point to, as they are now (a changed file is another study)."""
+    import os
+
+    from universal.registry import named_files
+
+    stamps = []
+    for path in named_files([study.network, *study.routings, *study.traffics], study.base_dir):
+        try:
+            info = os.stat(path)
+            stamps.append([os.path.realpath(path), info.st_mtime_ns, info.st_size])
+        except OSError:
+            stamps.append([str(path), None, None])
+    return [str(study.base_dir), os.getcwd(), stamps]
 
 
 def _build(study) -> Prepared:
@@ -190,7 +233,13 @@ def study_cells(study) -> list[dict]:
 
 
 def cell_key(cell: dict) -> str:
-    """A cell as a dictionary key."""
+    """A cell as a dictionary key (its fields sorted, so that the order they came in does not matter).
+
+    Examples
+    --------
+    >>> cell_key({"seed": 0, "routing": "dor"})
+    '{"routing": "dor", "seed": 0}'
+    """
     return json.dumps(cell, sort_keys=True)
 
 
@@ -239,6 +288,13 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
     ------
     list of dict
         The lines finished together.
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> study = OpenLoopStudy("torus:k=8,n=1", ["dor"], ["tornado"], loads=[0.2, 0.25], window=300)
+    >>> [[line["row"]["hops_mean"] for line in group] for group in run_cells(study, study_cells(study))]
+    [[3.0, 3.0]]
     """
     p = prepare(study)
 
@@ -261,7 +317,25 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
 
 
 def run_chunk(study, cells: list[dict]) -> list[dict]:
-    """:func:`run_cells` as one call (a top-level function: what a worker process runs)."""
+    """:func:`run_cells` as one call (a top-level function: what a worker process runs).
+
+    Parameters
+    ----------
+    study : universal.openloop.study.OpenLoopStudy
+    cells : list of dict
+
+    Returns
+    -------
+    list of dict
+        The results-file lines of ``cells``, in their order.
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> study = OpenLoopStudy("torus:k=8,n=1", ["dor"], ["tornado"], loads=[0.2], window=300)
+    >>> [sorted(line) for line in run_chunk(study, study_cells(study))]
+    [['cell', 'pairs', 'row']]
+    """
     return [line for group in run_cells(study, cells) for line in group]
 
 
@@ -317,10 +391,34 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
     :func:`cell_key`), its row and pairs have the fields and types this version writes, and
     they belong to the cell.
 
+    Parameters
+    ----------
+    study : universal.openloop.study.OpenLoopStudy
+    cells : dict
+        :func:`cell_key` -> cell, for every cell of the study.
+
+    Returns
+    -------
+    callable
+        Takes a parsed JSON line and returns ``(key, line)``.
+
     Raises
     ------
     universal.results.BadLine
-        Saying what is wrong.
+        (raised by the returned function) Saying what is wrong.
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> study = OpenLoopStudy("torus:k=8,n=1", ["dor"], ["tornado"], loads=[0.2], window=300)
+    >>> check = parse_line(study, {cell_key(c): c for c in study_cells(study)})
+    >>> line, = run_chunk(study, study_cells(study))
+    >>> check(line)[0]
+    '{"offered": 0.2, "routing": "dor", "seed": 0, "traffic": "tornado"}'
+    >>> check({**line, "row": {**line["row"], "stable": "yes"}})
+    Traceback (most recent call last):
+    ...
+    universal.results.BadLine: the row: stable = "yes" has the wrong type
     """
     fields = LOAD_FIELDS if study.loads is not None else SATURATION_FIELDS
     pairs_per_cell = len(study.pairs) if study.loads is not None else 0

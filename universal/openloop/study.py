@@ -16,8 +16,8 @@ from typing import Callable
 import numpy as np
 
 from universal.errors import UserError
-from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, chunks, parse_line, prepare,
-                                      run_cells, run_chunk, study_cells)
+from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, chunks, forget_prepared, parse_line,
+                                      prepare, run_cells, run_chunk, study_cells)
 from universal.results import check_results_path, read_results_file, remove_stale_temporaries, write_results_file
 
 __all__ = ["OpenLoopStudy", "OpenLoopReport", "run_study", "parse_loads", "analytic_throughput", "ZERO_LOAD",
@@ -94,7 +94,13 @@ class OpenLoopStudy:
                 "buffer": self.buffer, "window": self.window, "tolerance": self.tolerance, "pairs": list(self.pairs)}
 
     def cell_count(self) -> int:
-        """Runs of a load sweep, or searches of a saturation table (without making the cells)."""
+        """Runs of a load sweep, or searches of a saturation table (without making the cells).
+
+        Examples
+        --------
+        >>> OpenLoopStudy("torus:k=4,n=2", ["dor", "val"], ["uniform"], loads=[0.1, 0.2], seeds=[0, 1]).cell_count()
+        8
+        """
         count = len(self.routings) * len(self.traffics) * len(self.seeds)
         return count * len(self.loads) if self.loads is not None else count
 
@@ -176,6 +182,15 @@ def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | Non
     if study.cell_count() > MAX_CELLS:
         raise UserError(f"study {study.name!r} has {study.cell_count():,} runs or searches, more than this tool "
                         f"runs (at most {MAX_CELLS:,}); ask for fewer loads, seeds, routings or traffics")
+    try:
+        return _run(study, progress, results_file, resume, overwrite, jobs, command, executor)
+    finally:
+        forget_prepared()
+
+
+def _run(study: OpenLoopStudy, progress, results_file, resume: bool, overwrite: bool, jobs: int, command,
+         executor) -> OpenLoopReport:
+    """:func:`run_study` once its options are checked."""
     prepared = prepare(study)  # every name and size checked before any file is touched
     cells = study_cells(study)
     path = None if results_file is None else check_results_path(results_file, resume=resume, overwrite=overwrite)
