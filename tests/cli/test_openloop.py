@@ -75,6 +75,8 @@ def test_a_scenario_file_with_two_workers_gives_the_rows_of_the_command(tmp_path
     assert main(["scenario", "ring.toml", "--json", "--out", "two.jsonl", "--resume"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["resumed_cells"] == 16 and json.dumps(again["rows"]) == json.dumps(one["rows"])
+    assert main(["scenario", "ring.toml", "--out", "two.jsonl", "--resume"]) == 0
+    assert "results: two.jsonl (16 cells read back, 0 computed)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("other", [

@@ -76,3 +76,8 @@ def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
     if limited:
         console.print("+: the injection process could offer no more and every rate was stable "
                       "(saturation is at least this; try --injection poisson)")
+    if data.get("results_file"):
+        resumed = data.get("resumed_cells", 0)
+        console.print(f"results: {data['results_file']}" +
+                      (f" ({resumed} cells read back, {len(data['rows']) - resumed} computed)" if resumed else ""),
+                      style="dim", markup=False, highlight=False)
