@@ -27,6 +27,7 @@ from universal.errors import UserError
 from universal.networks import build_network
 from universal.openloop.creation import RunSpec
 from universal.openloop.engine import PRIORITIES, simulate_batch
+from universal.openloop.engine import _check_window
 from universal.openloop.measure import Measurement, RunResult
 from universal.openloop.routes import build_router
 from universal.openloop.saturation import find_saturation, rate_ceiling
@@ -189,6 +190,12 @@ def _build(study) -> Prepared:
     return prepared
 
 
+def _check_spec(spec: RunSpec, measurement: Measurement) -> None:
+    """The checks :func:`universal.openloop.engine.simulate_batch` makes of each run at its start."""
+    spec.check()
+    _check_window(spec, measurement)
+
+
 def _check_runs(study, p: Prepared) -> None:
     """What the engine and the search would refuse at their start, refused now, before any run."""
     if study.bandwidth < 1:
@@ -200,9 +207,10 @@ def _check_runs(study, p: Prepared) -> None:
             template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priority)
             if study.loads is not None:
                 for load in study.loads:
-                    replace(template, rate=load * p.scale).check()
+                    _check_spec(replace(template, rate=load * p.scale), Measurement(window=study.window))
             else:
-                replace(template, rate=ZERO_LOAD * p.scale).check()
+                _check_spec(replace(template, rate=ZERO_LOAD * p.scale),
+                            Measurement(window=study.window or 3000, drain=True))
                 rate_ceiling(template, study.bandwidth)
     if study.saturation and not 0 < study.tolerance < 1:
         raise UserError(f"the saturation search needs 0 < tolerance < 1 (got {study.tolerance:g})")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 
 from universal.errors import UserError
@@ -353,11 +355,13 @@ def _theorem(protocol: str) -> str:
 
 
 def make_console() -> Console:
-    """A console for stdout; wide enough for the tables when output is not a terminal."""
+    """A console for stdout: the terminal's width, or ``COLUMNS``, or 120 columns when output
+    goes to a pipe or a file (rich's own default there, 80, would squeeze tables that a file
+    has room for; the tables fit 80-120 columns either way)."""
     # Names such as permutation:tornado must not turn into emoji or markup.
     console = AsciiAwareConsole(emoji=False, markup=False, highlight=False)
-    if not console.is_terminal:
-        console = AsciiAwareConsole(width=150, emoji=False, markup=False, highlight=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
+        console = AsciiAwareConsole(width=120, emoji=False, markup=False, highlight=False)
     return console
 
 
