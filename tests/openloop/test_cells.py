@@ -118,6 +118,9 @@ def test_bad_input_is_refused_before_the_results_file_is_touched(tmp_path):
     with pytest.raises(UserError, match="at most one packet per node per step"):
         run_study(load_study(loads=[0.2, 1.5]), results_file=path)
     assert not path.exists()
+    with pytest.raises(UserError, match="too short to measure anything"):
+        run_study(load_study(loads=[0.2, 0.0001], window=100), results_file=path)
+    assert not path.exists()
     with pytest.raises(UserError, match="name it with --out"):
         run_study(load_study(), resume=True)
 
