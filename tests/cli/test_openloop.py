@@ -114,3 +114,8 @@ def test_results_options_misused_are_one_error_line(tmp_path, monkeypatch, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_too_many_seeds_are_refused_before_any_list_is_made(capsys):
+    assert main(["openloop", "--network", "torus:k=8,n=1", "--loads", "0.2", "--seeds", "100000000000"]) == 2
+    assert "seeds are more than this tool runs" in capsys.readouterr().err

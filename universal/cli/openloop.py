@@ -63,12 +63,13 @@ def run(args: argparse.Namespace) -> None:
         raise UserError("--plot draws a load sweep: use it with --loads")
     if len(args.buffer) != 1:
         raise UserError("openloop takes one --buffer size")
-    from universal.openloop.study import OpenLoopStudy, parse_loads, run_study
+    from universal.openloop.study import OpenLoopStudy, parse_loads
+    from universal.scenario import seeds_from
 
     study = OpenLoopStudy(args.network, names(args.routing), names(args.traffic),
                           loads=parse_loads(args.loads) if args.loads else None, saturation=args.saturation,
                           injection=args.injection, units=args.units,
-                          seeds=list(range(args.seed, args.seed + args.seeds)), priority=args.priority,
+                          seeds=seeds_from(args.seeds, args.seed, "command line"), priority=args.priority,
                           bandwidth=args.bandwidth, buffer=args.buffer[0], window=args.window,
                           tolerance=args.tolerance)
     report = run_with_bar(study, args)

@@ -193,20 +193,20 @@ def _run(study: OpenLoopStudy, progress, results_file, resume: bool, overwrite: 
     """:func:`run_study` once its options are checked."""
     prepared = prepare(study)  # every name and size checked before any file is touched
     cells = study_cells(study)
+    keys = [cell_key(c) for c in cells]
     path = None if results_file is None else check_results_path(results_file, resume=resume, overwrite=overwrite)
     done: dict[str, dict] = {}
     if path is not None:
         remove_stale_temporaries(path)
         if resume and path.exists():
-            done = read_results_file(path, study.settings(), parse_line(study, {cell_key(c): c for c in cells}))
+            done = read_results_file(path, study.settings(), parse_line(study, dict(zip(keys, cells))))
     resumed = len(done)
-    pending = [c for c in cells if cell_key(c) not in done]
+    pending = [c for c, k in zip(cells, keys) if k not in done]
     start = time.perf_counter()
 
-    def save() -> None:
+    def save() -> None:  # the whole file, in cell order, atomically
         if path is not None:
-            write_results_file(path, study.name, study.settings(),
-                               [done[cell_key(c)] for c in cells if cell_key(c) in done], command)
+            write_results_file(path, study.name, study.settings(), [done[k] for k in keys if k in done], command)
 
     def finished(lines: list[dict]) -> None:
         for line in lines:
@@ -225,15 +225,15 @@ def _run(study: OpenLoopStudy, progress, results_file, resume: bool, overwrite: 
     if executor is not None and tasks:
         executor.run(run_chunk, [(study, chunk) for chunk in tasks], finished)
     elif jobs == 1 or len(tasks) <= 1:
+        running = 0  # runs of the current chunk finished but not yet handed back
+
+        def one_run(count: int) -> None:
+            nonlocal running
+            running += count
+            if progress:
+                progress(len(done) + running, len(cells))
+
         for chunk in tasks:
-            running = 0
-
-            def one_run(count: int) -> None:
-                nonlocal running
-                running += count
-                if progress:
-                    progress(len(done) + running, len(cells))
-
             for lines in run_cells(study, chunk, progress=one_run):
                 running = max(0, running - len(lines))
                 finished(lines)
@@ -242,7 +242,7 @@ def _run(study: OpenLoopStudy, progress, results_file, resume: bool, overwrite: 
 
         for lines in run_in_processes(run_chunk, [(study, chunk) for chunk in tasks], jobs):
             finished(lines)
-    ordered = [done[cell_key(c)] for c in cells]
+    ordered = [done[k] for k in keys]
     return OpenLoopReport(study, prepared.network.summary(), prepared.capacity, [line["row"] for line in ordered],
                           [pair for line in ordered for pair in line["pairs"]], path, resumed, len(pending),
                           time.perf_counter() - start)
