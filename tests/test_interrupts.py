@@ -166,7 +166,11 @@ def test_sigterm_stops_workers_and_leaves_no_temporary_file(tmp_path, reference)
     (tmp_path / "sw.toml").write_text(text)
     run = start(tmp_path)
     wait_until_running(run)
-    time.sleep(0.8)
+    # Mid-run: once the first (quickest) cell is in; a fixed delay missed the run when a calibration
+    # on a busy machine had sized the sweep for a slower one.
+    while len((tmp_path / "sw.jsonl").read_text().splitlines() if (tmp_path / "sw.jsonl").exists() else []) < 2:
+        assert run.poll() is None, "the sweep ended before its first cell was seen"
+        time.sleep(0.005)
     sent = time.monotonic()
     run.send_signal(signal.SIGTERM)  # to the main process only, as `kill PID` does
     check_stopped(run, sent, 143, "terminated")
