@@ -86,6 +86,9 @@ class _Batch:
         self.scratch = np.empty(self.trash + 2, dtype=np.int64)
         self.arange = np.arange(0)
         self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if buffer is not None else None
+        # packets committed to each link, kept up to date for the adaptive decisions (counting them
+        # afresh every step would cost a pass over every waiting packet)
+        self.waiting = np.zeros(self.trash + 2, dtype=np.int64) if self.adaptive else None
         self._alloc(4096)
         self.store = np.empty(1 << 16, dtype=np.int64)
         self.store_len = 0
@@ -331,6 +334,7 @@ class _Batch:
             want = np.full(m, -1, dtype=np.int64)
             want[obl] = self.store[p["cur"][sel][obl]]
             a["want"][lo_:hi_] = want
+            np.add.at(self.waiting, want[obl], 1)
             self.pending_decide = np.concatenate([self.pending_decide, np.flatnonzero(~obl) + lo_])
         else:
             a["want"][lo_:hi_] = self.store[p["cur"][sel]]
@@ -399,6 +403,8 @@ class _Batch:
             at, crossed = at[ok], crossed[ok]
         gi = at + h
         self.link_hops += len(gi)
+        if self.adaptive:
+            np.subtract.at(self.waiting, crossed, 1)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
             np.subtract.at(self.occupancy, a["prev"][gi], 1)
@@ -562,6 +568,9 @@ class _Batch:
         mine = np.flatnonzero((a["run"][h:] == r) & (a["want"][h:] != self.trash)) + h
         if self.buffer is not None:
             np.subtract.at(self.occupancy, a["prev"][mine], 1)
+        if self.adaptive:
+            w = a["want"][mine]
+            np.subtract.at(self.waiting, w[w >= 0], 1)
         a["want"][mine] = self.trash
         self.ndead += len(mine)
         self.backlog[r] = 0
