@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.contention import winners as _winners, winners_at as _winners_at
-from universal.engine.contention import entering_allowed
+from universal.engine.contention import entering_allowed, _KEEPS_LAST
 from universal.errors import UserError
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
@@ -86,9 +86,10 @@ class _Batch:
         self.scratch = np.empty(self.trash + 2, dtype=np.int64)
         self.arange = np.arange(0)
         self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if buffer is not None else None
-        # packets committed to each link, kept up to date for the adaptive decisions (counting them
-        # afresh every step would cost a pass over every waiting packet)
-        self.waiting = np.zeros(self.trash + 2, dtype=np.int64) if self.adaptive else None
+        # packets committed to each link, kept up to date (counting them afresh every step would cost
+        # a pass over every waiting packet): the adaptive decisions read it, and the links with
+        # packets are where the winners are
+        self.waiting = np.zeros(self.trash + 2, dtype=np.int64)
         self._alloc(4096)
         self.store = np.empty(1 << 16, dtype=np.int64)
         self.store_len = 0
@@ -337,7 +338,9 @@ class _Batch:
             np.add.at(self.waiting, want[obl], 1)
             self.pending_decide = np.concatenate([self.pending_decide, np.flatnonzero(~obl) + lo_])
         else:
-            a["want"][lo_:hi_] = self.store[p["cur"][sel]]
+            want = self.store[p["cur"][sel]]
+            a["want"][lo_:hi_] = want
+            np.add.at(self.waiting, want, 1)
         if self.buffer is not None:
             a["prev"][lo_:hi_] = self.inject_slot
         if self.priority == "fifo":
@@ -387,11 +390,15 @@ class _Batch:
             self.arange = np.arange(max(n, 2 * len(self.arange)), dtype=np.int64)
         order = self._order()
         want = a["want"][h:] if order is None else a["want"][h:][order]
-        if self.buffer is None:
-            win = _winners(want, self.B, self.scratch, self.arange)
+        if self.buffer is None and self.B == 1 and _KEEPS_LAST and 2 * n > self.trash:
+            # many packets per link: the last (highest priority) packet of every link that has
+            # packets, found with one scatter (and a pass over the links, not over the packets)
+            self.scratch[want] = self.arange[:n]
+            at = np.sort(self.scratch[np.flatnonzero(self.waiting[:self.trash])])
+        elif self.buffer is None:
+            at = np.flatnonzero(_winners(want, self.B, self.scratch, self.arange))
         else:
-            win = self._bounded(want, order)
-        at = np.flatnonzero(win)
+            at = np.flatnonzero(self._bounded(want, order))
         if order is not None:
             at = np.sort(order[at])
         crossed = a["want"][h:][at]
@@ -403,8 +410,7 @@ class _Batch:
             at, crossed = at[ok], crossed[ok]
         gi = at + h
         self.link_hops += len(gi)
-        if self.adaptive:
-            np.subtract.at(self.waiting, crossed, 1)
+        np.subtract.at(self.waiting, crossed, 1)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
             np.subtract.at(self.occupancy, a["prev"][gi], 1)
@@ -419,7 +425,8 @@ class _Batch:
             done = cur == a["end"][gi]
             on = gi[~done]
             a["cur"][on] = cur[~done]
-            a["want"][on] = self.store[cur[~done]]
+            a["want"][on] = want = self.store[cur[~done]]
+            np.add.at(self.waiting, want, 1)
         moved_on = gi[~done]
         if self.buffer is not None:
             a["prev"][moved_on] = crossed[~done]
@@ -568,9 +575,8 @@ class _Batch:
         mine = np.flatnonzero((a["run"][h:] == r) & (a["want"][h:] != self.trash)) + h
         if self.buffer is not None:
             np.subtract.at(self.occupancy, a["prev"][mine], 1)
-        if self.adaptive:
-            w = a["want"][mine]
-            np.subtract.at(self.waiting, w[w >= 0], 1)
+        w = a["want"][mine]
+        np.subtract.at(self.waiting, w[w >= 0], 1)
         a["want"][mine] = self.trash
         self.ndead += len(mine)
         self.backlog[r] = 0
