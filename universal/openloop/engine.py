@@ -99,6 +99,7 @@ class _Batch:
         self._init_measurement()
         self.progress = None
         self.link_hops = 0
+        self.ending: list[int] = []             # runs that ended; their packets go at once
 
     # ------------------------------------------------------------------ storage
     def _fields(self) -> dict[str, tuple]:
@@ -243,16 +244,20 @@ class _Batch:
                                              for _, c in parts])
         if self.priority == "random":
             p["rank"] = cat(lambda r, c: c.rank)
-        p = {k: v[order] for k, v in p.items()}
-        p["pid"] = self.next_pid + np.arange(P, dtype=np.int64)
+        # ids in creation order: by step, then run, then node
+        q = {k: p[k][order] for k in ("step", "run", "src", "dst")}
+        q["pid"] = self.next_pid + np.arange(P, dtype=np.int64)
         self.next_pid += P
-        p["label"] = (self.phase[p["run"]] == WINDOW) if self.m.steps is None else np.zeros(P, dtype=bool)
-        zero = p["src"] == p["dst"]
-        self._account_zero_hop(p, zero)
-        # the others, per step youngest first (they are prepended: lowest priority first)
+        q["label"] = (self.phase[q["run"]] == WINDOW) if self.m.steps is None else np.zeros(P, dtype=bool)
+        zero = q["src"] == q["dst"]
+        self._account_zero_hop(q, zero)
+        # the others, per step youngest first (they are prepended: lowest priority first); one
+        # gather of every field
         keep = np.flatnonzero(~zero)
-        keep = keep[np.lexsort((-p["pid"][keep], p["step"][keep]))]
-        p = {k: v[keep] for k, v in p.items()}
+        keep = keep[np.lexsort((-q["pid"][keep], q["step"][keep]))]
+        final = order[keep]
+        p = {k: v[final] for k, v in p.items()}
+        p["pid"], p["label"] = q["pid"][keep], q["label"][keep]
         local = p["step"] - t0
         self.bounds = np.searchsorted(local, np.arange(CHUNK + 1))
         self.inj_counts = np.bincount(local * self.R + p["run"], minlength=CHUNK * self.R).reshape(CHUNK, self.R)
@@ -466,6 +471,7 @@ class _Batch:
         stuck = (moved == 0) & (self.backlog > 0) & (self.phase != DONE)
         for r in np.flatnonzero(stuck):
             self._finish(int(r), t, "deadlock")
+        self._drop_ended()
 
     def _deliver(self, t: int, gi: np.ndarray) -> None:
         a = self.a
@@ -534,6 +540,7 @@ class _Batch:
         for r in drain[(ph[drain] == DRAIN) & (t + 1 - self.phase_start[drain] >= self.drain_len[drain])]:
             self._finish(int(r), t, "drain-limit")
         self.in_window = ph == WINDOW
+        self._drop_ended()
 
     def _end_window(self, r: int, t: int) -> None:
         """Judge stability at the end of a window (or of one of its extensions)."""
@@ -571,15 +578,24 @@ class _Batch:
             self.progress(1)
         self.end_step = getattr(self, "end_step", {})
         self.end_step[r] = t + 1
+        self.backlog[r] = 0
+        self.ending.append(r)
+
+    def _drop_ended(self) -> None:
+        """Remove the packets of the runs that just ended (one pass for all of them)."""
+        if not self.ending:
+            return
+        ended = np.zeros(self.R + 1, dtype=bool)
+        ended[self.ending] = True
+        self.ending = []
         h, a = self.head, self.a
-        mine = np.flatnonzero((a["run"][h:] == r) & (a["want"][h:] != self.trash)) + h
+        mine = np.flatnonzero(ended[a["run"][h:]] & (a["want"][h:] != self.trash)) + h
         if self.buffer is not None:
             np.subtract.at(self.occupancy, a["prev"][mine], 1)
         w = a["want"][mine]
         np.subtract.at(self.waiting, w[w >= 0], 1)
         a["want"][mine] = self.trash
         self.ndead += len(mine)
-        self.backlog[r] = 0
 
     # ------------------------------------------------------------------ results
     def _results(self, steps: int) -> list[RunResult]:

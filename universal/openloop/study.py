@@ -20,7 +20,7 @@ from universal.openloop.creation import RunSpec
 from universal.openloop.engine import PRIORITIES, simulate_batch
 from universal.openloop.measure import Measurement, RunResult
 from universal.openloop.routes import build_router
-from universal.openloop.saturation import find_saturation
+from universal.openloop.saturation import find_saturations
 from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
 
 __all__ = ["OpenLoopStudy", "OpenLoopReport", "run_study", "parse_loads", "analytic_throughput"]
@@ -210,11 +210,12 @@ def run_study(study: OpenLoopStudy, progress=None) -> OpenLoopReport:
     zero = simulate_batch([make(r, t, ZERO_LOAD, seed) for r, t, seed in cells],
                           bandwidth=study.bandwidth, buffer=study.buffer,
                           measurement=Measurement(window=study.window or 3000, drain=True), progress=progress)
-    for (r, t, seed), z in zip(cells, zero):
-        sat = find_saturation(make(r, t, 1.0, seed), tolerance=study.tolerance, bandwidth=study.bandwidth,
-                              buffer=study.buffer, progress=progress,
-                              measurement=Measurement(window=study.window, latency_limit=500, drain=False,
-                                                      overload="stop"))
+    # every cell's search in step: each round of all of them in a few batches of the engine
+    sats = find_saturations([make(r, t, 1.0, seed) for r, t, seed in cells], tolerance=study.tolerance,
+                            bandwidth=study.bandwidth, buffer=study.buffer, progress=progress,
+                            measurement=Measurement(window=study.window, latency_limit=500, drain=False,
+                                                    overload="stop"))
+    for (r, t, seed), z, sat in zip(cells, zero, sats):
         theta = sat.theta / scale
         exact = analytic_throughput(net, r, t) if study.units == "capacity" and study.buffer is None else None
         report.rows.append({**_row_base(r, t, seed), "saturation": theta, "upper": sat.upper / scale,
