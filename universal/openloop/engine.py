@@ -615,9 +615,11 @@ class _Batch:
                                      records={"pid": mine, "delivered": delivered}))
             return out
         cols = [np.concatenate(c) for c in zip(*self.records)] if self.records else [np.empty(0, np.int64)] * 5
-        by_run = np.argsort(cols[0], kind="stable")
-        cols = [c[by_run] for c in cols]
-        cuts = np.searchsorted(cols[0], np.arange(self.R + 1))
+        # group by run, keeping delivery order (a radix sort on small run numbers)
+        run = cols[0].astype(np.int16) if self.R < 2**15 else cols[0]
+        by_run = np.argsort(run, kind="stable")
+        cols = [None] + [c[by_run] for c in cols[1:]]
+        cuts = np.concatenate([[0], np.cumsum(np.bincount(run, minlength=self.R))])
         for r, spec in enumerate(self.specs):
             res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
                             warmup=int(self.warmup_len[r]), window=int(self.window_len[r]),
