@@ -186,7 +186,8 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
     points, tolerance, rounds, bandwidth, buffer, measurement, progress
         As for :func:`find_saturation`.
     batch_runs : int
-        Runs per batch of the engine (at least one search's ``points``); bounds the memory.
+        Runs per batch of the engine, at most (whole searches per batch, fewer on networks of
+        more than 64 nodes); bounds the memory.
 
     Returns
     -------
@@ -211,7 +212,10 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
         raise UserError("the saturation search needs points >= 1 and 0 < tolerance < 1")
     measurement = measurement or Measurement(latency_limit=500, drain=False, overload="stop")
     searches = [_Search(spec, points, tolerance, bandwidth) for spec in specs]
-    per_batch = max(1, batch_runs // points)
+    # a run far beyond saturation holds up to latency_limit steps of offered packets before it
+    # stops, so larger networks batch fewer searches (8 on 64 nodes, 1 from 512 nodes up)
+    nodes = specs[0].router.network.num_nodes if specs else 1
+    per_batch = max(1, min(batch_runs // points, 512 // nodes))
     # oblivious searches batch together, adaptive ones together (an adaptive run in a batch makes
     # every run of it carry the adaptive state)
     in_order = sorted(searches, key=lambda s: s.spec.router.adaptive)
