@@ -10,7 +10,7 @@ import pytest
 
 from universal.oblivious import load_table
 from universal.openloop import Measurement
-from universal.openloop.saturation import find_saturation, rate_ceiling
+from universal.openloop.saturation import find_saturation, find_saturations, rate_ceiling
 
 from .helpers import spec
 
@@ -36,3 +36,19 @@ def test_the_ceiling_is_the_injection_limit_or_the_links():
 def test_an_injection_limited_search_says_so():
     sat = find_saturation(spec("torus:k=8,n=1", "dor", "neighbor", 1.0, seed=1), tolerance=0.05, measurement=QUICK)
     assert sat.limited and sat.theta == 1.0
+
+
+def test_searches_run_together_end_exactly_as_alone():
+    # find_saturations batches the rounds of several searches (oblivious and adaptive, one of them
+    # injection-limited, so they end after different rounds); each must match its search alone
+    specs = [spec("torus:k=8,n=1", r, t, 1.0, injection=i, seed=s) for r, t, i, s in
+             (("dor", "tornado", "poisson", 2), ("min-adaptive", "bitcomp", "poisson", 3),
+              ("dor", "neighbor", "bernoulli", 1))]
+    short = Measurement(warmup_min=100, window=400, latency_limit=100, drain=False, overload="stop")
+    together = find_saturations(specs, points=4, tolerance=0.1, measurement=short, batch_runs=8)
+    for s, got in zip(specs, together):
+        alone = find_saturation(s, points=4, tolerance=0.1, measurement=short)
+        assert (got.theta, got.upper, got.limited, len(got.runs)) == \
+            (alone.theta, alone.upper, alone.limited, len(alone.runs))
+        assert [r.slope for r in got.runs] == [r.slope for r in alone.runs]
+    assert together[2].limited and not together[0].limited

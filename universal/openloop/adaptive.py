@@ -77,9 +77,8 @@ def decide(batch, t: int) -> None:
     batch.pending_decide = np.empty(0, dtype=np.int64)
     if not len(idx):
         return
-    a, h, tabs = batch.a, batch.head, _tables(batch)
-    w = a["want"][h:]
-    q = np.bincount(w[(w >= 0) & (w != batch.trash)], minlength=batch.trash + 2)
+    a, tabs = batch.a, _tables(batch)
+    q = batch.waiting                       # packets committed to each link (updated below, after all chose)
     run, kind = a["run"][idx], a["kind"][idx]
     base = run * batch.L
     first = (kind == 3) & (a["via"][idx] >= 0)
@@ -103,6 +102,7 @@ def decide(batch, t: int) -> None:
         pick = choose(slots, q, a["tie"][g], a["hops"][g])
         want[sel] = slots[np.arange(len(sel)), pick]
     a["want"][idx] = want
+    np.add.at(q, want, 1)
 
 
 def _ugal_choice(batch, idx: np.ndarray, base: np.ndarray, q: np.ndarray, tabs: dict) -> None:
@@ -136,6 +136,7 @@ def advance(batch, gi: np.ndarray, crossed: np.ndarray) -> np.ndarray:
         on = g[~d]
         a["cur"][on] = cur[~d]
         a["want"][on] = batch.store[cur[~d]]
+        np.add.at(batch.waiting, a["want"][on], 1)
     ad = ~obl
     if ad.any():
         g = gi[ad]

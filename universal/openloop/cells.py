@@ -30,7 +30,7 @@ from universal.openloop.engine import PRIORITIES, simulate_batch
 from universal.openloop.engine import _check_window
 from universal.openloop.measure import Measurement, RunResult
 from universal.openloop.routes import build_router
-from universal.openloop.saturation import find_saturation, rate_ceiling
+from universal.openloop.saturation import find_saturations, rate_ceiling
 from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
 from universal.results import BadLine
 
@@ -43,6 +43,9 @@ ZERO_LOAD = 0.02
 #: Runs of a load sweep batched in one chunk: the engine's time per run levels off at about 8
 #: runs per batch on the 8-ary 2-cube, and a chunk's cells reach the results file together.
 CHUNK_RUNS = 16
+#: Saturation searches whose rounds share the engine's batches: 8 searches of 8 rates make the
+#: batches of about 64 runs at which the engine is fastest (``benchmarks/openloop.py``).
+SEARCH_GROUP = 8
 
 
 def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
@@ -257,9 +260,9 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     A load sweep batches up to :data:`CHUNK_RUNS` runs per chunk, and with ``jobs > 1`` makes at
     least two chunks per worker; with the cells ordered by offered load, chunk i takes every n-th
     from the i-th, so that low and high loads (quick and slow runs) mix and the workers finish
-    together. A saturation table runs in this process
-    as one chunk (the zero-load runs batched, then one search after the other, each cell handed
-    back as it finishes) and in workers one cell per task.
+    together. A saturation table runs in this process as one chunk (the zero-load runs batched,
+    then the searches in groups of :data:`SEARCH_GROUP` whose rounds run together, each group
+    handed back as it finishes) and in workers one group per task.
 
     Examples
     --------
@@ -273,7 +276,7 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     if not pending:
         return []
     if study.loads is None:
-        return [pending] if jobs == 1 else [[c] for c in pending]
+        return [pending] if jobs == 1 else [pending[i:i + SEARCH_GROUP] for i in range(0, len(pending), SEARCH_GROUP)]
     count = math.ceil(len(pending) / CHUNK_RUNS)
     if jobs > 1:
         count = max(count, min(len(pending), 2 * jobs))
@@ -317,11 +320,18 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
         return
     zero = simulate_batch([spec(c, ZERO_LOAD) for c in cells], bandwidth=study.bandwidth, buffer=study.buffer,
                           measurement=Measurement(window=study.window or 3000, drain=True))
-    for c, z in zip(cells, zero):
-        sat = find_saturation(spec(c, 1.0), tolerance=study.tolerance, bandwidth=study.bandwidth, buffer=study.buffer,
-                              measurement=Measurement(window=study.window, latency_limit=500, drain=False,
-                                                      overload="stop"))
-        yield [_saturation_line(p, c, sat, z)]
+    zero_of = {cell_key(c): z for c, z in zip(cells, zero)}
+    # Searches run in groups whose rounds share the engine's batches (find_saturations); each
+    # group's lines are handed back when it ends. Oblivious and adaptive searches are grouped
+    # apart (an adaptive run makes its whole batch carry the adaptive state).
+    in_order = sorted(cells, key=lambda c: p.routers[c["routing"]].adaptive)
+    for at in range(0, len(in_order), SEARCH_GROUP):
+        group = in_order[at:at + SEARCH_GROUP]
+        sats = find_saturations([spec(c, 1.0) for c in group], tolerance=study.tolerance,
+                                bandwidth=study.bandwidth, buffer=study.buffer,
+                                measurement=Measurement(window=study.window, latency_limit=500, drain=False,
+                                                        overload="stop"))
+        yield [_saturation_line(p, c, sat, zero_of[cell_key(c)]) for c, sat in zip(group, sats)]
 
 
 def run_chunk(study, cells: list[dict]) -> list[dict]:

@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from universal.engine.contention import winners as _winners, winners_at as _winners_at
-from universal.engine.contention import entering_allowed
+from universal.engine.contention import entering_allowed, _KEEPS_LAST
 from universal.errors import UserError
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
@@ -88,6 +88,10 @@ class _Batch:
         self.scratch = np.empty(self.trash + 2, dtype=np.int64)
         self.arange = np.arange(0)
         self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if buffer is not None else None
+        # packets committed to each link, kept up to date (counting them afresh every step would cost
+        # a pass over every waiting packet): the adaptive decisions read it, and the links with
+        # packets are where the winners are
+        self.waiting = np.zeros(self.trash + 2, dtype=np.int64)
         self._alloc(4096)
         self.store = np.empty(1 << 16, dtype=np.int64)
         self.store_len = 0
@@ -97,6 +101,7 @@ class _Batch:
         self._init_measurement()
         self.progress = None
         self.link_hops = 0
+        self.ending: list[int] = []             # runs that ended; their packets go at once
 
     # ------------------------------------------------------------------ storage
     def _fields(self) -> dict[str, tuple]:
@@ -241,16 +246,20 @@ class _Batch:
                                              for _, c in parts])
         if self.priority == "random":
             p["rank"] = cat(lambda r, c: c.rank)
-        p = {k: v[order] for k, v in p.items()}
-        p["pid"] = self.next_pid + np.arange(P, dtype=np.int64)
+        # ids in creation order: by step, then run, then node
+        q = {k: p[k][order] for k in ("step", "run", "src", "dst")}
+        q["pid"] = self.next_pid + np.arange(P, dtype=np.int64)
         self.next_pid += P
-        p["label"] = (self.phase[p["run"]] == WINDOW) if self.m.steps is None else np.zeros(P, dtype=bool)
-        zero = p["src"] == p["dst"]
-        self._account_zero_hop(p, zero)
-        # the others, per step youngest first (they are prepended: lowest priority first)
+        q["label"] = (self.phase[q["run"]] == WINDOW) if self.m.steps is None else np.zeros(P, dtype=bool)
+        zero = q["src"] == q["dst"]
+        self._account_zero_hop(q, zero)
+        # the others, per step youngest first (they are prepended: lowest priority first); one
+        # gather of every field
         keep = np.flatnonzero(~zero)
-        keep = keep[np.lexsort((-p["pid"][keep], p["step"][keep]))]
-        p = {k: v[keep] for k, v in p.items()}
+        keep = keep[np.lexsort((-q["pid"][keep], q["step"][keep]))]
+        final = order[keep]
+        p = {k: v[final] for k, v in p.items()}
+        p["pid"], p["label"] = q["pid"][keep], q["label"][keep]
         local = p["step"] - t0
         self.bounds = np.searchsorted(local, np.arange(CHUNK + 1))
         self.inj_counts = np.bincount(local * self.R + p["run"], minlength=CHUNK * self.R).reshape(CHUNK, self.R)
@@ -333,9 +342,12 @@ class _Batch:
             want = np.full(m, -1, dtype=np.int64)
             want[obl] = self.store[p["cur"][sel][obl]]
             a["want"][lo_:hi_] = want
+            np.add.at(self.waiting, want[obl], 1)
             self.pending_decide = np.concatenate([self.pending_decide, np.flatnonzero(~obl) + lo_])
         else:
-            a["want"][lo_:hi_] = self.store[p["cur"][sel]]
+            want = self.store[p["cur"][sel]]
+            a["want"][lo_:hi_] = want
+            np.add.at(self.waiting, want, 1)
         if self.buffer is not None:
             a["prev"][lo_:hi_] = self.inject_slot
         if self.priority == "fifo":
@@ -385,11 +397,15 @@ class _Batch:
             self.arange = np.arange(max(n, 2 * len(self.arange)), dtype=np.int64)
         order = self._order()
         want = a["want"][h:] if order is None else a["want"][h:][order]
-        if self.buffer is None:
-            win = _winners(want, self.B, self.scratch, self.arange)
+        if self.buffer is None and self.B == 1 and _KEEPS_LAST and 2 * n > self.trash:
+            # many packets per link: the last (highest priority) packet of every link that has
+            # packets, found with one scatter (and a pass over the links, not over the packets)
+            self.scratch[want] = self.arange[:n]
+            at = np.sort(self.scratch[np.flatnonzero(self.waiting[:self.trash])])
+        elif self.buffer is None:
+            at = np.flatnonzero(_winners(want, self.B, self.scratch, self.arange))
         else:
-            win = self._bounded(want, order)
-        at = np.flatnonzero(win)
+            at = np.flatnonzero(self._bounded(want, order))
         if order is not None:
             at = np.sort(order[at])
         crossed = a["want"][h:][at]
@@ -401,6 +417,7 @@ class _Batch:
             at, crossed = at[ok], crossed[ok]
         gi = at + h
         self.link_hops += len(gi)
+        np.subtract.at(self.waiting, crossed, 1)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
             np.subtract.at(self.occupancy, a["prev"][gi], 1)
@@ -415,7 +432,8 @@ class _Batch:
             done = cur == a["end"][gi]
             on = gi[~done]
             a["cur"][on] = cur[~done]
-            a["want"][on] = self.store[cur[~done]]
+            a["want"][on] = want = self.store[cur[~done]]
+            np.add.at(self.waiting, want, 1)
         moved_on = gi[~done]
         if self.buffer is not None:
             a["prev"][moved_on] = crossed[~done]
@@ -455,6 +473,7 @@ class _Batch:
         stuck = (moved == 0) & (self.backlog > 0) & (self.phase != DONE)
         for r in np.flatnonzero(stuck):
             self._finish(int(r), t, "deadlock")
+        self._drop_ended()
 
     def _deliver(self, t: int, gi: np.ndarray) -> None:
         a = self.a
@@ -523,6 +542,7 @@ class _Batch:
         for r in drain[(ph[drain] == DRAIN) & (t + 1 - self.phase_start[drain] >= self.drain_len[drain])]:
             self._finish(int(r), t, "drain-limit")
         self.in_window = ph == WINDOW
+        self._drop_ended()
 
     def _end_window(self, r: int, t: int) -> None:
         """Judge stability at the end of a window (or of one of its extensions)."""
@@ -560,13 +580,24 @@ class _Batch:
             self.progress(1)
         self.end_step = getattr(self, "end_step", {})
         self.end_step[r] = t + 1
+        self.backlog[r] = 0
+        self.ending.append(r)
+
+    def _drop_ended(self) -> None:
+        """Remove the packets of the runs that just ended (one pass for all of them)."""
+        if not self.ending:
+            return
+        ended = np.zeros(self.R + 1, dtype=bool)
+        ended[self.ending] = True
+        self.ending = []
         h, a = self.head, self.a
-        mine = np.flatnonzero((a["run"][h:] == r) & (a["want"][h:] != self.trash)) + h
+        mine = np.flatnonzero(ended[a["run"][h:]] & (a["want"][h:] != self.trash)) + h
         if self.buffer is not None:
             np.subtract.at(self.occupancy, a["prev"][mine], 1)
+        w = a["want"][mine]
+        np.subtract.at(self.waiting, w[w >= 0], 1)
         a["want"][mine] = self.trash
         self.ndead += len(mine)
-        self.backlog[r] = 0
 
     # ------------------------------------------------------------------ results
     def _results(self, steps: int) -> list[RunResult]:
@@ -586,9 +617,11 @@ class _Batch:
                                      records={"pid": mine, "delivered": delivered}))
             return out
         cols = [np.concatenate(c) for c in zip(*self.records)] if self.records else [np.empty(0, np.int64)] * 5
-        by_run = np.argsort(cols[0], kind="stable")
-        cols = [c[by_run] for c in cols]
-        cuts = np.searchsorted(cols[0], np.arange(self.R + 1))
+        # group by run, keeping delivery order (a radix sort on small run numbers)
+        run = cols[0].astype(np.int16) if self.R < 2**15 else cols[0]
+        by_run = np.argsort(run, kind="stable")
+        cols = [None] + [c[by_run] for c in cols[1:]]
+        cuts = np.concatenate([[0], np.cumsum(np.bincount(run, minlength=self.R))])
         for r, spec in enumerate(self.specs):
             res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
                             warmup=int(self.warmup_len[r]), window=int(self.window_len[r]),

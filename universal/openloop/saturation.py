@@ -22,7 +22,7 @@ from universal.openloop.creation import RunSpec
 from universal.openloop.engine import simulate_batch
 from universal.openloop.measure import Measurement, RunResult
 
-__all__ = ["Saturation", "rate_ceiling", "find_saturation"]
+__all__ = ["Saturation", "rate_ceiling", "find_saturation", "find_saturations"]
 
 
 @dataclass
@@ -116,38 +116,124 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
     >>> 0.31 <= sat.theta <= 0.34 and sat.theta < sat.upper   # exact: 1/3 (3 flows on every + link)
     True
     """
-    if points < 1 or not 0 < tolerance < 1:
-        raise UserError("the saturation search needs points >= 1 and 0 < tolerance < 1")
-    measurement = measurement or Measurement(latency_limit=500, drain=False, overload="stop")
-    seq = np.random.SeedSequence(spec.seed if isinstance(spec.seed, (int, np.integer)) else None)
-    lo, hi = 0.0, rate_ceiling(spec, bandwidth)
-    ceiling = hi
-    hi_tested = False
-    runs: list[RunResult] = []
-    best: RunResult | None = None
-    for _ in range(rounds):
-        if hi_tested and hi - lo <= tolerance * max(lo, 1e-12):
-            break
-        if not hi_tested:
-            rates = lo + (hi - lo) * np.arange(1, points + 1) / points       # includes the ceiling
+    return find_saturations([spec], points=points, tolerance=tolerance, rounds=rounds, bandwidth=bandwidth,
+                            buffer=buffer, measurement=measurement, progress=progress)[0]
+
+
+class _Search:
+    """The bracket of one search between rounds (see the module docstring)."""
+
+    def __init__(self, spec: RunSpec, points: int, tolerance: float, bandwidth: int) -> None:
+        self.spec, self.points, self.tolerance = spec, points, tolerance
+        self.seq = np.random.SeedSequence(spec.seed if isinstance(spec.seed, (int, np.integer)) else None)
+        self.lo, self.hi = 0.0, rate_ceiling(spec, bandwidth)
+        self.ceiling = self.hi
+        self.hi_tested = False
+        self.runs: list[RunResult] = []
+        self.best: RunResult | None = None
+        self.result: Saturation | None = None
+        self.rates = np.empty(0)
+
+    def next_round(self) -> list[RunSpec]:
+        """The runs of the next round (none when the bracket is narrow enough)."""
+        lo, hi, points = self.lo, self.hi, self.points
+        if self.hi_tested and hi - lo <= self.tolerance * max(lo, 1e-12):
+            self.finish()
+            return []
+        if not self.hi_tested:
+            self.rates = lo + (hi - lo) * np.arange(1, points + 1) / points       # includes the ceiling
         else:
-            rates = lo + (hi - lo) * np.arange(1, points + 1) / (points + 1)
-        children = seq.spawn(len(rates))
-        batch = [replace(spec, rate=float(r), seed=c) for r, c in zip(rates, children)]
-        results = simulate_batch(batch, bandwidth=bandwidth, buffer=buffer, measurement=measurement)
-        runs.extend(results)
-        if progress is not None:
-            progress(len(results))
+            self.rates = lo + (hi - lo) * np.arange(1, points + 1) / (points + 1)
+        children = self.seq.spawn(len(self.rates))
+        return [replace(self.spec, rate=float(r), seed=c) for r, c in zip(self.rates, children)]
+
+    def take(self, results: list[RunResult]) -> None:
+        """Shrink the bracket with a round's results."""
+        rates = self.rates
+        self.runs.extend(results)
         stable = np.array([r.stable for r in results])
         unstable_rates = rates[~stable]
         if len(unstable_rates):
-            hi = float(unstable_rates.min())
-        hi_tested = True
-        below = stable & (rates < hi) if len(unstable_rates) else stable
+            self.hi = float(unstable_rates.min())
+        self.hi_tested = True
+        below = stable & (rates < self.hi) if len(unstable_rates) else stable
         if below.any():
             i = int(np.flatnonzero(below)[-1])
-            if rates[i] > lo:
-                lo, best = float(rates[i]), results[i]
-        if not len(unstable_rates) and lo >= ceiling:
-            return Saturation(lo, ceiling, True, runs, best)
-    return Saturation(lo, hi, False, runs, best)
+            if rates[i] > self.lo:
+                self.lo, self.best = float(rates[i]), results[i]
+        if not len(unstable_rates) and self.lo >= self.ceiling:
+            self.result = Saturation(self.lo, self.ceiling, True, self.runs, self.best)
+
+    def finish(self) -> None:
+        if self.result is None:
+            self.result = Saturation(self.lo, self.hi, False, self.runs, self.best)
+
+
+def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float = 0.01, rounds: int = 12,
+                     bandwidth: int = 1, buffer: int | None = None, measurement: Measurement | None = None,
+                     batch_runs: int = 64, progress=None) -> list[Saturation]:
+    """:func:`find_saturation` for several specs at once, their rounds run together.
+
+    Round by round, the runs of every search still open go through the fast engine in batches
+    of about ``batch_runs`` runs (whole searches per batch), so that a step's fixed cost is
+    shared by many runs; each search draws its seeds as it would alone, and a run does not
+    depend on the runs batched with it, so every search ends exactly as alone.
+
+    Parameters
+    ----------
+    specs : list of RunSpec
+        One template per search (sharing one network object and priority rule).
+    points, tolerance, rounds, bandwidth, buffer, measurement, progress
+        As for :func:`find_saturation`.
+    batch_runs : int
+        Runs per batch of the engine, at most (whole searches per batch, fewer on networks of
+        more than 64 nodes); bounds the memory.
+
+    Returns
+    -------
+    list of Saturation, one per spec.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.openloop.routes import build_router
+    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> net = build_network("torus:k=8,n=1")
+    >>> s = [RunSpec(offered_traffic(net, t), build_router("dor", net), build_injection("bernoulli"), 1.0)
+    ...      for t in ("tornado", "neighbor")]
+    >>> quick = Measurement(window=2000, latency_limit=300, drain=False, overload="stop")
+    >>> tornado, neighbor = find_saturations(s, tolerance=0.05, measurement=quick)
+    >>> tornado.theta == find_saturation(s[0], tolerance=0.05, measurement=quick).theta
+    True
+    >>> neighbor.limited, neighbor.theta         # bernoulli offers at most one packet per node and step
+    (True, 1.0)
+    """
+    if points < 1 or not 0 < tolerance < 1:
+        raise UserError("the saturation search needs points >= 1 and 0 < tolerance < 1")
+    measurement = measurement or Measurement(latency_limit=500, drain=False, overload="stop")
+    searches = [_Search(spec, points, tolerance, bandwidth) for spec in specs]
+    # a run far beyond saturation holds up to latency_limit steps of offered packets before it
+    # stops, so larger networks batch fewer searches (8 on 64 nodes, 1 from 512 nodes up)
+    nodes = specs[0].router.network.num_nodes if specs else 1
+    per_batch = max(1, min(batch_runs // points, 512 // nodes))
+    # oblivious searches batch together, adaptive ones together (an adaptive run in a batch makes
+    # every run of it carry the adaptive state)
+    in_order = sorted(searches, key=lambda s: s.spec.router.adaptive)
+    for _ in range(rounds):
+        todo = [(s, s.next_round()) for s in in_order if s.result is None]
+        todo = [(s, runs) for s, runs in todo if runs]
+        if not todo:
+            break
+        for i in range(0, len(todo), per_batch):
+            group = todo[i:i + per_batch]
+            batch = [run for _, runs in group for run in runs]
+            results = simulate_batch(batch, bandwidth=bandwidth, buffer=buffer, measurement=measurement)
+            at = 0
+            for search, runs in group:
+                search.take(results[at:at + len(runs)])
+                at += len(runs)
+            if progress is not None:
+                progress(len(results))
+    for s in searches:
+        s.finish()
+    return [s.result for s in searches]
