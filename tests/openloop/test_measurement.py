@@ -91,3 +91,17 @@ def test_age_priority_keeps_accepted_traffic_flat_beyond_saturation():
         at, beyond = res[2 * i], res[2 * i + 1]
         assert not beyond.stable
         assert beyond.accepted_min >= 0.9 * at.accepted_min, routing
+
+
+@pytest.mark.parametrize("routing, hops", [("val", 8.0), ("dor", 0.0), ("ival", 0.0)])
+def test_a_packet_for_its_own_node_travels_only_if_its_routing_gives_it_a_path(tmp_path, routing, hops):
+    # Valiant's trick sends every packet through a random intermediate w, one whose destination
+    # is its source too (s -> w -> s: 2 x 4 hops on average on the 8-ary 2-cube), and the load
+    # analysis counts it so; DOR and IVAL (whose loop erasure empties s -> w -> s) deliver it at once
+    f = tmp_path / "identity.txt"
+    f.write_text("".join(f"{v} {v}\n" for v in range(64)))
+    res = simulate(spec("torus:k=8,n=2", routing, f"permutation:file={f}", 0.05, seed=4),
+                   measurement=Measurement(window=2000))
+    assert res.stable
+    assert res.hops_mean == pytest.approx(hops, rel=0.02, abs=1e-9)
+    assert res.latency_mean >= res.hops_mean

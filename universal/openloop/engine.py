@@ -5,7 +5,9 @@ torus networks", 2003, §2 and §5).
 The model, step ``t = 0, 1, ...``:
 
 1. Packets created in step ``t`` join their source's queue. A packet whose destination is its
-   source is delivered at once (zero hops, latency 0). An adaptive packet that has just been
+   source is delivered at once (zero hops, latency 0) unless its routing gives it a path: under
+   VAL such a packet still goes to its random intermediate and back, as Valiant's trick routes
+   every packet and as the load analysis counts it. An adaptive packet that has just been
    created or has just arrived at a node picks its next link now, from the allowed links, the
    one with the fewest packets waiting for it at the start of the step (see
    :mod:`universal.openloop.routes`).
@@ -42,7 +44,7 @@ from universal.engine.contention import entering_allowed
 from universal.errors import UserError
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
-                                        latency_summary, regression_slope)
+                                        latency_summary, regression_slope, stability_verdict)
 from universal.openloop.adaptive import decide as adaptive_decide
 
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
@@ -243,7 +245,8 @@ class _Batch:
         p["pid"] = self.next_pid + np.arange(P, dtype=np.int64)
         self.next_pid += P
         p["label"] = (self.phase[p["run"]] == WINDOW) if self.m.steps is None else np.zeros(P, dtype=bool)
-        zero = p["src"] == p["dst"]
+        # delivered at creation: s = d with an empty path (VAL's s = d packets travel s -> w -> s)
+        zero = (p["src"] == p["dst"]) & (p["hops"] == 0)
         self._account_zero_hop(p, zero)
         # the others, per step youngest first (they are prepended: lowest priority first)
         keep = np.flatnonzero(~zero)
@@ -258,7 +261,8 @@ class _Batch:
         self.pending = p
 
     def _account_zero_hop(self, p: dict, zero: np.ndarray) -> None:
-        """Packets whose destination is their source are delivered when created (0 hops, latency 0)."""
+        """Packets whose destination is their source and whose routing gives them no path are
+        delivered when created (0 hops, latency 0)."""
         run, src = p["run"], p["src"]
         if self.m.steps is not None:
             self.created_records.append((run, p["pid"], p["step"]))
@@ -526,20 +530,18 @@ class _Batch:
         """Judge stability at the end of a window (or of one of its extensions)."""
         m = self.m
         self.slope[r] = regression_slope(*self.sums[r])
-        allowed = m.tolerance * self.offered_per_step[r]
-        if self.slope[r] <= allowed and not m.drain:
-            self._finish(r, t, "stable")
-        elif self.slope[r] <= allowed:
-            self.phase[r] = DRAIN
-            self.phase_start[r] = t + 1
-        elif self.slope[r] <= m.unclear * allowed and self.extensions[r] < m.extensions:
-            # unclear: a stable run still settling, or a slowly growing one - measure on
+        verdict = stability_verdict(self.slope[r], self.offered_per_step[r], int(self.extensions[r]), m)
+        if verdict == "extend":
+            # the window so far becomes warm-up for a new stretch as long as all of it
             self.extensions[r] += 1
             self.window_offset[r] = self.window_len[r]
-            self.window_len[r] += self.base_window[r]
+            self.window_len[r] *= 2
             self.sums[r] = 0
+        elif verdict == "stable" and m.drain:
+            self.phase[r] = DRAIN
+            self.phase_start[r] = t + 1
         else:
-            self._finish(r, t, "unstable")
+            self._finish(r, t, verdict)
 
     def _start_window(self, r: int, t: int) -> None:
         self.phase[r] = WINDOW

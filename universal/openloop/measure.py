@@ -27,9 +27,14 @@ Stability: a least-squares line through the window's backlog samples; the run is
 when its slope is at most ``tolerance`` times the packets offered per step (in a stable
 network the backlog does not grow; beyond saturation it grows by the offered rate minus the
 accepted one). A slope above that but below ``unclear`` times it is what a stable run close to
-saturation shows while its queues still fill: the window is then extended by its length, up to
-``extensions`` times, and judged on the new stretch alone. An unstable run skips the drain (its
-latency has no steady state); ``drain=False`` skips it always.
+saturation shows while its queues still fill (near saturation the queues relax over
+thousands of steps, and the backlog's slow fluctuations make a short window's slope noisy:
+on the 8-ary 2-cube at 97% of saturation a 1000-step slope scatters by more than the
+tolerance): the window is then doubled, up to ``extensions`` times, and judged on the new
+stretch alone - everything before it serves as further warm-up, so a settling run is judged
+when it has settled, and the longer stretch averages the fluctuations out. After the last
+extension the slope decides alone (see :func:`stability_verdict`). An unstable run skips the
+drain (its latency has no steady state); ``drain=False`` skips it always.
 
 Overload: a run whose backlog passes ``latency_limit`` steps' worth of offered packets during
 the warm-up is far beyond saturation. Its window starts at once (``overload="measure"``, the
@@ -46,7 +51,7 @@ import numpy as np
 
 from universal.errors import UserError
 
-__all__ = ["Measurement", "RunResult", "WARMUP", "WINDOW", "DRAIN", "DONE"]
+__all__ = ["Measurement", "RunResult", "WARMUP", "WINDOW", "DRAIN", "DONE", "stability_verdict"]
 
 WARMUP, WINDOW, DRAIN, DONE = 0, 1, 2, 3
 
@@ -70,7 +75,7 @@ class Measurement:
     drain_limit: int | None = None
     tolerance: float = 0.005
     latency_limit: int = 2000
-    unclear: float = 4.0
+    unclear: float = 6.0
     extensions: int = 3
     drain: bool = True
     overload: str = "measure"
@@ -162,6 +167,41 @@ def regression_slope(n: float, sx: float, sy: float, sxy: float, sxx: float) -> 
     """
     den = n * sxx - sx * sx
     return (n * sxy - sx * sy) / den if den > 0 else 0.0
+
+
+def stability_verdict(slope: float, offered_per_step: float, extensions_done: int, m: Measurement) -> str:
+    """The stability test at the end of a window stretch (see the module docstring).
+
+    Parameters
+    ----------
+    slope : float
+        Least-squares growth of the backlog per step over the stretch.
+    offered_per_step : float
+        Packets the run offers per step (all nodes).
+    extensions_done : int
+        How many times the window was doubled already.
+    m : Measurement
+
+    Returns
+    -------
+    str
+        ``"stable"`` (slope at most ``tolerance`` x offered), ``"unstable"`` (above ``unclear``
+        times that, or above it once the extensions are used up) or ``"extend"``.
+
+    Examples
+    --------
+    >>> m = Measurement()                     # tolerance 0.5%, unclear x6, 3 extensions
+    >>> [stability_verdict(s, 100.0, 0, m) for s in (0.4, 2.0, 4.0)]
+    ['stable', 'extend', 'unstable']
+    >>> stability_verdict(2.0, 100.0, 3, m)
+    'unstable'
+    """
+    allowed = m.tolerance * offered_per_step
+    if slope <= allowed:
+        return "stable"
+    if slope <= m.unclear * allowed and extensions_done < m.extensions:
+        return "extend"
+    return "unstable"
 
 
 def latency_summary(latency: np.ndarray, hops: np.ndarray) -> dict:

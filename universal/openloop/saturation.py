@@ -5,9 +5,19 @@ Towles, "GOAL: a load-balanced adaptive routing algorithm for torus networks", 2
 ``[lo, hi]`` with ``lo`` stable (0 at first) and ``hi`` unstable or the largest rate that can be
 offered, and in each round simulates ``points`` rates spread evenly inside the bracket - all in
 one batch of the fast engine, which costs little more than one run - then shrinks the bracket
-to the highest stable rate below the lowest unstable one. Bisection is the case
-``points = 1``. It stops when the bracket is narrower than ``tolerance`` times ``lo`` and
-reports ``lo``. If even the top of the injection process's range is stable, Θ is at least that
+around the rate that best separates the stable runs from the unstable ones. Bisection is the
+case ``points = 1``. It stops when the bracket is narrower than ``tolerance`` times ``lo`` and
+reports ``lo``.
+
+Close to saturation a single verdict is noisy (the backlog of a network just below saturation
+fluctuates slowly and widely; see :mod:`universal.openloop.measure`), and a rule "below the
+lowest unstable rate" turns every false alarm into an answer that is too low. The bracket is
+therefore placed at the *threshold* that misclassifies the fewest of all the runs so far (every
+stable run should lie below it and every unstable one above it): ``lo`` is the highest stable
+rate at or below it, ``hi`` the lowest unstable rate above it. When several thresholds tie, the
+bracket spans them all, so that the next round samples the contradictory stretch again (and
+``lo``, what is reported, is the conservative end). With consistent verdicts this is the plain
+rule. If even the top of the injection process's range is stable, Θ is at least that
 and the result says so (``limited``).
 """
 
@@ -22,7 +32,7 @@ from universal.openloop.creation import RunSpec
 from universal.openloop.engine import simulate_batch
 from universal.openloop.measure import Measurement, RunResult
 
-__all__ = ["Saturation", "rate_ceiling", "find_saturation"]
+__all__ = ["Saturation", "rate_ceiling", "find_saturation", "separate"]
 
 
 @dataclass
@@ -120,11 +130,10 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
         raise UserError("the saturation search needs points >= 1 and 0 < tolerance < 1")
     measurement = measurement or Measurement(latency_limit=500, drain=False, overload="stop")
     seq = np.random.SeedSequence(spec.seed if isinstance(spec.seed, (int, np.integer)) else None)
-    lo, hi = 0.0, rate_ceiling(spec, bandwidth)
-    ceiling = hi
+    ceiling = rate_ceiling(spec, bandwidth)
+    lo, hi = 0.0, ceiling
     hi_tested = False
     runs: list[RunResult] = []
-    best: RunResult | None = None
     for _ in range(rounds):
         if hi_tested and hi - lo <= tolerance * max(lo, 1e-12):
             break
@@ -138,16 +147,40 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
         runs.extend(results)
         if progress is not None:
             progress(len(results))
-        stable = np.array([r.stable for r in results])
-        unstable_rates = rates[~stable]
-        if len(unstable_rates):
-            hi = float(unstable_rates.min())
         hi_tested = True
-        below = stable & (rates < hi) if len(unstable_rates) else stable
-        if below.any():
-            i = int(np.flatnonzero(below)[-1])
-            if rates[i] > lo:
-                lo, best = float(rates[i]), results[i]
-        if not len(unstable_rates) and lo >= ceiling:
-            return Saturation(lo, ceiling, True, runs, best)
-    return Saturation(lo, hi, False, runs, best)
+        lo, hi = separate([r.rate for r in runs], [r.stable for r in runs], ceiling)
+        if lo >= ceiling:
+            break
+    best = max((r for r in runs if r.stable and r.rate == lo), key=lambda r: r.rate, default=None)
+    return Saturation(lo, hi, lo >= ceiling, runs, best)
+
+
+def separate(rates, stable, ceiling: float) -> tuple[float, float]:
+    """The bracket ``(lo, hi)`` around the threshold that misclassifies the fewest runs.
+
+    A threshold ``x`` misclassifies the stable runs above it and the unstable runs at or below
+    it. ``lo`` is the highest stable rate at or below the lowest best threshold (0 if none),
+    ``hi`` the lowest unstable rate above the highest best threshold (``ceiling`` if none).
+
+    Examples
+    --------
+    >>> separate([0.1, 0.2, 0.3, 0.4], [True, True, False, False], 1.0)
+    (0.2, 0.3)
+    >>> separate([0.1, 0.2, 0.25, 0.3, 0.35, 0.4], [True, False, True, True, False, False], 1.0)  # one false alarm
+    (0.3, 0.35)
+    >>> separate([0.1, 0.2, 0.3, 0.4], [True, False, True, False], 1.0)    # a tie: sample 0.1-0.4 again
+    (0.1, 0.4)
+    """
+    rates = np.asarray(rates, dtype=float)
+    stable = np.asarray(stable, dtype=bool)
+    order = np.argsort(rates, kind="stable")
+    r, s = rates[order], stable[order]
+    # candidate thresholds: 0 and every rate; errors(x) = unstable <= x + stable > x
+    cands = np.concatenate([[0.0], np.unique(r)])
+    unstable_le = np.searchsorted(r, cands, side="right") - np.searchsorted(r[s], cands, side="right")
+    stable_gt = s.sum() - np.searchsorted(r[s], cands, side="right")
+    errors = unstable_le + stable_gt
+    best = cands[errors == errors.min()]
+    below = r[s & (r <= best.min())]
+    above = r[~s & (r > best.max())]
+    return (float(below.max()) if len(below) else 0.0, float(above.min()) if len(above) else float(ceiling))
