@@ -44,7 +44,8 @@ from universal.engine.contention import entering_allowed
 from universal.errors import UserError
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
-                                        latency_summary, regression_slope, stability_verdict)
+                                        PERIOD, latency_summary, regression_slope,
+                                        slope_standard_error, stability_verdict)
 from universal.openloop.adaptive import decide as adaptive_decide
 
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
@@ -195,6 +196,7 @@ class _Batch:
         self.base_window = self.window_len.copy()
         self.window_offset = np.zeros(R, dtype=np.int64)
         self.extensions = np.zeros(R, dtype=np.int64)
+        self.period_means: list[list[float]] = [[] for _ in range(R)]    # backlog per period of the stretch
         self.drain_len = np.array([self.m.drain_for(s.rate) for s in self.specs])
         self.all_records = [] if self.m.steps is not None else None
         self.created_records: list[tuple] = []
@@ -515,6 +517,8 @@ class _Batch:
             y = hist[:, win].astype(float)
             self.sums[win] += np.stack([np.ones(len(win)) * CHUNK, x.sum(0), y.sum(0), (x * y).sum(0),
                                         (x * x).sum(0)], axis=1)
+            for r, v in zip(win, y.mean(axis=0)):
+                self.period_means[r].append(float(v))
             for r in win[t + 1 - self.phase_start[win] >= self.window_len[win]]:
                 self._end_window(int(r), t)
         for r in np.flatnonzero(start):
@@ -530,13 +534,16 @@ class _Batch:
         """Judge stability at the end of a window (or of one of its extensions)."""
         m = self.m
         self.slope[r] = regression_slope(*self.sums[r])
-        verdict = stability_verdict(self.slope[r], self.offered_per_step[r], int(self.extensions[r]), m)
+        noise = slope_standard_error(self.period_means[r], PERIOD)
+        verdict = stability_verdict(self.slope[r], self.offered_per_step[r], int(self.extensions[r]), m,
+                                    noise=noise, bandwidth=self.B)
         if verdict == "extend":
             # the window so far becomes warm-up for a new stretch as long as all of it
             self.extensions[r] += 1
             self.window_offset[r] = self.window_len[r]
             self.window_len[r] *= 2
             self.sums[r] = 0
+            self.period_means[r] = []
         elif verdict == "stable" and m.drain:
             self.phase[r] = DRAIN
             self.phase_start[r] = t + 1
