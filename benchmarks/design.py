@@ -20,7 +20,7 @@ import os
 import time
 
 from universal.design.lp import solve_design
-from universal.oblivious.torus import Torus
+from universal.paths.torus.geometry import Torus
 
 
 def main(argv: list[str] | None = None) -> None:

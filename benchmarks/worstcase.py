@@ -20,7 +20,7 @@ import os
 import time
 
 from universal.oblivious.loads import pair_loads
-from universal.oblivious.torus import Torus
+from universal.paths.torus.geometry import Torus
 from universal.oblivious.worstcase import focus_classes, worst_case
 
 

@@ -28,7 +28,8 @@ def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.strip("\n").splitlines()]
 
 
-def test_worked_example_output_is_what_the_command_prints(capsys):
+def test_worked_example_output_is_what_the_command_prints(capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # as piped into a file: 120 columns
     argv, shown = _example()
     assert main(argv) == 0
     assert _lines(capsys.readouterr().out) == _lines(shown)

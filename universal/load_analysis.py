@@ -41,7 +41,7 @@ from universal.oblivious.graphs import Capacity
 from universal.networks import NETWORKS, Network, build_network, resolve_path
 from universal.oblivious import (ROUTINGS, LoadResult, Torus, WorstCaseResult, focus_classes, get_routing,
                                  is_torus_routing, load_table, make_traffic, worst_case)
-from universal.oblivious.torus import MAX_NODES as TORUS_MAX_NODES
+from universal.paths.torus.geometry import MAX_NODES as TORUS_MAX_NODES
 from universal.registry import check_known_params, parse_spec, take_int
 
 if TYPE_CHECKING:

@@ -167,7 +167,7 @@ def test_the_estimate_follows_the_routes_to_tabulate():
     the estimate's sample of 16 offsets (on a case small enough to count in full)."""
     from universal.load_analysis import _SECONDS_PER_ROUTE_CLASS, LoadAnalysis, estimate_seconds
     from universal.oblivious import Torus
-    from universal.oblivious.algorithms import get_routing
+    from universal.paths.torus.algorithms import get_routing
     torus = Torus(6, 2)
     routes = sum(len(get_routing("rlb").family(torus, t).weights) for t in range(torus.N))
     full = routes * 2 * torus.n * _SECONDS_PER_ROUTE_CLASS

@@ -43,7 +43,11 @@ def test_saturation_rows_carry_the_exact_value_and_the_ratio(capsys):
     (["--loads", "1.5"], "at most one packet"),
     (["--routing", "goal", "--network", "mesh:k=4,n=2", "--loads", "0.2"], "k-ary n-cube"),
     (["--traffic", "sideways", "--loads", "0.2"], "unknown traffic"),
+    (["--loads", "-0.1"], "positive"),
+    (["--loads", "0.6", "--network", "torus:k=4,n=2"], "1.2 packets"),     # capacity is 2 packets there
+    (["--routing", "goal", "--network", "hypercube:d=4", "--loads", "0.2"], "k-ary n-cube"),
     (["--loads", "0.2", "--window", "5"], "too short"),
+    (["--loads", "0.0001", "--window", "100"], "too short"),    # 0.01 packets per node in the window
     (["--loads", "0.2", "--injection", "bursty"], "unknown injection"),
     (["--saturation", "--plot", "x.png"], "--loads"),
 ])

@@ -10,8 +10,8 @@ import pytest
 
 from universal.errors import UserError
 from universal.oblivious import Torus, get_routing, pair_loads, worst_case
-from universal.oblivious.designed import FlowRouting, integer_flows
-from universal.oblivious.routingfile import read_routing, routing_to_json, write_routing
+from universal.paths.torus.designed import FlowRouting, integer_flows
+from universal.paths.torus.routingfile import read_routing, routing_to_json, write_routing
 
 
 def dor_as_flows(torus: Torus, den: int) -> FlowRouting:

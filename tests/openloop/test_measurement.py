@@ -35,9 +35,10 @@ def test_goal_example_beyond_saturation_alpha_prime_is_half_and_alpha_star_two_t
 @pytest.mark.parametrize("routing, hops", [("dor", 4.0), ("romm", 4.0), ("min-adaptive", 4.0),
                                            ("val", 8.0), ("goal", 5.25)])
 def test_zero_load_latency_is_the_mean_hop_count(routing, hops):
-    # uniform traffic on the 8-ary 2-cube includes s = d (0 hops): minimal routes average 4 hops,
-    # Valiant's twice that, GOAL 2 * sum_D 2D(k-D)/k / k = 5.25; a packet that never waits has
-    # latency = hops (the model's constant is 0)
+    # uniform traffic on the 8-ary 2-cube includes s = d (0 hops under minimal routing): minimal
+    # routes average 4 hops; Valiant's 8 (every packet, s = d included, goes s -> w -> d: GOAL's
+    # H = 8); GOAL 2 * sum_D 2D(k-D)/k / k = 5.25; a packet that never waits has latency = hops
+    # (the model's constant is 0)
     res = simulate(spec("torus:k=8,n=2", routing, "uniform", 0.01, seed=2), measurement=Measurement(window=4000))
     assert res.stable
     assert res.hops_mean == pytest.approx(hops, rel=0.03)

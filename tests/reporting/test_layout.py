@@ -118,6 +118,15 @@ def test_cli_columns_and_wide_options(capsys):
     assert len(err) == 1 and err[0].startswith("error:") and "nosuch" in err[0]
 
 
+def test_cli_columns_of_the_offline_optimum_are_known(capsys):
+    """``--opt`` adds OPT and T/OPT; ``--columns`` accepts them (one list of names serves both)."""
+    argv = ["route", "--network", "hypercube:d=3", "--problem", "permutation:bit-complement", "--protocols",
+            "random-rank", "--opt", "--columns", "T,OPT,T/OPT"]
+    assert main(argv) == 0
+    head = capsys.readouterr().out.splitlines()[1:4]
+    assert any(re.search(r"protocol .* T .* OPT .* T/OPT", line) for line in head)
+
+
 def test_the_width_model_is_rich_s_width():
     """The width a layout is predicted to take is what rich draws (so no table is squeezed)."""
     table = FitTable([Col("paths", "left", "name"), Col("protocol", "left", "name"), Col("C"),

@@ -390,3 +390,28 @@ def test_sweep_markers_of_equal_values_are_set_apart(tmp_path, monkeypatch):
     assert np.allclose(ratio, scaling.dodge_factor([16, 64, 256], 2))   # apart by the documented factor
     assert ratio[0] > 1.03
     assert np.allclose(np.sqrt(np.asarray(xs[0]) * np.asarray(xs[1])), [16, 64, 256])  # centred on the size
+
+
+# --- open-loop curves: analytic saturation named, legends off the data ---------------------------
+def test_openloop_plot_marks_and_names_the_analytic_saturation(tmp_path, monkeypatch):
+    from universal.reporting.plots import openloop as module
+
+    figures = []
+    monkeypatch.setattr(module, "_save", lambda fig, path: figures.append(fig) or Path(path))
+    rows = [dict(routing=r, traffic="tornado", offered=x, accepted=min(x, cap), accepted_min=min(x, cap) - 0.01,
+                 latency_mean=3 + x if x < cap else None, stable=x < cap, analytic_value=exact)
+            for r, cap, exact in (("dor", 1 / 3, 1 / 3), ("goal", 0.53, None)) for x in (0.1, 0.3, 0.5)]
+    module.plot_openloop(rows, tmp_path / "o.png")
+    fig, = figures
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        marks = [line for line in ax.get_lines() if line.get_label() == "dor Θ, analysis"]
+        assert len(marks) == 1 and list(marks[0].get_xdata()) == [1 / 3, 1 / 3]
+        assert "goal Θ, analysis" not in [line.get_label() for line in ax.get_lines()]
+        assert "dor Θ, analysis" in [t.get_text() for t in ax.get_legend().get_texts()]
+        box, area = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert box.x0 >= area.x1, "legend overlaps the plotting area"
+    # plain dots belong to α' and the analysis lines: no routing's own curve uses them
+    curves = [line for line in fig.axes[0].get_lines() if "analysis" not in line.get_label()]
+    assert all(line.get_linestyle() != ":" for line in curves)

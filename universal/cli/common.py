@@ -173,26 +173,44 @@ def table_options(parser: argparse.ArgumentParser, columns: bool = True) -> None
     if columns:
         parser.add_argument("--columns", type=column_list, metavar="A,B",
                             help="show only these value columns, e.g. C,D,T,T/(C+D) "
-                                 "(C, D, C+D, LB, T, T/(C+D), bound, T/bound, buf, lat, rounds, disc, 'last del'; "
-                                 "N in sweeps)")
+                                 "(C, D, C+D, LB, T, T/(C+D), bound, T/bound, buf, lat, rounds, disc, 'last del', "
+                                 "OPT, T/OPT, R(G,pi); N in sweeps)")
 
 
 def column_list(text: str) -> list[str]:
-    """An argparse type: column names separated by commas, each one a known column.
+    """An argparse type: column names separated by commas, each one a known column (as the
+    tables print it, or in its ASCII spelling).
 
     Examples
     --------
     >>> column_list("T, C+D,T/(C+D)")
     ['T', 'C+D', 'T/(C+D)']
+    >>> column_list("T,R(G,pi)")
+    ['T', 'R(G,π)']
     """
-    wanted = [part.strip() for part in text.split(",") if part.strip()]
-    known = ["N", "C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound", "buf", "lat", "rounds", "disc",
-             "last del"]
+    from universal.ascii import spell_ascii
+    from universal.reporting.columns import VALUE_COLUMNS
+    known = {name: name for name in VALUE_COLUMNS} | {spell_ascii(name): name for name in VALUE_COLUMNS}
+    wanted = _split_columns(text)
     unknown = [w for w in wanted if w not in known]
     if unknown or not wanted:
-        raise argparse.ArgumentTypeError(f"unknown column {unknown[0]!r}; the columns are: {', '.join(known)}"
+        raise argparse.ArgumentTypeError(f"unknown column {unknown[0]!r}; the columns are: {', '.join(VALUE_COLUMNS)}"
                                          if unknown else "expected at least one column name")
-    return wanted
+    return [known[w] for w in wanted]
+
+
+def _split_columns(text: str) -> list[str]:
+    """Split on the commas between names, not those inside a name's parentheses (``R(G,π)``)."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    parts.append(current.strip())
+    return [p for p in parts if p]
 
 
 def machine(args: argparse.Namespace) -> bool:

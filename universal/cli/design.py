@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> None:
     if args.tradeoff is not None and args.tradeoff < 2:
         raise UserError("--tradeoff needs at least 2 points")
     from universal.design import design, torus_of, tradeoff
-    from universal.oblivious.routingfile import check_replaceable, write_routing
+    from universal.paths.torus.routingfile import check_replaceable, write_routing
 
     torus = torus_of(args.network)
     if args.locality is not None and not args.locality >= 1:

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from universal.errors import UserError
-from universal.oblivious.designed import FlowRouting, integer_flows
-from universal.oblivious.torus import Torus
+from universal.paths.torus.designed import FlowRouting, integer_flows
+from universal.paths.torus.geometry import Torus
 
-from . import cache as _cache  # noqa: F401  (installs the designer of 2turn / 2turna)
+from universal.paths.torus import designed as _designed
+
+from . import cache as _cache
 from .families import FAMILIES, route_variables, symmetrize
 from .lp import DEFAULT_SAMPLES, OBJECTIVES, LPSolution, sample_permutations, solve_design, solver_version
 
@@ -217,7 +219,7 @@ def design(network, objective: str = "worst-case", paths: str = "all",
 
 
 def _den() -> int:
-    from universal.oblivious.designed import DENOMINATOR
+    from universal.paths.torus.designed import DENOMINATOR
     return DENOMINATOR
 
 
@@ -272,3 +274,12 @@ def tradeoff(network, objective: str = "worst-case", paths: str = "all", points:
     if progress is not None:
         progress(1)
     return out
+
+
+def _design_by_name(torus: Torus, objective: str, paths: str, name: str) -> FlowRouting:
+    """The designer behind ``2turn`` / ``2turna``: the cached LP design of that torus."""
+    return _cache.cached_design(torus, objective, paths, name, solve=design)
+
+
+# ``2turn`` and ``2turna`` (registered by name with the torus routings) design through this function
+_designed.DESIGNER = _design_by_name

@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Callable
 
 from universal.errors import UserError
-from universal.oblivious import designed as _designed
-from universal.oblivious.designed import FlowRouting
-from universal.oblivious.routingfile import read_routing, write_routing
-from universal.oblivious.torus import Torus
+from universal.paths.torus.designed import FlowRouting
+from universal.paths.torus.routingfile import read_routing, write_routing
+from universal.paths.torus.geometry import Torus
 
 from .lp import DEFAULT_SAMPLES, solver_version
 
@@ -53,7 +53,7 @@ def cache_path(torus: Torus, objective: str, paths: str, name: str) -> Path:
     return cache_folder() / f"{name}-k{torus.k}-n{torus.n}-{digest}.routing"
 
 
-def cached_design(torus: Torus, objective: str, paths: str, name: str) -> FlowRouting:
+def cached_design(torus: Torus, objective: str, paths: str, name: str, solve: Callable) -> FlowRouting:
     """The routing of ``objective`` over ``paths`` then shortest, designed once and cached.
 
     Parameters
@@ -65,6 +65,8 @@ def cached_design(torus: Torus, objective: str, paths: str, name: str) -> FlowRo
         Path family (``2turn``).
     name : str
         Routing name (also the file name's stem).
+    solve : callable
+        :func:`universal.design.design`, called when the cache has no valid copy.
 
     Returns
     -------
@@ -78,8 +80,7 @@ def cached_design(torus: Torus, objective: str, paths: str, name: str) -> FlowRo
                 return routing
         except UserError:
             pass                                      # damaged: design again and replace it
-    from . import design
-    result = design(torus, objective, paths, then="locality", samples=DEFAULT_SAMPLES,
+    result = solve(torus, objective, paths, then="locality", samples=DEFAULT_SAMPLES,
                     seed=DESIGN_SEED, name=name, evaluate=False)
     routing = result.routing
     try:
@@ -88,7 +89,3 @@ def cached_design(torus: Torus, objective: str, paths: str, name: str) -> FlowRo
     except (OSError, UserError):
         pass                                          # no writable cache: use it uncached
     return routing
-
-
-# ``2turn`` and ``2turna`` (registered by name in universal.oblivious) design through this function
-_designed.DESIGNER = cached_design

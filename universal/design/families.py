@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from universal.errors import UserError
-from universal.oblivious.designed import channel_heads
-from universal.oblivious.torus import Torus
+from universal.paths.torus.designed import channel_heads
+from universal.paths.torus.geometry import Torus
 
 __all__ = ["FAMILIES", "RouteVariables", "route_variables", "channel_heads", "two_turn_paths",
            "minimal_channels", "symmetries", "symmetrize"]

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from universal.errors import UserError
-from universal.oblivious.torus import Torus
+from universal.paths.torus.geometry import Torus
 
 from .families import RouteVariables, route_variables, symmetrize
 

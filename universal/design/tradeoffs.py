@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.oblivious.torus import Torus
+from universal.paths.torus.geometry import Torus
 
 from . import DEFAULT_SAMPLES, evaluate_routing
 

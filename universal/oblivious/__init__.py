@@ -5,7 +5,8 @@ Main entry points (the CLI commands ``universal load`` and ``universal worstcase
 * :func:`load_table` - throughput (fraction of capacity) and locality of routings under traffics;
 * :func:`worst_case` - exact worst-case permutation and throughput of one routing;
 * :func:`worst_case_for_channels` - the matching step on any graph, given pair-load matrices;
-* :func:`sample_paths` - concrete routes for the packet engine;
+* :func:`sample_paths` - concrete routes for the packet engine (from :mod:`universal.paths.torus`,
+  where the routing algorithms live);
 * :func:`pair_loads` - the exact pair-load tables themselves.
 
 References: B. Towles, "Finding worst-case permutations for oblivious routing algorithms";
@@ -14,13 +15,13 @@ A. Singh, W. J. Dally, A. K. Gupta and B. Towles, "GOAL: a load-balanced adaptiv
 algorithm for torus networks" (ISCA 2003).
 """
 
-from .algorithms import (ROUTING_FACTORIES, ROUTINGS, PathFamily, Routing, get_routing,
+from universal.paths.torus.algorithms import (ROUTING_FACTORIES, ROUTINGS, PathFamily, Routing, get_routing,
                          is_torus_routing, sample_paths)
-from .designed import FlowRouting, MixtureRouting
+from universal.paths.torus.designed import FlowRouting, MixtureRouting
 from .loads import PairLoads, all_classes, pair_loads
 from .throughput import (LoadResult, channel_loads, evaluate_traffic, load_table, locality,
                          max_load, permutation_max_loads)
-from .torus import Torus
+from universal.paths.torus.geometry import Torus
 from .traffic import TRAFFICS, Traffic, make_traffic, traffic_names
 from .worstcase import (ChannelMatching, WorstCaseResult, focus_classes,
                         permutation_channel_load, worst_case, worst_case_for_channels)

@@ -25,8 +25,8 @@ import numpy as np
 
 from universal.errors import UserError
 
-from .algorithms import PathFamily, Routing, get_routing
-from .torus import Torus
+from universal.paths.torus.algorithms import PathFamily, Routing, get_routing
+from universal.paths.torus.geometry import Torus
 
 __all__ = ["PairLoads", "pair_loads", "all_classes", "advance_progress"]
 
@@ -143,7 +143,7 @@ def pair_loads(routing: str | Routing, torus: Torus,
     Parameters
     ----------
     routing : str or Routing
-        A name from :data:`universal.oblivious.algorithms.ROUTINGS`.
+        A name from :data:`universal.paths.torus.algorithms.ROUTINGS`.
     torus : Torus
     classes : iterable of (dim, sign), optional
         Channel classes to tabulate; all ``2n`` by default.

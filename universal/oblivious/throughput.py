@@ -20,9 +20,9 @@ from typing import Sequence
 import numpy as np
 
 
-from .algorithms import get_routing
+from universal.paths.torus.algorithms import get_routing
 from .loads import PairLoads, advance_progress, pair_loads
-from .torus import Torus
+from universal.paths.torus.geometry import Torus
 from .traffic import Traffic, make_traffic
 
 __all__ = ["LoadResult", "channel_loads", "max_load", "exact_max_load", "exact_sum", "exact_column_sums",

@@ -44,7 +44,7 @@ from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.registry import Spec, check_known_params, parse_spec, pattern_name, take_int
 
-from .torus import Torus
+from universal.paths.torus.geometry import Torus
 
 __all__ = ["Traffic", "TRAFFICS", "make_traffic", "rational_traffic", "traffic_names", "Grid"]
 

@@ -27,10 +27,10 @@ from typing import Callable, Hashable, Iterable, Sequence
 import numpy as np
 
 
-from .algorithms import get_routing
+from universal.paths.torus.algorithms import get_routing
 from .loads import PairLoads, advance_progress, pair_loads
 from .matching import max_weight_matching
-from .torus import Torus
+from universal.paths.torus.geometry import Torus
 
 __all__ = ["ChannelMatching", "WorstCaseResult", "worst_case_for_channels", "worst_case",
            "focus_classes", "permutation_channel_load"]

@@ -60,7 +60,7 @@ class RunSpec:
         top = float(self.node_rates().max())
         if self.injection.name != "poisson" and top > 1 + 1e-12:
             raise UserError(f"{self.injection.name} injection creates at most one packet per node per step; "
-                            f"rate {top:.4g} is above that (use --injection poisson)")
+                            f"this load asks a node for {top:.4g} packets per step (use --injection poisson)")
         if self.injection.name == "on-off" and top >= 1 - 1e-12:
             raise UserError("on-off injection needs a rate below one packet per node per step")
 

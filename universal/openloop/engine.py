@@ -37,6 +37,8 @@ marked dead (their ``want`` is a dummy link) and squeezed out when they pile up.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from universal.engine.contention import winners as _winners, winners_at as _winners_at
@@ -616,6 +618,20 @@ class _Batch:
         return out
 
 
+def _check_window(spec: RunSpec, measurement: Measurement) -> None:
+    """Refuse a window in which some sending node expects to create less than one packet: its
+    accepted rate, and so α', would measure nothing (the default window expects 200)."""
+    if measurement.steps is not None or measurement.window is None:
+        return
+    window = measurement.window_for(spec.rate)
+    least = window * float(spec.node_rates()[spec.traffic.senders].min())
+    if least < 1:
+        raise UserError(f"a measurement window of {measurement.window} steps ({window} as run, whole periods of "
+                        f"100) is too short to measure anything at {spec.rate:.4g} packets per node per step: "
+                        f"a sending node expects {least:.2g} packets in it (give at least "
+                        f"{math.ceil(window / least)} steps, or leave --window out)")
+
+
 def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | None = None,
                    measurement: Measurement | None = None, progress=None) -> list[RunResult]:
     """Run several open-loop runs together in one array state (see the module docstring).
@@ -655,6 +671,7 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         raise UserError("buffer size b must be at least 1 (or unbounded)")
     for s in specs:
         s.check()
+        _check_window(s, measurement)
     if not specs:
         return []
     batch = _Batch(specs, bandwidth, buffer, measurement)

@@ -5,7 +5,7 @@ torus networks", 2003, §4).
 Oblivious routing draws a packet's whole path when it is created:
 
 * the torus routings of the load analysis (``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``,
-  ``ival``) with the sampler of :mod:`universal.oblivious.algorithms` - the very distribution
+  ``ival``) with the sampler of :mod:`universal.paths.torus.algorithms` - the very distribution
   whose exact channel loads ``universal load`` reports - expanded to link ids here in bulk;
 * any path system of :data:`universal.paths.PATH_SYSTEMS` on any network (``shortest``,
   ``random-shortest``, ``dimension-order``, ``valiant``, ...).
@@ -172,7 +172,7 @@ class Router:
             return RouteDraw(offsets=coll.offsets, links=coll.links)
         if self.kind == "goal":
             k, n = self.k_n
-            from universal.oblivious.algorithms import ROUTINGS
+            from universal.paths.torus.algorithms import ROUTINGS
 
             coords = lambda v: (v[:, None] // (k ** np.arange(n))[None, :]) % k   # noqa: E731
             c = (coords(dests) - coords(sources)) % k
@@ -200,8 +200,8 @@ class Router:
 def _torus_paths(router: Router, sources: np.ndarray, dests: np.ndarray,
                  rng: np.random.Generator) -> RouteDraw:
     """Sample a load-analysis routing and expand its legs into link ids, all packets at once."""
-    from universal.oblivious.algorithms import legs
-    from universal.oblivious.torus import Torus
+    from universal.paths.torus.algorithms import legs
+    from universal.paths.torus.geometry import Torus
 
     k, n = router.k_n
     torus = router.extra.get("torus")
@@ -258,7 +258,7 @@ def _dor_table_paths(router: Router, torus, sources: np.ndarray, dests: np.ndarr
     key = ("dor-table", id(router.network))
     table = _TABLES.get(key)
     if table is None or table[0] is not router.network:
-        from universal.oblivious.algorithms import _minimal_options
+        from universal.paths.torus.algorithms import _minimal_options
 
         s = np.repeat(np.arange(N), N * V)
         d = np.tile(np.repeat(np.arange(N), V), N)
@@ -322,7 +322,7 @@ def build_router(text: str, network: Network) -> Router:
     ([0, 2], ['0,0->1,0', '1,0->1,1'])
     """
     import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
-    from universal.oblivious.algorithms import ROUTINGS, get_routing
+    from universal.paths.torus.algorithms import ROUTINGS, get_routing
     from universal.paths import PATH_SYSTEMS, build_path_system
 
     spec = parse_spec(text)

@@ -119,7 +119,7 @@ def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
     k, n = network.params["k"], network.params["n"]
     row = load_table(k, n, [routing], [traffic], np.random.default_rng(0))[0]
     if row.max_load_exact is not None:
-        from universal.oblivious.torus import Torus
+        from universal.paths.torus.geometry import Torus
 
         return Torus(k, n).capacity_load / row.max_load_exact
     guess = Fraction(row.throughput).limit_denominator(10**6)

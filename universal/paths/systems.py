@@ -8,7 +8,7 @@
   node (a random row on leveled networks), then to the destination.
 * ``explicit:file=PATH``: the user's own paths, one per line as node names, validated.
 * ``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival`` (tori only): the oblivious routings of
-  the load analysis (:mod:`universal.oblivious`), each path drawn from the same distribution
+  the load analysis (:mod:`universal.paths.torus`, analysed by :mod:`universal.oblivious`), each path drawn from the same distribution
   whose exact channel loads ``universal load`` reports.
 
 Reference: Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §2.3, §3.2.
@@ -25,8 +25,8 @@ import numpy as np
 from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
-from universal.oblivious import ROUTING_FACTORIES, ROUTINGS, get_routing, sample_paths
-from universal.oblivious.torus import MAX_NODES as OBLIVIOUS_MAX_NODES
+from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS, get_routing, sample_paths
+from universal.paths.torus.geometry import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.paths.collection import PathCollection
 from universal.registry import Registry, Spec, check_known_params, parse_spec
 from universal.workloads import Problem
@@ -446,7 +446,7 @@ def oblivious_paths(routing: str, problem: Problem, network: Network, rng: np.ra
     """Paths drawn from the oblivious routing ``routing`` of the load analysis (tori only).
 
     Each packet's path is sampled independently with
-    :func:`universal.oblivious.sample_paths`, so the expected number of paths on a link is the
+    :func:`universal.paths.torus.sample_paths`, so the expected number of paths on a link is the
     channel load that ``universal load`` computes exactly for the same traffic.
 
     Parameters

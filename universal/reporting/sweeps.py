@@ -9,7 +9,8 @@ from rich.console import Group
 
 from universal.experiment import summarize
 from universal.reporting.layout import Col, FitTable
-from universal.reporting.tables import (_FOLDED_HEADERS, _bound_cell, _bound_ratio, _num, _opt_ratio, _optimum_cell,
+from universal.reporting.columns import CORE_COLUMNS, FOLDED_HEADERS, OPTIMUM_COLUMNS
+from universal.reporting.tables import (_bound_cell, _bound_ratio, _num, _opt_ratio, _optimum_cell,
                                        _ratio, _selected, _spread_cell, bound_lines)
 from universal.sweep import SweepResult
 
@@ -99,9 +100,9 @@ def sweep_tables(result: SweepResult, columns: list[str] | None = None, wide: bo
     with_opt = any(s["opt_status"] is not None for s in summaries)
     # Beside OPT (asked for, never left out) the survey's bounds are the first to give way.
     drop = {"bound": 2, "T/bound": 1} if with_opt else {}
-    cols += [Col(name, folded_header=_FOLDED_HEADERS.get(name), drop=drop.get(name, 0))
-             for name in ["N", "C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound"]]
-    cols += [Col("OPT"), Col("T/OPT")] if with_opt else []
+    cols += [Col(name, folded_header=FOLDED_HEADERS.get(name), drop=drop.get(name, 0))
+             for name in ["N", *CORE_COLUMNS]]
+    cols += [Col(name) for name in OPTIMUM_COLUMNS[:2]] if with_opt else []
     if with_opt:
         caption.append("OPT: fewest steps of any schedule on the same paths (proven, or [lower, upper] where the "
                        "time limit left a gap), mean over seeds")
@@ -142,10 +143,7 @@ def sweep_conclusion(result: SweepResult) -> str:
     lines = []
     for (problem, paths, protocol, *_), ss in groups.items():
         ratio = [s["T_over_CD"] for s in ss if s["T_over_CD"] is not None]
-        sizes = [s["N"] for s in ss]
-        done = [s for s in ss if s["all_delivered"]]  # T of an unfinished run is the steps it ran
-        t_exp = growth_exponent([s["N"] for s in done], [s["T"] for s in done])
-        c_exp = growth_exponent(sizes, [s["C"] for s in ss])
+        growth = _growth_by_family(ss)
         head = f"{problem}: " if len(problems) > 1 else ""
         if ratio:
             line = f"{head}{paths} / {protocol}: T/(C+D) from {min(ratio):.2f} to {max(ratio):.2f}"
@@ -153,14 +151,46 @@ def sweep_conclusion(result: SweepResult) -> str:
             line = f"{head}{paths} / {protocol}: no size delivered every packet"
         if len(ratio) < len(ss):
             line += f" (n/a at {len(ss) - len(ratio)} size{'s' if len(ss) - len(ratio) > 1 else ''}: not every packet arrived)"
-        if t_exp is not None:
-            line += f"; T grows like N^{t_exp:.2f}"
-            line += f" (C like N^{c_exp:.2f})" if c_exp is not None else ""
+        if growth:
+            line += "; T grows like " + ", ".join(growth)
         over_opt = [s["T_over_opt"] for s in ss if s["T_over_opt"] is not None]
         if over_opt:
             line += f"; T/OPT from {min(over_opt):.2f} to {max(over_opt):.2f}"
         lines.append(line + ".")
     return "\n".join(lines + _optimum_lines(result))
+
+
+def _power(x: float) -> str:
+    return f"{round(x, 2) + 0.0:.2f}"  # + 0.0: a fit of a flat line shows 0.00, not -0.00
+
+
+def _growth_by_family(ss: list[dict]) -> list[str]:
+    """``N^x (C like N^y)`` per network family (``butterfly``, ``torus``, ...) with two sizes or more.
+
+    A power law fitted across unlike networks (a butterfly beside a mesh) says nothing, so the
+    fit is made within each family; the family is named when the sweep mixes several.
+
+    Examples
+    --------
+    >>> rows = [{"network": f"butterfly:d={d}", "N": n, "T": t, "C": 2, "all_delivered": True}
+    ...         for d, n, t in [(3, 32, 4), (4, 80, 5)]] + [
+    ...        {"network": "mesh:k=4,n=2", "N": 16, "T": 9, "C": 3, "all_delivered": True}]
+    >>> _growth_by_family(rows)
+    ['N^0.24 (C like N^0.00) on butterfly']
+    """
+    families: dict[str, list[dict]] = {}
+    for s in ss:
+        families.setdefault(s["network"].split(":")[0], []).append(s)
+    out = []
+    for family, fs in families.items():
+        done = [s for s in fs if s["all_delivered"]]  # T of an unfinished run is the steps it ran
+        t_exp = growth_exponent([s["N"] for s in done], [s["T"] for s in done])
+        if t_exp is None:
+            continue
+        c_exp = growth_exponent([s["N"] for s in fs], [s["C"] for s in fs])
+        text = f"N^{_power(t_exp)}" + (f" (C like N^{_power(c_exp)})" if c_exp is not None else "")
+        out.append(text + (f" on {family}" if len(families) > 1 else ""))
+    return out
 
 
 def _optimum_lines(result: SweepResult) -> list[str]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 
 from universal.errors import UserError
 from universal.experiment import ExperimentResult, fastest, summarize
 from universal.ascii import ascii_renderable, can_encode
+from universal.reporting.columns import CORE_COLUMNS, FOLDED_HEADERS, OPTIMUM_COLUMNS, OPTIONAL_COLUMNS
 from universal.reporting.layout import Col, FitTable, Fold
 
 
@@ -95,18 +98,11 @@ def bound_lines(rows) -> list[str]:
             for (paths, protocol, needs), reasons in why.items()]
 
 
-#: The columns every experiment table shows (SPEC §6), then the optional ones: ``drop`` orders
-#: which are left out first when the terminal is too narrow (``--wide`` keeps them all).
-CORE_COLUMNS = ["C", "D", "C+D", "LB", "T", "T/(C+D)", "bound", "T/bound"]
-OPTIONAL_COLUMNS = {"buf": 3, "lat": 4, "rounds": 1, "disc": 2, "last del": 5}
-_FOLDED_HEADERS = {"T/(C+D)": "T/\n(C+D)", "T/bound": "T/\nbound", "last del": "last\ndel"}
-
-
 def _value_columns(bufferless: bool, with_opt: bool = False, with_free: bool = False) -> list[Col]:
     names = CORE_COLUMNS + ["buf", "lat"] + (["rounds", "disc", "last del"] if bufferless else [])
     # The offline optimum was asked for (--opt): its columns are never left out.
-    names += (["OPT", "T/OPT"] if with_opt else []) + (["R(G,π)"] if with_free else [])
-    return [Col(name, folded_header=_FOLDED_HEADERS.get(name), drop=OPTIONAL_COLUMNS.get(name, 0))
+    names += (OPTIMUM_COLUMNS[:2] if with_opt else []) + (OPTIMUM_COLUMNS[2:] if with_free else [])
+    return [Col(name, folded_header=FOLDED_HEADERS.get(name), drop=OPTIONAL_COLUMNS.get(name, 0))
             for name in names]
 
 
@@ -359,11 +355,13 @@ def _theorem(protocol: str) -> str:
 
 
 def make_console() -> Console:
-    """A console for stdout; wide enough for the tables when output is not a terminal."""
+    """A console for stdout: the terminal's width, or ``COLUMNS``, or 120 columns when output
+    goes to a pipe or a file (rich's own default there, 80, would squeeze tables that a file
+    has room for; the tables fit 80-120 columns either way)."""
     # Names such as permutation:tornado must not turn into emoji or markup.
     console = AsciiAwareConsole(emoji=False, markup=False, highlight=False)
-    if not console.is_terminal:
-        console = AsciiAwareConsole(width=150, emoji=False, markup=False, highlight=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
+        console = AsciiAwareConsole(width=120, emoji=False, markup=False, highlight=False)
     return console
 
 

@@ -10,13 +10,14 @@ from universal.reporting.plots.common import _MARKERS, _MEASURED_COLORS, _new_fi
 
 __all__ = ["plot_openloop"]
 
-_LINES = ["-", "--", "-.", ":"]
+#: Routing line styles; plain dots are kept for α' and the analytic saturation lines.
+_LINES = ["-", "--", "-.", (0, (5, 1, 1, 1, 1, 1))]
 
 
 def plot_openloop(rows: list[dict], path: str | Path, units: str = "capacity") -> list[Path]:
     """Two panels per traffic: mean latency and accepted rate (α* solid, α' dotted) against the
-    offered rate, one line per routing; a vertical line marks a routing's analytic saturation
-    when the rows carry it (``analytic_value``).
+    offered rate, one line per routing; a vertical line (named in the legend) marks a routing's
+    analytic saturation when the rows carry it (``analytic_value``).
 
     Parameters
     ----------
@@ -59,9 +60,10 @@ def plot_openloop(rows: list[dict], path: str | Path, units: str = "capacity") -
             acc_ax.plot([r["offered"] for r in mine], [r["accepted_min"] for r in mine], color=style["color"],
                         linestyle=":", linewidth=1, label=f"{routing} α'")
             exact = next((r.get("analytic_value") for r in mine if r.get("analytic_value")), None)
-            if exact:
+            if exact:       # sparser dots than α' and named in the legend, so the two are told apart
                 for ax in (lat_ax, acc_ax):
-                    ax.axvline(exact, color=style["color"], linestyle=(0, (1, 3)), linewidth=1)
+                    ax.axvline(exact, color=style["color"], linestyle=(0, (1, 4)), linewidth=1.2,
+                               label=f"{routing} Θ, analysis")
         lat_ax.set(title=f"{traffic}: latency (stable runs)", xlabel=f"offered ({unit})", ylabel="mean latency (steps)")
         acc_ax.set(title=f"{traffic}: accepted", xlabel=f"offered ({unit})", ylabel=f"accepted ({unit})")
         for ax in (lat_ax, acc_ax):

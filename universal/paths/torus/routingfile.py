@@ -31,10 +31,11 @@ import numpy as np
 
 from universal.datafiles import write_atomically
 from universal.errors import UserError
-from universal.registry import parse_spec
+from universal.registry import Spec, check_known_params, parse_spec
 
+from .algorithms import ROUTING_FACTORIES
 from .designed import FlowRouting
-from .torus import Torus
+from .geometry import Torus
 
 __all__ = ["FORMAT", "read_routing", "write_routing", "check_replaceable", "routing_to_json", "routing_from_json"]
 
@@ -60,7 +61,7 @@ def write_routing(path: str | Path, routing: FlowRouting) -> Path:
     Examples
     --------
     >>> import tempfile
-    >>> from universal.oblivious.designed import FlowRouting
+    >>> from universal.paths.torus.designed import FlowRouting
     >>> t = Torus(3, 1)
     >>> r = FlowRouting(t, np.array([[0] * 6, [1, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0]]), 1, "near")
     >>> p = write_routing(Path(tempfile.mkdtemp()) / "near.routing", r)
@@ -171,3 +172,14 @@ def read_routing(path: str | Path, name: str | None = None) -> FlowRouting:
         return routing_from_json(data, label)
     except UserError as exc:
         raise UserError(f"routing file {str(path)!r}: {exc}") from None
+
+
+def _lp_file(spec: Spec) -> FlowRouting:
+    check_known_params(spec, {"file"})
+    file = spec.params.get("file") or spec.arg
+    if not file:
+        raise UserError(f"{spec.text!r}: give the saved routing as lp:file=PATH")
+    return read_routing(file, name=spec.text)
+
+
+ROUTING_FACTORIES["lp"] = ("a saved designed routing: lp:file=PATH (see universal design --save)", _lp_file)

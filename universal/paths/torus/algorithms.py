@@ -52,7 +52,7 @@ The algorithms (names are the public contract, SPEC §8):
 
 Examples
 --------
->>> from universal.oblivious.torus import Torus
+>>> from universal.paths.torus.geometry import Torus
 >>> t = Torus(8, 2)
 >>> fam = ROUTINGS["dor"].family(t, t.node((4, 1)))     # tie in x: two paths, weight 1 each
 >>> fam.weights.tolist(), fam.steps.tolist()         # legs: x then y, then the empty phase 2
@@ -72,7 +72,7 @@ import numpy as np
 from universal.errors import UserError
 from universal.registry import Spec, check_known_params, parse_spec
 
-from .torus import Torus
+from .geometry import Torus
 
 __all__ = [
     "Choices",
@@ -520,7 +520,7 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {"ival": ("order",)}
 
 #: Routings built from parameters or data rather than a closed form (designed by the LP of
 #: :mod:`universal.design`, read from a file, mixed): public name -> (summary, factory). The
-#: factory turns the parsed name into a :class:`Routing`; :mod:`universal.oblivious.designed`
+#: factory turns the parsed name into a :class:`Routing`; :mod:`universal.paths.torus.designed`
 #: fills the table.
 ROUTING_FACTORIES: dict[str, tuple[str, Callable[[Spec], Routing]]] = {}
 

@@ -5,7 +5,7 @@ every offset ``t`` over the channels of the torus, as non-negative integers over
 denominator ``D`` (so loads, worst cases and locality stay exact rationals). The flow must be
 conserved at every node and acyclic (a route never revisits a channel). It is the form in which
 :mod:`universal.design` hands over an LP optimum and in which ``lp:file=PATH`` reads a saved one
-(:mod:`universal.oblivious.routingfile`).
+(:mod:`universal.paths.torus.routingfile`).
 
 * Exact pair loads: the flow of each offset is decomposed into paths with integer weights (any
   decomposition gives the same channel flows, hence the same loads and lengths).
@@ -17,7 +17,7 @@ conserved at every node and acyclic (a route never revisits a channel). It is th
 A *mixture* ``mix:dor=0.25,ival=0.75`` routes each packet with routing ``i`` with probability
 ``w_i`` (Towles, Dally & Boyd 2003, eqs. 11-14): loads and locality are the weighted sums.
 
-Registered names (:data:`universal.oblivious.algorithms.ROUTING_FACTORIES`): ``lp:file=PATH``,
+Registered names (:data:`universal.paths.torus.algorithms.ROUTING_FACTORIES`): ``lp:file=PATH``,
 ``mix:NAME=W,...``, and ``2turn`` / ``2turna`` (designed once per torus size by
 :mod:`universal.design` and cached on disk; the design layer installs the designer in
 :data:`DESIGNER` when it is imported, so this layer never imports it).
@@ -34,7 +34,7 @@ from universal.errors import UserError
 from universal.registry import Spec, check_known_params
 
 from .algorithms import ROUTING_FACTORIES, PathFamily, Routing, get_routing
-from .torus import Torus
+from .geometry import Torus
 
 __all__ = ["FlowRouting", "MixtureRouting", "DENOMINATOR", "integer_flows", "channel_heads"]
 
@@ -402,15 +402,6 @@ def _mixture(spec: Spec) -> Routing:
     return MixtureRouting(parts, spec.text)
 
 
-def _lp_file(spec: Spec) -> Routing:
-    from .routingfile import read_routing
-    check_known_params(spec, {"file"})
-    file = spec.params.get("file") or spec.arg
-    if not file:
-        raise UserError(f"{spec.text!r}: give the saved routing as lp:file=PATH")
-    return read_routing(file, name=spec.text)
-
-
 def _designed(name: str, objective: str):
     def factory(spec: Spec) -> Routing:
         check_known_params(spec, set())
@@ -458,7 +449,6 @@ class DesignedByName(Routing):
         return self.on(torus).sample_routes(torus, sources, dests, rng)
 
 
-ROUTING_FACTORIES["lp"] = ("a saved designed routing: lp:file=PATH (see universal design --save)", _lp_file)
 ROUTING_FACTORIES["mix"] = ("interpolated routing: mix:dor=0.25,ival=0.75 (weights sum to 1)", _mixture)
 ROUTING_FACTORIES["2turn"] = ("2TURN: at most two turns, worst-case optimal then shortest (LP, cached)",
                               _designed("2turn", "worst-case"))

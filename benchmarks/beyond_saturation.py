@@ -1,0 +1,84 @@
+"""Stability beyond saturation: α' at 1.5 Θ against α' at Θ (issue 13's acceptance point;
+Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for torus
+networks", 2003, §2.2 and §5.5).
+
+Usage::
+
+    python benchmarks/beyond_saturation.py                       # 8-ary 2-cube, bit complement, age
+    python benchmarks/beyond_saturation.py --priority farthest-to-go --seeds 1
+
+For every routing it finds the saturation throughput Θ as ``universal openloop --saturation``
+does (same search, same measurement, seed ``--seed``), then runs ``--seeds`` seeds at offered Θ
+and at 1.5 Θ as ``universal openloop --loads`` does (warm-up, a window of
+max(1000, 200/rate) steps; a run far beyond saturation never settles, so its window starts
+when its backlog passes 2000 steps' worth of offered packets or at the warm-up's maximum of
+5000 steps) and prints the minimum accepted rate α' (GOAL's minimum over the sources; rates as
+fractions of capacity) at both loads, averaged over the seeds, with the ratio and its smallest
+value over the seeds. A stable routing keeps α' flat beyond saturation (ratio near 1); the
+acceptance point asks for at least 0.9 under the age rule, the default contention rule. Under
+``farthest-to-go`` the packets nearest their destinations starve and α' collapses.
+
+Takes about a minute on one core with the defaults (longer with another priority: the backlog
+beyond saturation grows faster when the rule starves some packets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from universal.networks import build_network
+from universal.openloop import Measurement, RunSpec, build_injection, build_router, offered_traffic
+from universal.openloop.engine import simulate_batch
+from universal.openloop.saturation import find_saturation
+from universal.openloop.workload import capacity_rate
+
+#: The saturation search's measurement, as ``universal openloop --saturation`` uses it.
+SEARCH = Measurement(latency_limit=500, drain=False, overload="stop")
+
+
+def beyond(network: str, traffic: str, routing: str, seeds: list[int], priority: str,
+           tolerance: float = 0.01, factor: float = 1.5) -> dict:
+    """Θ of ``routing`` and α' at Θ and ``factor`` Θ for every seed (rates in fractions of capacity)."""
+    net = build_network(network)
+    cap = float(capacity_rate(net))
+    tr, router, inj = offered_traffic(net, traffic), build_router(routing, net), build_injection("bernoulli")
+    sat = find_saturation(RunSpec(tr, router, inj, 1.0, seed=seeds[0], priority=priority),
+                          tolerance=tolerance, measurement=SEARCH)
+    specs = [RunSpec(tr, router, inj, sat.theta * f, seed=s, priority=priority)
+             for s in seeds for f in (1.0, factor)]
+    res = simulate_batch(specs, measurement=Measurement())
+    at = np.array([r.accepted_min for r in res[0::2]]) / cap
+    over = np.array([r.accepted_min for r in res[1::2]]) / cap
+    return {"routing": routing, "theta": sat.theta / cap, "at": at, "over": over,
+            "status": [r.status for r in res[1::2]]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--network", default="torus:k=8,n=2")
+    parser.add_argument("--traffic", default="bitcomp")
+    parser.add_argument("--routing", default="dor,val,min-adaptive,goal")
+    parser.add_argument("--priority", default="age")
+    parser.add_argument("--seed", type=int, default=0, help="first seed (the search uses it)")
+    parser.add_argument("--seeds", type=int, default=3)
+    args = parser.parse_args()
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    print(f"{args.network}, {args.traffic}, bernoulli, {args.priority} priority, unbounded buffers; "
+          f"seeds {seeds[0]}..{seeds[-1]}; rates as fractions of capacity")
+    print(f"{'routing':<14} {'Θ':>6} {'α′ at Θ':>8} {'α′ at 1.5Θ':>11} {'ratio':>6} {'min ratio':>10} {'seconds':>8}")
+    for routing in args.routing.split(","):
+        start = time.perf_counter()
+        r = beyond(args.network, args.traffic, routing, seeds, args.priority)
+        ratios = r["over"] / r["at"]
+        print(f"{routing:<14} {r['theta']:6.3f} {r['at'].mean():8.3f} {r['over'].mean():11.3f} "
+              f"{r['over'].mean() / r['at'].mean():6.3f} {ratios.min():10.3f} {time.perf_counter() - start:8.0f}",
+              flush=True)
+    print("α′: minimum over the sending nodes of the packets delivered in the window per step, over the row sum "
+          "(mean over the seeds); ratio = α′ at 1.5Θ / α′ at Θ")
+
+
+if __name__ == "__main__":
+    main()
