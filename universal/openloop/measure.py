@@ -27,15 +27,15 @@ Stability: a least-squares line through the window's backlog samples; the run is
 when its slope is at most an allowance: ``tolerance`` times the packets offered per step (in a
 stable network the backlog does not grow; beyond saturation it grows by the offered rate minus
 the accepted one), or less when the backlog is steady enough to resolve less; before the last
-extension a run is stable only with two standard errors to spare. An overload
-confined to a few channels grows the backlog by only the excess of those channels, a small
-fraction of everything offered (RLBth under hot-spot traffic on the 8-ary 2-cube has two
-bottleneck channels: at 5% beyond saturation the backlog grows by 0.11 packets per step, below
-0.5% of the 25 offered), while the backlog of such a run fluctuates little. So the allowance is
-at most ``noise`` times the slope's standard error (from the per-period backlog means of the
+extension a run is stable only with two standard errors to spare. An overload confined to a
+few channels grows the backlog by only the excess of those channels, a small fraction of
+everything offered (RLBth under hot-spot traffic on the 8-ary 2-cube has two bottleneck
+channels: at 5% beyond saturation the backlog grows by 0.11 packets per step, below 0.5% of
+the 25 offered), while the backlog of such a run fluctuates little. So the allowance is at
+most ``noise`` times the slope's standard error (from the per-period backlog means of the
 stretch, widened for their lag-1 autocorrelation, :func:`slope_standard_error`), and at least
-``tolerance`` times B. A slope above the allowance but below ``unclear`` times it is what a stable run close to
-saturation shows while its queues still fill (near saturation the queues relax over
+``tolerance`` times B. A slope above the allowance but below ``unclear`` times it is what a
+stable run close to saturation shows while its queues still fill (near saturation the queues relax over
 thousands of steps, and the backlog's slow fluctuations make a short window's slope noisy:
 on the 8-ary 2-cube at 97% of saturation a 1000-step slope scatters by more than the
 tolerance): the window is then doubled, up to ``extensions`` times, and judged on the new
