@@ -5,7 +5,9 @@ torus networks", 2003, §2 and §5).
 The model, step ``t = 0, 1, ...``:
 
 1. Packets created in step ``t`` join their source's queue. A packet whose destination is its
-   source is delivered at once (zero hops, latency 0). An adaptive packet that has just been
+   source is delivered at once (zero hops, latency 0) unless its routing gives it a path: under
+   VAL such a packet still goes to its random intermediate and back, as Valiant's trick routes
+   every packet and as the load analysis counts it. An adaptive packet that has just been
    created or has just arrived at a node picks its next link now, from the allowed links, the
    one with the fewest packets waiting for it at the start of the step (see
    :mod:`universal.openloop.routes`).
@@ -44,7 +46,8 @@ from universal.engine.contention import entering_allowed, _KEEPS_LAST
 from universal.errors import UserError
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
-                                        latency_summary, regression_slope)
+                                        PERIOD, latency_summary, regression_slope,
+                                        slope_standard_error, stability_verdict)
 from universal.openloop.adaptive import decide as adaptive_decide
 
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
@@ -200,6 +203,7 @@ class _Batch:
         self.base_window = self.window_len.copy()
         self.window_offset = np.zeros(R, dtype=np.int64)
         self.extensions = np.zeros(R, dtype=np.int64)
+        self.period_means: list[list[float]] = [[] for _ in range(R)]    # backlog per period of the stretch
         self.drain_len = np.array([self.m.drain_for(s.rate) for s in self.specs])
         self.all_records = [] if self.m.steps is not None else None
         self.created_records: list[tuple] = []
@@ -251,7 +255,8 @@ class _Batch:
         q["pid"] = self.next_pid + np.arange(P, dtype=np.int64)
         self.next_pid += P
         q["label"] = (self.phase[q["run"]] == WINDOW) if self.m.steps is None else np.zeros(P, dtype=bool)
-        zero = q["src"] == q["dst"]
+        # delivered at creation: s = d with an empty path (VAL's s = d packets travel s -> w -> s)
+        zero = (q["src"] == q["dst"]) & (p["hops"][order] == 0)
         self._account_zero_hop(q, zero)
         # the others, per step youngest first (they are prepended: lowest priority first); one
         # gather of every field
@@ -269,7 +274,8 @@ class _Batch:
         self.pending = p
 
     def _account_zero_hop(self, p: dict, zero: np.ndarray) -> None:
-        """Packets whose destination is their source are delivered when created (0 hops, latency 0)."""
+        """Packets whose destination is their source and whose routing gives them no path are
+        delivered when created (0 hops, latency 0)."""
         run, src = p["run"], p["src"]
         if self.m.steps is not None:
             self.created_records.append((run, p["pid"], p["step"]))
@@ -532,6 +538,8 @@ class _Batch:
             y = hist[:, win].astype(float)
             self.sums[win] += np.stack([np.ones(len(win)) * CHUNK, x.sum(0), y.sum(0), (x * y).sum(0),
                                         (x * x).sum(0)], axis=1)
+            for r, v in zip(win, y.mean(axis=0)):
+                self.period_means[r].append(float(v))
             for r in win[t + 1 - self.phase_start[win] >= self.window_len[win]]:
                 self._end_window(int(r), t)
         for r in np.flatnonzero(start):
@@ -548,20 +556,21 @@ class _Batch:
         """Judge stability at the end of a window (or of one of its extensions)."""
         m = self.m
         self.slope[r] = regression_slope(*self.sums[r])
-        allowed = m.tolerance * self.offered_per_step[r]
-        if self.slope[r] <= allowed and not m.drain:
-            self._finish(r, t, "stable")
-        elif self.slope[r] <= allowed:
-            self.phase[r] = DRAIN
-            self.phase_start[r] = t + 1
-        elif self.slope[r] <= m.unclear * allowed and self.extensions[r] < m.extensions:
-            # unclear: a stable run still settling, or a slowly growing one - measure on
+        noise = slope_standard_error(self.period_means[r], PERIOD)
+        verdict = stability_verdict(self.slope[r], self.offered_per_step[r], int(self.extensions[r]), m,
+                                    noise=noise, bandwidth=self.B)
+        if verdict == "extend":
+            # the window so far becomes warm-up for a new stretch as long as all of it
             self.extensions[r] += 1
             self.window_offset[r] = self.window_len[r]
-            self.window_len[r] += self.base_window[r]
+            self.window_len[r] *= 2
             self.sums[r] = 0
+            self.period_means[r] = []
+        elif verdict == "stable" and m.drain:
+            self.phase[r] = DRAIN
+            self.phase_start[r] = t + 1
         else:
-            self._finish(r, t, "unstable")
+            self._finish(r, t, verdict)
 
     def _start_window(self, r: int, t: int) -> None:
         self.phase[r] = WINDOW

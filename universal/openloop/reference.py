@@ -171,7 +171,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                 created.extend([step] * len(new[step]))
             delivered.extend([-1] * sum(len(v) for v in new.values()))
         for p in new.get(t, []):
-            if p.src == p.dst:
+            if p.src == p.dst and not p.path:          # no path to travel (VAL's s = d packets have one)
                 delivered[p.pid] = t
             else:
                 waiting.append(p)

@@ -5,9 +5,19 @@ Towles, "GOAL: a load-balanced adaptive routing algorithm for torus networks", 2
 ``[lo, hi]`` with ``lo`` stable (0 at first) and ``hi`` unstable or the largest rate that can be
 offered, and in each round simulates ``points`` rates spread evenly inside the bracket - all in
 one batch of the fast engine, which costs little more than one run - then shrinks the bracket
-to the highest stable rate below the lowest unstable one. Bisection is the case
-``points = 1``. It stops when the bracket is narrower than ``tolerance`` times ``lo`` and
-reports ``lo``. If even the top of the injection process's range is stable, Θ is at least that
+around the rate that best separates the stable runs from the unstable ones. Bisection is the
+case ``points = 1``. It stops when the bracket is narrower than ``tolerance`` times ``lo`` and
+reports ``lo``.
+
+Close to saturation a single verdict is noisy (the backlog of a network just below saturation
+fluctuates slowly and widely; see :mod:`universal.openloop.measure`), and a rule "below the
+lowest unstable rate" turns every false alarm into an answer that is too low. The bracket is
+therefore placed at the *threshold* that misclassifies the fewest of all the runs so far (every
+stable run should lie below it and every unstable one above it): ``lo`` is the highest stable
+rate at or below it, ``hi`` the lowest unstable rate above it. When several thresholds tie, the
+bracket spans them all, so that the next round samples the contradictory stretch again (and
+``lo``, what is reported, is the conservative end). With consistent verdicts this is the plain
+rule. If even the top of the injection process's range is stable, Θ is at least that
 and the result says so (``limited``).
 """
 
@@ -22,7 +32,7 @@ from universal.openloop.creation import RunSpec
 from universal.openloop.engine import simulate_batch
 from universal.openloop.measure import Measurement, RunResult
 
-__all__ = ["Saturation", "rate_ceiling", "find_saturation", "find_saturations"]
+__all__ = ["Saturation", "rate_ceiling", "find_saturation", "find_saturations", "separate"]
 
 
 @dataclass
@@ -130,7 +140,6 @@ class _Search:
         self.ceiling = self.hi
         self.hi_tested = False
         self.runs: list[RunResult] = []
-        self.best: RunResult | None = None
         self.result: Saturation | None = None
         self.rates = np.empty(0)
 
@@ -148,25 +157,17 @@ class _Search:
         return [replace(self.spec, rate=float(r), seed=c) for r, c in zip(self.rates, children)]
 
     def take(self, results: list[RunResult]) -> None:
-        """Shrink the bracket with a round's results."""
-        rates = self.rates
+        """Place the bracket around the threshold that best separates all runs so far."""
         self.runs.extend(results)
-        stable = np.array([r.stable for r in results])
-        unstable_rates = rates[~stable]
-        if len(unstable_rates):
-            self.hi = float(unstable_rates.min())
         self.hi_tested = True
-        below = stable & (rates < self.hi) if len(unstable_rates) else stable
-        if below.any():
-            i = int(np.flatnonzero(below)[-1])
-            if rates[i] > self.lo:
-                self.lo, self.best = float(rates[i]), results[i]
-        if not len(unstable_rates) and self.lo >= self.ceiling:
-            self.result = Saturation(self.lo, self.ceiling, True, self.runs, self.best)
+        self.lo, self.hi = separate([r.rate for r in self.runs], [r.stable for r in self.runs], self.ceiling)
+        if self.lo >= self.ceiling:
+            self.finish()
 
     def finish(self) -> None:
         if self.result is None:
-            self.result = Saturation(self.lo, self.hi, False, self.runs, self.best)
+            best = max((r for r in self.runs if r.stable and r.rate == self.lo), key=lambda r: r.rate, default=None)
+            self.result = Saturation(self.lo, self.hi, self.lo >= self.ceiling, self.runs, best)
 
 
 def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float = 0.01, rounds: int = 12,
@@ -237,3 +238,34 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
     for s in searches:
         s.finish()
     return [s.result for s in searches]
+
+
+def separate(rates, stable, ceiling: float) -> tuple[float, float]:
+    """The bracket ``(lo, hi)`` around the threshold that misclassifies the fewest runs.
+
+    A threshold ``x`` misclassifies the stable runs above it and the unstable runs at or below
+    it. ``lo`` is the highest stable rate at or below the lowest best threshold (0 if none),
+    ``hi`` the lowest unstable rate above the highest best threshold (``ceiling`` if none).
+
+    Examples
+    --------
+    >>> separate([0.1, 0.2, 0.3, 0.4], [True, True, False, False], 1.0)
+    (0.2, 0.3)
+    >>> separate([0.1, 0.2, 0.25, 0.3, 0.35, 0.4], [True, False, True, True, False, False], 1.0)  # one false alarm
+    (0.3, 0.35)
+    >>> separate([0.1, 0.2, 0.3, 0.4], [True, False, True, False], 1.0)    # a tie: sample 0.1-0.4 again
+    (0.1, 0.4)
+    """
+    rates = np.asarray(rates, dtype=float)
+    stable = np.asarray(stable, dtype=bool)
+    order = np.argsort(rates, kind="stable")
+    r, s = rates[order], stable[order]
+    # candidate thresholds: 0 and every rate; errors(x) = unstable <= x + stable > x
+    cands = np.concatenate([[0.0], np.unique(r)])
+    unstable_le = np.searchsorted(r, cands, side="right") - np.searchsorted(r[s], cands, side="right")
+    stable_gt = s.sum() - np.searchsorted(r[s], cands, side="right")
+    errors = unstable_le + stable_gt
+    best = cands[errors == errors.min()]
+    below = r[s & (r <= best.min())]
+    above = r[~s & (r > best.max())]
+    return (float(below.max()) if len(below) else 0.0, float(above.min()) if len(above) else float(ceiling))
