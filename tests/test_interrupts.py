@@ -156,9 +156,10 @@ def test_ctrl_c_at_any_moment_of_a_parallel_sweep_loses_nothing(tmp_path, refere
         interrupted.append(len(kept))
         assert resume_in_process(tmp_path, monkeypatch, capsys)["resumed_cells"] == len(kept)
         assert rows(results, sweep) == expected
-    # The sweep outlasts the two seconds on the machines it was tried on; a much faster one still
-    # interrupts most of the runs (``interrupted`` holds the cells each run had finished).
-    assert len(interrupted) >= 10, interrupted
+    # The sweep is sized to outlast the two seconds, but the machine's load can fall after the
+    # calibration; a quarter of the moments must still land mid-run (``interrupted`` holds the
+    # cells each run had finished; the runs that ended first were checked as complete runs).
+    assert len(interrupted) >= 5, interrupted
 
 
 def test_sigterm_stops_workers_and_leaves_no_temporary_file(tmp_path, reference):
