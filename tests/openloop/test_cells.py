@@ -133,3 +133,20 @@ def test_a_traffic_file_changed_between_two_studies_is_read_again(tmp_path):
     assert run_study(study).rows[0]["hops_mean"] == 3.0
     flows.write_text("0 1\n")
     assert run_study(study).rows[0]["hops_mean"] == 1.0
+
+
+def test_the_analytic_value_follows_the_units():
+    """With --units packets the exact value is in packets per node per step too (capacity x the
+    fraction): VAL on the 4-ary 2-cube saturates at 1/2 of capacity, one packet per node and step."""
+    from universal.openloop.cells import prepare, forget_prepared
+    from universal.openloop.study import OpenLoopStudy
+
+    try:
+        fraction = prepare(OpenLoopStudy("torus:k=4,n=2", ["val"], ["tornado"], saturation=True)).exact
+        forget_prepared()
+        packets = prepare(OpenLoopStudy("torus:k=4,n=2", ["val"], ["tornado"], saturation=True,
+                                        units="packets")).exact
+    finally:
+        forget_prepared()
+    assert str(fraction[("val", "tornado")]) == "1/2"
+    assert str(packets[("val", "tornado")]) == "1"

@@ -188,8 +188,11 @@ def _build(study) -> Prepared:
     Measurement(window=study.window).check()
     prepared = Prepared(net, injection, cap, cap if cap is not None else 1.0, traffics, routers, {}, pairs)
     _check_runs(study, prepared)
-    if study.units == "capacity" and study.buffer is None:
+    if study.buffer is None:  # the analysis is of the ideal network with unbounded buffers
         prepared.exact = {(r, t): analytic_throughput(net, r, t) for r in study.routings for t in study.traffics}
+        if study.units == "packets" and any(v is not None for v in prepared.exact.values()):
+            per_node = capacity_rate(net, study.bandwidth)   # the same value, in packets per node per step
+            prepared.exact = {k: None if v is None else v * per_node for k, v in prepared.exact.items()}
     return prepared
 
 

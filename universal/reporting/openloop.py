@@ -33,8 +33,9 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
     seeds = len({r["seed"] for r in rows}) > 1
     if rows and "saturation" in rows[0]:
         t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit})",
-                  caption="analytic: capacity / max channel load (universal load), exact; "
-                          "lat₀, hops: at offered 0.02")
+                  caption=("analytic: capacity / max channel load (universal load), exact; " if data["units"] == "capacity"
+                           else "analytic: B / max channel load at one packet per node and step (universal load), "
+                           "exact; ") + "lat₀, hops: at offered 0.02")
         for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["Θ", "analytic", "ratio", "lat₀", "hops"]:
             t.add_column(c, justify="left" if c in ("routing", "traffic") else "right", no_wrap=True)
         for r in rows:
