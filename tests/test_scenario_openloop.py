@@ -29,9 +29,25 @@ def test_loads_may_be_a_range(tmp_path):
     ('loads = "fast"', "a:b:step"),
     ('saturation = "yes"', "true or false"),
     ('window = "long"', "'window' must be an integer"),
+    ('jobs = 0', "'jobs' must be a positive integer"),
+    ('jobs = true', "'jobs' must be a positive integer"),
 ])
 def test_bad_keys_are_refused(tmp_path, extra, message):
     f = tmp_path / "bad.toml"
     f.write_text(f'kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = "dor"\ntraffic = "uniform"\n{extra}\n')
     with pytest.raises(UserError, match=message):
         load_scenario(str(f))
+
+
+def test_a_scenario_names_its_default_workers_capped_at_the_cores(tmp_path, monkeypatch):
+    from universal.cli.scenario import _default_jobs
+
+    f = tmp_path / "many.toml"
+    f.write_text('kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = "dor"\ntraffic = "uniform"\n'
+                 'saturation = true\njobs = 64\n')
+    sc = load_scenario(str(f))
+    assert sc.openloop.jobs == 64
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert _default_jobs(sc) == 2
+    assert _default_jobs(load_scenario("goal_saturation")) == 2
+    assert _default_jobs(load_scenario("goal_latency")) == 1

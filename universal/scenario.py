@@ -76,7 +76,7 @@ KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds"
               "engine", "sweep", "note", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
-                 "seeds", "seed", "priority", "bandwidth", "buffer", "window", "tolerance", "pairs"}
+                 "seeds", "seed", "priority", "bandwidth", "buffer", "window", "tolerance", "pairs", "jobs"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
 
@@ -344,10 +344,13 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
     if isinstance(buffer, list):
         raise UserError(f"{path}: an openloop scenario takes one buffer size")
     pairs = _string_list(data, "pairs", path) if "pairs" in data else []
+    jobs = data.get("jobs", 1)
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise UserError(f"{path}: 'jobs' must be a positive integer (worker processes by default)")
     study = OpenLoopStudy(data["network"], _string_list(data, "routing", path), _string_list(data, "traffic", path),
                           loads=loads, saturation=saturation, buffer=buffer, pairs=pairs,
                           seeds=seeds_from(data.get("seeds", 1), data.get("seed", 0), str(path)),
-                          name=path.stem, base_dir=path.parent, **options)
+                          name=path.stem, base_dir=path.parent, jobs=jobs, **options)
     return Scenario(path.stem, str(data.get("description", "")), None, path, openloop=study)
 
 

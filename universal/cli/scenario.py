@@ -35,8 +35,9 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("--overwrite", action="store_true",
                     help="sweeps and open-loop studies: replace an existing results file (without --resume or "
                          "--overwrite it is refused)")
-    sc.add_argument("--jobs", type=positive, default=1,
-                    help="sweeps and open-loop studies: cells run in parallel processes (default 1); "
+    sc.add_argument("--jobs", type=positive, default=None,
+                    help="sweeps and open-loop studies: cells run in parallel processes (default 1, or the "
+                         "scenario's own jobs key, at most the machine's cores); "
                          "with --executor dask and no --scheduler, the workers of the local Dask cluster")
     sc.add_argument("--executor", choices=("local", "dask"), default="local",
                     help="sweeps and open-loop studies: run cells here (local, default) or as tasks on a Dask "
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> None:
 
     scenario = load_scenario(args.name)
     _protect_inputs(scenario)
+    args.jobs = args.jobs or _default_jobs(scenario)
     plot = plot_path(args)
     if scenario.analysis is not None:
         _run_load_scenario(scenario.analysis, args)
@@ -135,6 +137,14 @@ def _protect_inputs(scenario) -> None:
     elif scenario.design is not None:
         texts = [getattr(scenario.design, "network", None)]
     protect_run_inputs([t if isinstance(t, list) else [t] for t in texts], base, files=[scenario.path])
+
+
+def _default_jobs(scenario) -> int:
+    """The scenario's ``jobs`` key (open-loop studies), capped at this machine's cores, or 1."""
+    import os
+
+    wanted = getattr(scenario.openloop, "jobs", 1) if scenario.openloop is not None else 1
+    return max(1, min(wanted, os.cpu_count() or 1))
 
 
 def _sweep_options(args: argparse.Namespace) -> list[str]:

@@ -78,6 +78,8 @@ class OpenLoopStudy:
     name: str = "openloop"
     base_dir: Path | None = None
     pairs: list[str] = field(default_factory=list)
+    #: Worker processes a scenario asks for by default (``--jobs`` overrides); rows never depend on it.
+    jobs: int = 1
 
     def settings(self) -> dict:
         """What the rows depend on: the header of a results file, compared on ``--resume``.
