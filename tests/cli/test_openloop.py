@@ -119,3 +119,16 @@ def test_results_options_misused_are_one_error_line(tmp_path, monkeypatch, capsy
 def test_too_many_seeds_are_refused_before_any_list_is_made(capsys):
     assert main(["openloop", "--network", "torus:k=8,n=1", "--loads", "0.2", "--seeds", "100000000000"]) == 2
     assert "seeds are more than this tool runs" in capsys.readouterr().err
+
+
+def test_the_limited_mark_names_what_limited_the_search(capsys):
+    """'+' under bernoulli: the injection process's limit (try poisson); under poisson: the links."""
+    from universal.cli import main
+
+    argv = ["openloop", "--network", "torus:k=8,n=1", "--routing", "dor", "--traffic", "neighbor", "--saturation",
+            "--tolerance", "0.05"]
+    assert main(argv) == 0
+    assert "try --injection poisson" in capsys.readouterr().out
+    assert main(argv + ["--injection", "poisson"]) == 0
+    out = capsys.readouterr().out
+    assert "fills all of a node's links" in out and "try --injection poisson" not in out

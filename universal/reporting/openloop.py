@@ -75,8 +75,12 @@ def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
         console.print(t)
     limited = [r for r in data["rows"] if r.get("limited")]
     if limited:
-        console.print("+: the injection process could offer no more and every rate was stable "
-                      "(saturation is at least this; try --injection poisson)")
+        if str(data.get("injection", "")).startswith("poisson"):
+            console.print("+: every rate up to the one that fills all of a node's links was stable "
+                          "(saturation is at least this)")
+        else:
+            console.print("+: the injection process could offer no more and every rate was stable "
+                          "(saturation is at least this; try --injection poisson)")
     if data.get("results_file"):
         resumed = data.get("resumed_cells", 0)
         console.print(f"results: {data['results_file']}" +
