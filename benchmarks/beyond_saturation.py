@@ -29,11 +29,17 @@ import time
 
 import numpy as np
 
-from universal.networks import build_network
-from universal.openloop import Measurement, RunSpec, build_injection, build_router, offered_traffic
-from universal.openloop.engine import simulate_batch
-from universal.openloop.saturation import find_saturation
-from universal.openloop.workload import capacity_rate
+import sys as _sys
+from pathlib import Path as _Path
+
+# run from a checkout too (python benchmarks/NAME.py): the repository's package comes first
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
+
+from universal.networks import build_network  # noqa: E402
+from universal.openloop import Measurement, RunSpec, build_injection, build_router, offered_traffic  # noqa: E402
+from universal.openloop.engine import simulate_batch  # noqa: E402
+from universal.openloop.saturation import find_saturation  # noqa: E402
+from universal.openloop.workload import capacity_rate  # noqa: E402
 
 #: The saturation search's measurement, as ``universal openloop --saturation`` uses it.
 SEARCH = Measurement(latency_limit=500, drain=False, overload="stop")

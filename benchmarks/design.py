@@ -19,8 +19,14 @@ import argparse
 import os
 import time
 
-from universal.design.lp import solve_design
-from universal.paths.torus.geometry import Torus
+import sys as _sys
+from pathlib import Path as _Path
+
+# run from a checkout too (python benchmarks/NAME.py): the repository's package comes first
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
+
+from universal.design.lp import solve_design  # noqa: E402
+from universal.paths.torus.geometry import Torus  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -29,10 +29,16 @@ import tracemalloc
 
 import numpy as np
 
-from universal.engine import simulate, simulate_reference
-from universal.networks import butterfly
-from universal.paths import route_paths
-from universal.workloads import build_problem
+import sys as _sys
+from pathlib import Path as _Path
+
+# run from a checkout too (python benchmarks/NAME.py): the repository's package comes first
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
+
+from universal.engine import simulate, simulate_reference  # noqa: E402
+from universal.networks import butterfly  # noqa: E402
+from universal.paths import route_paths  # noqa: E402
+from universal.workloads import build_problem  # noqa: E402
 
 #: (column, protocol, buffer): unbounded random rank first, since the ratios divide by it.
 SETTINGS = [

@@ -19,9 +19,15 @@ import argparse
 import os
 import time
 
-from universal.oblivious.loads import pair_loads
-from universal.paths.torus.geometry import Torus
-from universal.oblivious.worstcase import focus_classes, worst_case
+import sys as _sys
+from pathlib import Path as _Path
+
+# run from a checkout too (python benchmarks/NAME.py): the repository's package comes first
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
+
+from universal.oblivious.loads import pair_loads  # noqa: E402
+from universal.paths.torus.geometry import Torus  # noqa: E402
+from universal.oblivious.worstcase import focus_classes, worst_case  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:
