@@ -30,13 +30,34 @@ from universal import __version__
 from universal.datafiles import output_kind, parse_nested, read_text, write_atomically
 from universal.errors import UserError
 
-__all__ = ["BadLine", "check_results_path", "is_results_file", "remove_stale_temporaries",
+__all__ = ["BadLine", "check_field_names", "check_results_path", "is_results_file", "remove_stale_temporaries",
            "read_results_file", "write_results_file"]
 
 
 class BadLine(Exception):
     """A results-file line that does not have the expected shape (turned into a UserError that
     names the file and the line)."""
+
+
+def check_field_names(row: object, names, what: str) -> None:
+    """Raise :class:`BadLine` unless ``row`` is an object with exactly the fields ``names``
+    (a row written by another version of the tool has others).
+
+    Examples
+    --------
+    >>> check_field_names({"T": 3}, ["T"], "row 1")
+    >>> check_field_names({"T": 3, "x": 1}, ["T"], "row 1")
+    Traceback (most recent call last):
+    ...
+    universal.results.BadLine: row 1 has an unknown field 'x' (written by another version of universal?)
+    """
+    if not isinstance(row, dict):
+        raise BadLine(f"{what} is not an object")
+    missing = [name for name in names if name not in row]
+    extra = [name for name in row if name not in names]
+    if missing or extra:
+        problem = f"lacks {missing[0]!r}" if missing else f"has an unknown field {extra[0]!r}"
+        raise BadLine(f"{what} {problem} (written by another version of universal?)")
 
 
 def write_results_file(path: Path, name: str, settings: dict, lines: list[dict], command: str | None) -> None:

@@ -42,8 +42,8 @@ from typing import Callable
 from universal.errors import UserError
 from universal.experiment import Experiment, Row, check_experiment, check_seed_count, rows_in, run_experiment
 from universal.registry import named_files
-from universal.results import (BadLine, check_results_path, read_results_file, remove_stale_temporaries,
-                               write_results_file)
+from universal.results import (BadLine, check_field_names, check_results_path, read_results_file,
+                               remove_stale_temporaries, write_results_file)
 from universal.workers import run_in_processes
 
 #: Placeholders may appear in these fields of the experiment.
@@ -262,13 +262,7 @@ def _cell_line(data: object, sweep: Sweep, cells: dict[str, dict]) -> CellResult
 
 
 def _check_row(row: object, number: int) -> None:
-    if not isinstance(row, dict):
-        raise BadLine(f"row {number} is not an object")
-    missing = [name for name in _ROW_TYPES if name not in row]
-    extra = [name for name in row if name not in _ROW_TYPES]
-    if missing or extra:
-        what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {extra[0]!r}"
-        raise BadLine(f"row {number} {what} (written by another version of universal?)")
+    check_field_names(row, _ROW_TYPES, f"row {number}")
     for name, hint in _ROW_TYPES.items():
         if not _fits(row[name], hint):
             raise BadLine(f"row {number}: {name} = {json.dumps(row[name])} is not {_type_name(hint)}")

@@ -32,7 +32,7 @@ from universal.openloop.measure import Measurement, RunResult
 from universal.openloop.routes import build_router
 from universal.openloop.saturation import find_saturations, rate_ceiling
 from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
-from universal.results import BadLine
+from universal.results import BadLine, check_field_names
 
 __all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "forget_prepared", "study_cells", "cell_key",
            "chunks", "run_cells", "run_chunk", "parse_line"]
@@ -464,13 +464,7 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
 
 
 def _check_row(row: object, fields: dict, cell: dict, what: str) -> None:
-    if not isinstance(row, dict):
-        raise BadLine(f"{what} is not an object")
-    missing = [name for name in fields if name not in row]
-    extra = [name for name in row if name not in fields]
-    if missing or extra:
-        problem = f"lacks {missing[0]!r}" if missing else f"has an unknown field {extra[0]!r}"
-        raise BadLine(f"{what} {problem} (written by another version of universal?)")
+    check_field_names(row, fields, what)
     for name, kinds in fields.items():
         value = row[name]
         if not (bool in kinds if isinstance(value, bool) else isinstance(value, kinds)):
