@@ -143,7 +143,7 @@ def _default_jobs(scenario) -> int:
     """The scenario's ``jobs`` key (open-loop studies), capped at this machine's cores, or 1."""
     import os
 
-    wanted = getattr(scenario.openloop, "jobs", 1) if scenario.openloop is not None else 1
+    wanted = scenario.openloop.jobs if scenario.openloop is not None else 1
     return max(1, min(wanted, os.cpu_count() or 1))
 
 
