@@ -155,6 +155,7 @@ class ExperimentResult:
     deliveries: list[np.ndarray] = field(default_factory=list, repr=False)
     path_systems: list[dict] = field(default_factory=list)
     link_loads: list[tuple[Network, np.ndarray]] = field(default_factory=list, repr=False)
+    runs: list[tuple[PathCollection, object]] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
@@ -372,7 +373,8 @@ def check_experiment(exp: Experiment) -> Network:
 
 
 def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = None, *,
-                   keep_delivery: bool = False, keep_link_loads: bool = False) -> ExperimentResult:
+                   keep_delivery: bool = False, keep_link_loads: bool = False,
+                   keep_runs: bool = False) -> ExperimentResult:
     """Route ``exp.problem`` on ``exp.network`` with every path system, protocol and seed.
 
     Parameters
@@ -387,6 +389,10 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
         Keep the number of paths on every link of every path collection (its host network and
         the loads) in ``ExperimentResult.link_loads``, aligned with ``collections`` when
         ``exp.analyze`` is set.
+    keep_runs : bool
+        Keep every run's path collection and engine result, with the step of every hop
+        (``record_hops``), in ``ExperimentResult.runs`` (aligned with the rows): what the HTML
+        view draws.
 
     Returns
     -------
@@ -401,6 +407,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     captions = [s.caption for s in systems if s.caption] + ([exp.note] if exp.note else [])
     collections: list[dict] = []
     link_loads: list[tuple[Network, np.ndarray]] = []
+    runs: list = []
     for (spec, problem_name), seed in itertools.product(zip(plan.problems, plan.names), exp.seeds):
         problem_ss, paths_ss, protocol_ss = np.random.SeedSequence(seed).spawn(3)
         problem = build_problem(spec, network, np.random.default_rng(problem_ss), exp.base_dir)
@@ -426,12 +433,14 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     progress(f"{problem_name} / {system_label} / {protocol_label}{at} / seed {seed}")
                 start = time.perf_counter()
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
-                                  buffer=buffer, record_hops=exp.opt is not None)
+                                  buffer=buffer, record_hops=exp.opt is not None or keep_runs)
                 seconds = time.perf_counter() - start
                 rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds,
                                      system_label, protocol_label))
                 if keep_delivery:
                     deliveries.append(result.delivery)
+                if keep_runs:
+                    runs.append((paths, result))
                 if exp.opt is not None:
                     hints.setdefault(bandwidth, []).append(hint_of(result, protocol_label))
             for bandwidth in bandwidths if exp.opt is not None else []:
@@ -452,7 +461,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             progress(f"expected congestion of {label}")
         path_systems.append(_expected_congestion(label, network, exp))
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
-                            shown_buffer, deliveries, path_systems, link_loads)
+                            shown_buffer, deliveries, path_systems, link_loads, runs)
 
 
 def _expected_congestion(system: str, network: Network, exp: Experiment) -> dict:

@@ -269,6 +269,21 @@ def plot_path(args: argparse.Namespace) -> Path | None:
     return check_plot_path(writable(args.plot, "plot"))
 
 
+def html_path(args: argparse.Namespace) -> Path | None:
+    """The ``--html`` file, checked before any work (None without ``--html``): a new name or a view
+    this tool wrote, never a folder, a FIFO, another existing file or an input of the run."""
+    if getattr(args, "html", None) is None:
+        return None
+    from universal.reporting.html.page import check_html_path
+
+    return check_html_path(args.html)
+
+
+def wrote_html(path: Path, size: int) -> None:
+    """Tell the user (on stderr) which HTML view was written and how large it is."""
+    print(f"html: {path} ({size / 1024:,.0f} kB)", file=sys.stderr)
+
+
 def protect_run_inputs(texts, base_dir: Path | None = None, files=()) -> None:
     """Declare the files this run reads (``files`` and those named in ``texts``, such as
     ``edgelist:g.edges``) so that no output of the run replaces them (refused with one line)."""

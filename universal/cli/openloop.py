@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (buffer_list, command_line, machine, names, nonnegative, output_file, output_options,
-                                  plot_path, plotted, positive, print_json, progress_bar, protect_run_inputs,
-                                  table_options, writable)
+from universal.cli.common import (buffer_list, command_line, html_path, machine, names, nonnegative, output_file,
+                                  output_options, plot_path, plotted, positive, print_json, progress_bar,
+                                  protect_run_inputs, table_options, wrote_html, writable)
 from universal.errors import UserError
 
 HELP = "open-loop runs: latency against offered load, saturation throughput"
@@ -42,6 +42,13 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     table_options(ol, columns=False)
     ol.add_argument("--plot", type=output_file("plot"), metavar="FILE",
                     help="with --loads: latency and accepted against offered load (.png or .svg)")
+    ol.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
+                    help="with --loads: also write one run as a self-contained HTML page (packets created for "
+                         "--html-steps steps at --html-load, then the network drains), beside the load sweep")
+    ol.add_argument("--html-steps", type=positive, default=200, metavar="S",
+                    help="steps of packet creation the HTML view shows (default 200, at most 5000)")
+    ol.add_argument("--html-load", type=float, default=None, metavar="RATE",
+                    help="the offered load the HTML view shows, one of --loads (default: the only one)")
     results_options(ol)
 
 
@@ -63,6 +70,7 @@ def run(args: argparse.Namespace) -> None:
         raise UserError("--plot draws a load sweep: use it with --loads")
     if len(args.buffer) != 1:
         raise UserError("openloop takes one --buffer size")
+    html = html_path(args)
     from universal.openloop.study import OpenLoopStudy, parse_loads
     from universal.scenario import seeds_from
 
@@ -72,12 +80,46 @@ def run(args: argparse.Namespace) -> None:
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=args.priority,
                           bandwidth=args.bandwidth, buffer=args.buffer[0], window=args.window,
                           tolerance=args.tolerance)
+    load = _html_load(study, args) if html is not None else None
     report = run_with_bar(study, args)
-    emit(report.to_json(), args)
+    data = report.to_json()
+    if html is not None:  # before the table: a run too large to draw is refused with nothing printed
+        from universal.reporting.html.data import openloop_view
+        from universal.reporting.html.page import write_view
+
+        view = openloop_view(study, study.routings[0], study.traffics[0], load, study.seeds[0], args.html_steps,
+                             data["rows"], command=command_line(args))
+        wrote_html(*write_view(html, view))
+    emit(data, args)
     if plot is not None:
         from universal.reporting.plots.openloop import plot_openloop
 
         plotted(plot_openloop(report.rows, plot, study.units))
+
+
+def _html_load(study, args: argparse.Namespace) -> float:
+    """The one run ``--html`` draws (its load), checked before the study runs."""
+    from universal.reporting.html.data import MAX_HTML_STEPS, check_nodes
+    from universal.openloop.cells import prepare
+
+    if study.loads is None:
+        raise UserError("--html draws one run of a load sweep: use it with --loads")
+    several = [o for o, v in [("--routing", study.routings), ("--traffic", study.traffics)] if len(v) > 1]
+    if several:
+        raise UserError(f"--html draws one run: give one value for {' and '.join(several)}")
+    if args.html_steps > MAX_HTML_STEPS:
+        raise UserError(f"--html-steps is at most {MAX_HTML_STEPS:,} (got {args.html_steps:,})")
+    if args.html_load is None:
+        if len(study.loads) > 1:
+            raise UserError("--html draws one run: say which load with --html-load (one of --loads)")
+        load = study.loads[0]
+    else:
+        load = next((x for x in study.loads if abs(x - args.html_load) <= 1e-9 * max(1.0, abs(x))), None)
+        if load is None:
+            raise UserError(f"--html-load {args.html_load:g} is not one of --loads")
+    net = prepare(study).network          # the study builds it anyway (cached)
+    check_nodes(net.num_nodes, net.name)
+    return load
 
 
 def run_with_bar(study, args: argparse.Namespace, executor=None):

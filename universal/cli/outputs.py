@@ -15,13 +15,13 @@ if TYPE_CHECKING:
 
 
 def run_experiment_with_bar(exp: "Experiment", as_json: bool, keep_delivery: bool = False,
-                            keep_link_loads: bool = False) -> "ExperimentResult":
+                            keep_link_loads: bool = False, keep_runs: bool = False) -> "ExperimentResult":
     """:func:`universal.experiment.run_experiment` with a progress bar counting the runs."""
     from universal.experiment import run_experiment, runs_in
 
     with progress_bar(runs_in(exp), "routing", not as_json) as bar:
         return run_experiment(exp, progress=bar.begin if bar else None, keep_delivery=keep_delivery,
-                              keep_link_loads=keep_link_loads)
+                              keep_link_loads=keep_link_loads, keep_runs=keep_runs)
 
 
 def emit_experiment(result: "ExperimentResult", args: argparse.Namespace) -> None:

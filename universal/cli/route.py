@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from universal.cli.common import (buffer_list, machine, names, nonnegative, opt_options, output_file, output_options,
-                                  plot_path, plotted, positive, positive_list, print_json, protect_run_inputs,
-                                  table_options, writable)
+from universal.cli.common import (buffer_list, command_line, html_path, machine, names, nonnegative, opt_options,
+                                  output_file, output_options, plot_path, plotted, positive, positive_list, print_json,
+                                  protect_run_inputs, table_options, wrote_html, writable)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -43,15 +43,24 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--trace", action="store_true",
                     help="follow one small run step by step (who crossed which link, who lost and why, the "
                          "buffers); with --json as one JSON object")
+    rt.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
+                    help="also write one run as a self-contained HTML page: the network, packets moving step by "
+                         "step, link queues, the delivery curve and the table row (one problem, paths, protocol, "
+                         "B, b and seed; at most 4,096 nodes and 200,000 packet-hops)")
 
 
 def run(args: argparse.Namespace) -> None:
     protect_run_inputs([args.network, args.problem, args.paths, args.protocols])
     plot = plot_path(args)
     links = writable(args.links, "links")
+    html = html_path(args)
     if args.trace:
+        if html is not None:
+            raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
         _trace(args)
         return
+    if html is not None:
+        _check_one_run(args, "--html draws one run")
     from universal.experiment import Experiment, check_seed_count
 
     check_seed_count(args.seeds, "--seeds")
@@ -70,7 +79,17 @@ def run(args: argparse.Namespace) -> None:
         time_limit=args.time_limit,
     )
     result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None,
-                                     keep_link_loads=links is not None)
+                                     keep_link_loads=links is not None, keep_runs=html is not None)
+    if html is not None:  # before the table: a run too large to draw is refused with nothing printed
+        from dataclasses import asdict
+
+        from universal.reporting.html.data import batch_view
+        from universal.reporting.html.page import write_view
+
+        (collection, run_result), = result.runs
+        wrote_html(*write_view(html, batch_view(collection, run_result, asdict(result.rows[0]),
+                                                protocol=exp.protocols[0], captions=result.captions,
+                                                command=command_line(args))))
     emit_experiment(result, args)
     if links is not None:
         from universal.reporting.links import experiment_link_lines, write_links
@@ -89,15 +108,23 @@ def _default_paths(args: argparse.Namespace) -> str:
     return default_base(build_network(args.network))
 
 
-def _trace(args: argparse.Namespace) -> None:
-    """``route --trace``: one small run, step by step, from the reference engine."""
-    choices = {"--problem": names(args.problem), "--paths": names(args.paths) if args.paths else [_default_paths(args)],
+def _check_one_run(args: argparse.Namespace, what: str) -> dict:
+    """The one value of every option that may list several (refused with one line otherwise)."""
+    choices = {"--problem": names(args.problem), "--paths": names(args.paths) if args.paths else [None],
                "--protocols": names(args.protocols), "--bandwidth": args.bandwidth, "--buffer": args.buffer}
     several = [option for option, values in choices.items() if len(values) > 1]
     if args.seeds > 1:
         several.append("--seeds")
     if several:
-        raise UserError(f"--trace follows one run: give one value for {', '.join(several)}")
+        raise UserError(f"{what}: give one value for {', '.join(several)}")
+    return choices
+
+
+def _trace(args: argparse.Namespace) -> None:
+    """``route --trace``: one small run, step by step, from the reference engine."""
+    choices = _check_one_run(args, "--trace follows one run")
+    if choices["--paths"] == [None]:
+        choices["--paths"] = [_default_paths(args)]
     if args.plot or args.analyze or args.csv or args.links or args.opt:
         raise UserError("--trace prints the run step by step (or as --json); it does not combine with "
                         "--plot, --analyze, --links, --opt or --csv")

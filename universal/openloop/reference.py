@@ -133,14 +133,34 @@ def _cross(p: _Packet, topo: _Topology, kind: str, t: int) -> bool:
     return head == p.dst and p.target == p.dst
 
 
-def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer: int | None = None) -> dict:
+def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer: int | None = None,
+                       create_until: int | None = None, record: dict | None = None) -> dict:
     """Run ``spec`` alone for ``steps`` steps, one packet at a time.
+
+    Parameters
+    ----------
+    spec : RunSpec
+    steps : int
+        Steps to run (with ``create_until``: the most steps to run).
+    bandwidth, buffer : int, int or None
+        B and the link-buffer size b (None: unbounded).
+    create_until : int, optional
+        Packets are created in steps ``0 .. create_until - 1`` only (the same packets as the
+        full run; the later ones of the last creation chunk are dropped), and the run ends as
+        soon as all of them are delivered: the network drains (status ``drained``; ``steps``
+        if they are not all delivered within ``steps`` steps).
+    record : dict, optional
+        Filled with what a step-by-step view needs: ``src``, ``dst``, ``created`` (per packet,
+        lists) and ``crossings``, one ``(step, packet, link)`` per link crossing in step order.
+        With ``record["limit"] = M`` the run stops (status ``record-limit``) before recording
+        more than M crossings. Runs without ``record`` do not pay for it.
 
     Returns
     -------
     dict
         ``pid`` (creation order, 0, 1, ...) and ``delivered`` (the step each packet was
-        delivered in, -1 if not yet) as lists, ``status`` (``steps`` or ``deadlock``).
+        delivered in, -1 if not yet) as lists, ``status`` (``steps``, ``deadlock``, or with
+        ``create_until`` ``drained``; ``record-limit``) and ``last`` (the last step run).
 
     Examples
     --------
@@ -164,13 +184,19 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     status = "steps"
     created: list[int] = []
     last = steps - 1
+    creating = steps if create_until is None else min(steps, create_until)
+    crossings = None if record is None else record.setdefault("crossings", [])
+    limit = None if record is None else record.get("limit")
+    packets: list[_Packet] = []
     for t in range(steps):
-        if t % CHUNK == 0:
+        if t % CHUNK == 0 and t < creating:
             new = _unpack(draw_chunk(spec, state, t, rng), len(delivered), spec)
             for step in sorted(new):
                 created.extend([step] * len(new[step]))
+                if record is not None:
+                    packets.extend(new[step])
             delivered.extend([-1] * sum(len(v) for v in new.values()))
-        for p in new.get(t, []):
+        for p in (new.get(t, []) if t < creating else []):
             if p.src == p.dst and not p.path:          # no path to travel (VAL's s = d packets have one)
                 delivered[p.pid] = t
             else:
@@ -202,6 +228,11 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         if buffer is not None and waiting and not moving:
             status, last = "deadlock", t
             break
+        if crossings is not None:
+            if limit is not None and len(crossings) + len(moving) > limit:
+                status, last = "record-limit", t - 1
+                break
+            crossings.extend((t, p.pid, p.want) for p in moving)
         gone = set()
         for p in moving:
             link = p.want
@@ -214,8 +245,15 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                 p.buffer = link
                 occupancy[link] += 1
         waiting = [p for p in waiting if p.pid not in gone]
-    count = sum(1 for c in created if c <= last)          # the packets created before the end
-    return {"pid": list(range(count)), "delivered": delivered[:count], "status": status}
+        if create_until is not None and t + 1 >= creating and not waiting:
+            status, last = "drained", t
+            break
+    # the packets created before the end (and before create_until)
+    count = sum(1 for c in created if c <= last and c < creating)
+    if record is not None:
+        packets = sorted(packets, key=lambda p: p.pid)[:count]
+        record.update(src=[p.src for p in packets], dst=[p.dst for p in packets], created=created[:count])
+    return {"pid": list(range(count)), "delivered": delivered[:count], "status": status, "last": last}
 
 
 def _unpack(c, first_pid: int, spec: RunSpec) -> dict[int, list[_Packet]]:

@@ -1,0 +1,93 @@
+"""The HTML view opened in a real browser (headless Chromium): the three runs of issue 27.
+
+For each page: it loads with no console message and no error caught by the page, it draws as
+many nodes and links as the network has (closed forms: BF(d) has (d + 1)·2^d nodes and
+4·d·2^d links, two butterflies back to back (2d + 1)·2^d and 8·d·2^d, the k-ary n-cube k^n
+and 2·n·k^n), stepping to the last step shows every packet delivered, and a screenshot is
+saved (into ``$UNIVERSAL_SCREENSHOTS`` when set, else the test's folder). Skipped, saying why,
+where Chromium is absent. A broken page must fail the same checks (the last test).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from universal.cli import main
+from tests.reporting.html.browser import chromium, screenshot, self_test
+
+RUNS = {
+    "bf4_valiant_random_rank": (["route", "--network", "butterfly:d=4", "--problem", "h-relation:h=4", "--paths",
+                                 "valiant", "--protocols", "random-rank"], 9 * 16, 8 * 4 * 16, 64),
+    "torus_goal_tornado": (["openloop", "--network", "torus:k=4,n=2", "--routing", "goal", "--traffic", "tornado",
+                            "--loads", "0.15,0.3,0.45", "--html-load", "0.45", "--html-steps", "120", "--window", "300"],
+                           4 ** 2, 2 * 2 * 4 ** 2, None),
+    "bf3_trial_and_failure": (["route", "--network", "butterfly:d=3", "--problem", "h-relation:h=2", "--protocols",
+                               "trial-and-failure"], 4 * 8, 4 * 3 * 8, 16),
+}
+
+
+def _data(page: Path) -> dict:
+    text = page.read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/json" id="view-data">(.*?)</script>', text, re.S)
+    return json.loads(found.group(1))
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    chromium()      # skip before computing anything when there is no browser
+    folder = tmp_path_factory.mktemp("views")
+    made = {}
+    for name, (argv, *_) in RUNS.items():
+        page = folder / f"{name}.html"
+        assert main([*argv, "--html", str(page), "--json"]) == 0
+        made[name] = page
+    return made
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_the_page_draws_the_network_and_delivers_every_packet(pages, name):
+    _, nodes, links, packets = RUNS[name]
+    verdict, console = self_test(pages[name])
+    assert console == [] and verdict["errors"] == []
+    assert (verdict["nodes"], verdict["links"]) == (nodes, links)
+    if packets is not None:
+        assert verdict["packets"] == packets
+    assert verdict["packets"] > 0 and verdict["delivered"] == verdict["packets"]
+    assert verdict["last_step"] == _data(pages[name])["last_step"]
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_a_screenshot_of_the_page(pages, name, tmp_path):
+    folder = Path(os.environ.get("UNIVERSAL_SCREENSHOTS", tmp_path))
+    folder.mkdir(parents=True, exist_ok=True)
+    data = _data(pages[name])
+    # a step with many packets under way: the busiest of the first half of the run
+    step = max(1, data["last_step"] // 2) if data["kind"] == "batch" else min(60, data["last_step"])
+    assert screenshot(pages[name], folder / f"{name}.png", step) == []
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_the_file_loads_nothing_from_the_network(pages, name):
+    """No ``http://`` or ``https://`` anywhere in the file (the data writes ``:\\/\\/``), and nothing
+    that would load anything: no ``src=``, ``href=``, ``url(``, ``@import``, ``fetch(``,
+    ``import(``, ``XMLHttpRequest``, ``WebSocket`` or ``EventSource``."""
+    text = pages[name].read_text(encoding="utf-8")
+    assert not re.search(r"https?://", text, re.I)
+    for loader in ["src=", "href=", "url(", "@import", "fetch(", "import(", "XMLHttpRequest", "WebSocket",
+                   "EventSource"]:
+        assert loader not in text, loader
+
+
+def test_a_broken_page_fails_the_same_checks(pages, tmp_path):
+    """The checks can fail: a page whose data lacks the links' bends throws while drawing, and
+    the self-test reports the error (the console shows it too)."""
+    text = pages["bf3_trial_and_failure"].read_text(encoding="utf-8")
+    broken = tmp_path / "broken.html"
+    broken.write_text(text.replace('"bend":', '"bent":', 1), encoding="utf-8")
+    verdict, console = self_test(broken)
+    assert verdict["errors"] and console

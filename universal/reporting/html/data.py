@@ -1,0 +1,245 @@
+"""What the HTML view of one run holds: the network's picture, every packet's hops with their
+steps, the curves and the table row, as one JSON-ready dict (:func:`batch_view`,
+:func:`openloop_view`).
+
+Per packet the view keeps its hops in order, each a link and the step in which it was crossed
+(-1: not crossed); everything the page shows (where every packet is after each step, which
+link it waits for, each link's queue over time, the delivery curve) is computed from these in
+the browser. For the bufferless protocols a packet's hops are its crossings, attempts one after
+the other (a discarded attempt appears up to its last crossing, as the engine records it).
+
+Sizes are checked before anything is gathered: at most :data:`MAX_NODES` nodes and
+:data:`MAX_HOPS` packet-hops.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from universal.errors import UserError
+
+#: Largest network (nodes) the view draws.
+MAX_NODES = 4096
+#: Largest number of packet-hops (link crossings) the view holds.
+MAX_HOPS = 200_000
+#: Largest --html-steps of an open-loop view.
+MAX_HTML_STEPS = 5000
+
+
+def check_nodes(num_nodes: int, name: str, hint: str = "a smaller network") -> None:
+    """Refuse a network of more than :data:`MAX_NODES` nodes (one clear line).
+
+    Examples
+    --------
+    >>> check_nodes(4096, "torus:k=64,n=2")
+    >>> check_nodes(4097, "x")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: --html draws at most 4,096 nodes; x has 4,097: use a smaller network
+    """
+    if num_nodes > MAX_NODES:
+        raise UserError(f"--html draws at most {MAX_NODES:,} nodes; {name} has {num_nodes:,}: use {hint}")
+
+
+def check_hops(hops: int, what: str, hint: str) -> None:
+    """Refuse a view of more than :data:`MAX_HOPS` packet-hops (one clear line)."""
+    if hops > MAX_HOPS:
+        raise UserError(f"--html holds at most {MAX_HOPS:,} packet-hops; {what} has {hops:,}: {hint}")
+
+
+def _network(net, seed: int = 0) -> dict:
+    from universal.reporting.html.layout import node_layout
+
+    xy, bend = node_layout(net, seed)
+    tail, head = net.link_tail, net.link_head
+    return {"name": net.name, "kind": net.kind,
+            "x": np.round(xy[:, 0], 4).tolist(), "y": np.round(xy[:, 1], 4).tolist(),
+            "labels": [net.label_of(v) for v in range(net.num_nodes)],
+            "tail": tail.tolist(), "head": head.tolist(), "bend": np.repeat(bend, 2).tolist()}
+
+
+def _hops(per_packet: list[tuple[np.ndarray, np.ndarray]]) -> dict:
+    """Flat hop arrays: packet i's hops are ``link[offsets[i]:offsets[i+1]]`` with their steps."""
+    lengths = [len(links) for links, _ in per_packet]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    cat = (lambda k: np.concatenate([p[k] for p in per_packet]).astype(np.int64).tolist()) if per_packet \
+        else (lambda k: [])
+    return {"offsets": offsets.tolist(), "link": cat(0), "step": cat(1)}
+
+
+def _clean(value):
+    """JSON-safe scalars: numpy numbers as Python ones, NaN and infinities as None."""
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if not math.isfinite(float(value)) else round(float(value), 4)
+    return value
+
+
+def batch_view(collection, result, row: dict, *, protocol, captions=(), command: str = "") -> dict:
+    """The view of one ``route`` run: a path collection routed by the fast engine with
+    ``record_hops=True``.
+
+    Parameters
+    ----------
+    collection : PathCollection
+        The packets' paths (on their host network: two butterflies back to back under Valiant's
+        trick on a butterfly).
+    result : RoutingResult
+        The engine's result, with ``hop_steps`` (buffered protocols) or ``crossings``
+        (bufferless ones).
+    row : dict
+        The table row of the run (``asdict`` of :class:`universal.experiment.Row`).
+    protocol : Protocol
+    captions : sequence of str
+        The table's notes.
+    command : str
+        The command line, shown in the page.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> from dataclasses import asdict
+    >>> from universal.experiment import Experiment, run_experiment
+    >>> res = run_experiment(Experiment("butterfly:d=3", "permutation:random", None, ["fifo"]), keep_runs=True)
+    >>> (coll, run), = res.runs
+    >>> view = batch_view(coll, run, asdict(res.rows[0]), protocol="fifo")
+    >>> len(view["network"]["x"]), len(view["packets"]["delivered"]), view["last_step"] == res.rows[0].T
+    (32, 8, True)
+
+    References
+    ----------
+    Leighton, Maggs & Rao, "Packet routing and job-shop scheduling in O(congestion + dilation)
+    steps", 1994 (C, D and the lower bound the row shows).
+    """
+    from universal.protocols import build_protocol
+
+    protocol = build_protocol(protocol)
+    net = collection.network
+    check_nodes(net.num_nodes, net.name)
+    n = collection.size
+    if protocol.bufferless:
+        rows = result.crossings if result.crossings is not None else np.empty((0, 3), np.int64)
+        check_hops(len(rows), "this run", "route fewer packets or use a smaller network")
+        order = np.lexsort((rows[:, 0], rows[:, 2])) if len(rows) else np.empty(0, np.int64)
+        rows = rows[order]
+        cuts = np.searchsorted(rows[:, 2], np.arange(n + 1)) if len(rows) else np.zeros(n + 1, np.int64)
+        hops = _hops([(rows[cuts[i]:cuts[i + 1], 1], rows[cuts[i]:cuts[i + 1], 0]) for i in range(n)])
+        last_crossing = int(rows[:, 0].max()) if len(rows) else 0
+    else:
+        total = int(collection.lengths.sum())
+        check_hops(total, "this run", "route fewer packets or use a smaller network")
+        steps = result.hop_steps
+        off = collection.offsets
+        hops = _hops([(collection.links[off[i]:off[i + 1]], steps[off[i]:off[i + 1]]) for i in range(n)])
+        last_crossing = int(steps.max()) if len(steps) else 0
+    D = collection.dilation
+    last = max(int(result.T), last_crossing, 0)
+    return {
+        "kind": "batch", "command": command, "title": f"{row['protocol']} on {net.name}",
+        "subtitle": f"{row['problem']}, {row['paths']} paths, seed {row['seed']}, B = {row['bandwidth']}, "
+                    + ("bufferless" if protocol.bufferless else
+                       "unbounded link buffers" if row["buffer"] is None else f"link buffers b = {row['buffer']}"),
+        "bufferless": bool(protocol.bufferless),
+        "round_length": protocol.round_length(D) if protocol.bufferless else None,
+        "network": _network(net),
+        "static_load": collection.link_loads.tolist(),
+        "packets": {"src": collection.sources.tolist(), "dst": collection.dests.tolist(),
+                    "created": [0] * n, "delivered": result.delivery.tolist()},
+        "hops": hops, "last_step": last, "status": result.status,
+        "row": {k: _clean(v) for k, v in row.items()}, "captions": list(captions), "sweep": None,
+    }
+
+
+def openloop_view(study, routing: str, traffic: str, load: float, seed: int, steps: int, rows: list[dict],
+                  command: str = "") -> dict:
+    """The view of one open-loop run: ``steps`` steps of packet creation at offered ``load``,
+    then the network drains until every packet created is delivered.
+
+    The run is the reference engine's (:func:`universal.openloop.reference.simulate_reference`),
+    which delivers every packet in the same step as the fast engine of ``openloop``: its first
+    ``steps`` steps are the steps of the study's run at that load and seed.
+
+    Parameters
+    ----------
+    study : OpenLoopStudy
+    routing, traffic : str
+        One of the study's routings and traffics.
+    load : float
+        The offered load (in the study's units).
+    seed : int
+    steps : int
+        Steps in which packets are created (``--html-steps``).
+    rows : list of dict
+        The study's rows (the load sweep), drawn beside the network.
+    command : str
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    UserError
+        Beyond :data:`MAX_NODES` nodes or :data:`MAX_HOPS` packet-hops (naming ``--html-steps``).
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> study = OpenLoopStudy("torus:k=4,n=1", ["dor"], ["tornado"], loads=[0.5])
+    >>> view = openloop_view(study, "dor", "tornado", 0.5, 0, 50, [])
+    >>> view["status"], all(d >= 0 for d in view["packets"]["delivered"])
+    ('drained', True)
+
+    References
+    ----------
+    Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for torus
+    networks", 2003 (the open-loop measurement).
+    """
+    from universal.openloop.cells import prepare
+    from universal.openloop.creation import RunSpec
+    from universal.openloop.reference import simulate_reference
+
+    if not 1 <= steps <= MAX_HTML_STEPS:
+        raise UserError(f"--html-steps must be between 1 and {MAX_HTML_STEPS:,} (got {steps})")
+    p = prepare(study)
+    net = p.network
+    check_nodes(net.num_nodes, net.name)
+    spec = RunSpec(p.traffics[traffic], p.routers[routing], p.injection, load * p.scale, seed=seed,
+                   priority=study.priority)
+    record: dict = {"limit": MAX_HOPS}
+    # the drain is bounded by the hop limit: every step before it ends moves a packet (or deadlocks)
+    run = simulate_reference(spec, steps + MAX_HOPS + 1, bandwidth=study.bandwidth, buffer=study.buffer,
+                             create_until=steps, record=record)
+    if run["status"] == "record-limit":
+        raise UserError(f"--html holds at most {MAX_HOPS:,} packet-hops; {steps} steps of {routing} {traffic} "
+                        f"at offered {load:g} on {net.name} make more: give fewer --html-steps, a lower load "
+                        f"or a smaller network")
+    n = len(run["pid"])
+    cross = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
+    cross = cross[np.argsort(cross[:, 1], kind="stable")]            # by packet, steps in order
+    cuts = np.searchsorted(cross[:, 1], np.arange(n + 1))
+    hops = _hops([(cross[cuts[i]:cuts[i + 1], 2], cross[cuts[i]:cuts[i + 1], 0]) for i in range(n)])
+    mine = [r for r in rows if r.get("routing") == routing and r.get("traffic") == traffic and r.get("seed") == seed]
+    row = next((r for r in mine if math.isclose(r["offered"], load)), {})
+    units = "fraction of capacity" if study.units == "capacity" else "packets per node per step"
+    return {
+        "kind": "openloop", "command": command, "title": f"{routing} on {net.name}, {traffic} traffic",
+        "subtitle": f"offered {load:g} ({units}), {study.injection} injection, priority {study.priority}, "
+                    f"seed {seed}, B = {study.bandwidth}, "
+                    + ("unbounded buffers" if study.buffer is None else f"link buffers b = {study.buffer}")
+                    + f"; packets created in steps 0..{steps - 1}, then the network drains",
+        "bufferless": False, "round_length": None,
+        "network": _network(net), "static_load": None,
+        "packets": {"src": record["src"], "dst": record["dst"], "created": record["created"],
+                    "delivered": run["delivered"]},
+        "hops": hops, "last_step": int(run["last"]), "status": run["status"], "create_steps": steps,
+        "row": {k: _clean(v) for k, v in row.items()}, "captions": [],
+        "sweep": {"offered": [r["offered"] for r in mine], "latency": [_clean(r.get("latency_mean")) for r in mine],
+                  "accepted": [_clean(r.get("accepted")) for r in mine], "load": load, "units": units},
+    }
