@@ -80,16 +80,19 @@ def run(args: argparse.Namespace) -> None:
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=args.priority,
                           bandwidth=args.bandwidth, buffer=args.buffer[0], window=args.window,
                           tolerance=args.tolerance)
-    load = _html_load(study, args) if html is not None else None
+    view = None
+    if html is not None:  # the view's run first: one too large to draw is refused before the study
+        from universal.reporting.html.data import openloop_view
+
+        view = openloop_view(study, study.routings[0], study.traffics[0], _html_load(study, args), study.seeds[0],
+                             args.html_steps, command=command_line(args))
     report = run_with_bar(study, args)
     data = report.to_json()
-    if html is not None:  # before the table: a run too large to draw is refused with nothing printed
-        from universal.reporting.html.data import openloop_view
+    if view is not None:
+        from universal.reporting.html.data import add_sweep
         from universal.reporting.html.page import write_view
 
-        view = openloop_view(study, study.routings[0], study.traffics[0], load, study.seeds[0], args.html_steps,
-                             data["rows"], command=command_line(args))
-        wrote_html(*write_view(html, view))
+        wrote_html(*write_view(html, add_sweep(view, data["rows"])))
     emit(data, args)
     if plot is not None:
         from universal.reporting.plots.openloop import plot_openloop
@@ -99,8 +102,7 @@ def run(args: argparse.Namespace) -> None:
 
 def _html_load(study, args: argparse.Namespace) -> float:
     """The one run ``--html`` draws (its load), checked before the study runs."""
-    from universal.reporting.html.data import MAX_HTML_STEPS, check_nodes
-    from universal.openloop.cells import prepare
+    from universal.reporting.html.data import MAX_HTML_STEPS
 
     if study.loads is None:
         raise UserError("--html draws one run of a load sweep: use it with --loads")
@@ -117,8 +119,6 @@ def _html_load(study, args: argparse.Namespace) -> float:
         load = next((x for x in study.loads if abs(x - args.html_load) <= 1e-9 * max(1.0, abs(x))), None)
         if load is None:
             raise UserError(f"--html-load {args.html_load:g} is not one of --loads")
-    net = prepare(study).network          # the study builds it anyway (cached)
-    check_nodes(net.num_nodes, net.name)
     return load
 
 

@@ -61,6 +61,11 @@ def run(args: argparse.Namespace) -> None:
         return
     if html is not None:
         _check_one_run(args, "--html draws one run")
+        from universal.networks import build_network
+        from universal.reporting.html.data import check_nodes
+
+        net = build_network(args.network)    # before the run (the host network is checked again after it)
+        check_nodes(net.num_nodes, net.name)
     from universal.experiment import Experiment, check_seed_count
 
     check_seed_count(args.seeds, "--seeds")

@@ -156,8 +156,8 @@ def batch_view(collection, result, row: dict, *, protocol, captions=(), command:
     }
 
 
-def openloop_view(study, routing: str, traffic: str, load: float, seed: int, steps: int, rows: list[dict],
-                  command: str = "") -> dict:
+def openloop_view(study, routing: str, traffic: str, load: float, seed: int, steps: int,
+                  rows: list[dict] | None = None, command: str = "") -> dict:
     """The view of one open-loop run: ``steps`` steps of packet creation at offered ``load``,
     then the network drains until every packet created is delivered.
 
@@ -175,8 +175,9 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     seed : int
     steps : int
         Steps in which packets are created (``--html-steps``).
-    rows : list of dict
-        The study's rows (the load sweep), drawn beside the network.
+    rows : list of dict, optional
+        The study's rows (the load sweep), drawn beside the network; they may be added later
+        with :func:`add_sweep` (the view is checked and gathered before the study runs).
     command : str
 
     Returns
@@ -192,7 +193,7 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     --------
     >>> from universal.openloop.study import OpenLoopStudy
     >>> study = OpenLoopStudy("torus:k=4,n=1", ["dor"], ["tornado"], loads=[0.5])
-    >>> view = openloop_view(study, "dor", "tornado", 0.5, 0, 50, [])
+    >>> view = openloop_view(study, "dor", "tornado", 0.5, 0, 50)
     >>> view["status"], all(d >= 0 for d in view["packets"]["delivered"])
     ('drained', True)
 
@@ -225,10 +226,8 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     cross = cross[np.argsort(cross[:, 1], kind="stable")]            # by packet, steps in order
     cuts = np.searchsorted(cross[:, 1], np.arange(n + 1))
     hops = _hops([(cross[cuts[i]:cuts[i + 1], 2], cross[cuts[i]:cuts[i + 1], 0]) for i in range(n)])
-    mine = [r for r in rows if r.get("routing") == routing and r.get("traffic") == traffic and r.get("seed") == seed]
-    row = next((r for r in mine if math.isclose(r["offered"], load)), {})
     units = "fraction of capacity" if study.units == "capacity" else "packets per node per step"
-    return {
+    view = {
         "kind": "openloop", "command": command, "title": f"{routing} on {net.name}, {traffic} traffic",
         "subtitle": f"offered {load:g} ({units}), {study.injection} injection, priority {study.priority}, "
                     f"seed {seed}, B = {study.bandwidth}, "
@@ -239,7 +238,29 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
         "packets": {"src": record["src"], "dst": record["dst"], "created": record["created"],
                     "delivered": run["delivered"]},
         "hops": hops, "last_step": int(run["last"]), "status": run["status"], "create_steps": steps,
-        "row": {k: _clean(v) for k, v in row.items()}, "captions": [],
-        "sweep": {"offered": [r["offered"] for r in mine], "latency": [_clean(r.get("latency_mean")) for r in mine],
-                  "accepted": [_clean(r.get("accepted")) for r in mine], "load": load, "units": units},
+        "row": {}, "captions": [], "sweep": {"offered": [], "latency": [], "accepted": [], "load": load,
+                                             "units": units, "routing": routing, "traffic": traffic, "seed": seed},
     }
+    return add_sweep(view, rows or [])
+
+
+def add_sweep(view: dict, rows: list[dict]) -> dict:
+    """Put the load sweep's rows of the view's routing, traffic and seed into an open-loop view:
+    the curves beside the network and the row of its load.
+
+    Examples
+    --------
+    >>> view = {"row": {}, "sweep": {"routing": "dor", "traffic": "uniform", "seed": 0, "load": 0.2}}
+    >>> rows = [{"routing": "dor", "traffic": "uniform", "seed": 0, "offered": x, "latency_mean": 3.0,
+    ...          "accepted": x} for x in (0.1, 0.2)]
+    >>> add_sweep(view, rows)["row"]["offered"], add_sweep(view, rows)["sweep"]["offered"]
+    (0.2, [0.1, 0.2])
+    """
+    sw = view["sweep"]
+    mine = [r for r in rows if (r.get("routing"), r.get("traffic"), r.get("seed")) ==
+            (sw["routing"], sw["traffic"], sw["seed"])]
+    row = next((r for r in mine if math.isclose(r["offered"], sw["load"])), {})
+    view["row"] = {k: _clean(v) for k, v in row.items()}
+    sw.update(offered=[r["offered"] for r in mine], latency=[_clean(r.get("latency_mean")) for r in mine],
+              accepted=[_clean(r.get("accepted")) for r in mine])
+    return view

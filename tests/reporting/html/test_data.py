@@ -1,0 +1,142 @@
+"""What the HTML view holds, checked against independent sources: the fast open-loop engine
+for the open-loop view's deliveries, the network's links for every packet's hops, closed forms
+for the layouts."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+from universal.errors import UserError
+from universal.experiment import Experiment, run_experiment
+from universal.networks import build_network
+from universal.openloop.engine import simulate
+from universal.openloop.measure import Measurement
+from universal.openloop.study import OpenLoopStudy
+from universal.reporting.html.data import batch_view, check_hops, openloop_view
+from universal.reporting.html.layout import GRID_GAP, node_layout
+from universal.reporting.html.page import MARKER, render
+
+
+def hops_of(view: dict, p: int) -> tuple[list[int], list[int]]:
+    off = view["hops"]["offsets"]
+    return view["hops"]["link"][off[p]:off[p + 1]], view["hops"]["step"][off[p]:off[p + 1]]
+
+
+def assert_hops_walk_the_network(view: dict, bufferless: bool = False) -> None:
+    """Every packet's crossings form walks along the network's links, from its source; a
+    delivered packet's last crossing enters its destination in its delivery step."""
+    tail, head = view["network"]["tail"], view["network"]["head"]
+    pk = view["packets"]
+    for p in range(len(pk["src"])):
+        links, steps = hops_of(view, p)
+        made = [(s, e) for s, e in zip(steps, links) if s >= 0]
+        assert [s for s, _ in made] == sorted(s for s, _ in made)
+        if not bufferless:
+            assert steps == sorted(steps, key=lambda s: (s < 0, s))        # hops not made come last
+            assert all(s1 < s2 for s1, s2 in zip([s for s, _ in made], [s for s, _ in made][1:]))
+            assert not links or tail[links[0]] == pk["src"][p]
+            assert all(head[a] == tail[b] for a, b in zip(links, links[1:]))
+            assert all(s >= pk["created"][p] for s, _ in made)
+        if pk["delivered"][p] >= 0 and made and not bufferless:
+            assert head[made[-1][1]] == pk["dst"][p] and made[-1][0] == pk["delivered"][p]
+        if pk["delivered"][p] >= 0 and made and bufferless:     # the first copy in (duplication: others later)
+            assert (pk["delivered"][p], pk["dst"][p]) in {(s, head[e]) for s, e in made}
+            assert all(s >= pk["delivered"][p] for s, e in made if head[e] == pk["dst"][p])
+
+
+def route_view(network, problem, paths, protocol, **kw):
+    res = run_experiment(Experiment(network, problem, paths, [protocol], **kw), keep_runs=True)
+    (coll, run), = res.runs
+    return batch_view(coll, run, asdict(res.rows[0]), protocol=protocol, captions=res.captions), res
+
+
+@pytest.mark.parametrize("protocol", ["random-rank", "fifo", "trial-and-failure", "duplication"])
+def test_a_route_view_holds_every_hop_of_the_run(protocol):
+    view, res = route_view("butterfly:d=3", "h-relation:h=2", ["valiant"], protocol)
+    row = res.rows[0]
+    assert_hops_walk_the_network(view, bufferless=view["bufferless"])
+    assert view["last_step"] == row.T and view["row"]["T"] == row.T
+    assert sum(d >= 0 for d in view["packets"]["delivered"]) == row.delivered == row.n
+    # C is the largest number of paths on a link; the view's link loads are the collection's
+    assert max(view["static_load"]) == row.C
+    if not view["bufferless"]:
+        assert len(view["hops"]["link"]) == row.hops
+
+
+def test_a_deadlocked_run_keeps_the_hops_not_made():
+    """The ring deadlock of the engine tests: four packets 3 hops clockwise on a 4-ring, b = 1;
+    each makes its first hop in step 1, then nothing moves."""
+    from universal.engine import simulate as route
+    from universal.experiment import make_row
+    from universal.paths import PathCollection
+    from universal.protocols import build_protocol
+
+    net = build_network("torus:k=4,n=1")
+    coll = PathCollection.from_node_paths(net, [[i, (i + 1) % 4, (i + 2) % 4, (i + 3) % 4] for i in range(4)])
+    run = route(coll, "fifo", np.random.default_rng(0), buffer=1, record_hops=True)
+    row = make_row("ring", coll, build_protocol("fifo"), 0, run, 1, 0.0)
+    view = batch_view(coll, run, asdict(row), protocol="fifo")
+    assert_hops_walk_the_network(view)
+    assert view["status"] == "deadlock" and view["hops"]["step"] == [1, -1, -1] * 4
+    assert view["packets"]["delivered"] == [-1] * 4 and view["last_step"] == 2
+
+
+@pytest.mark.parametrize("routing", ["dor", "val", "goal"])
+def test_the_open_loop_view_is_the_fast_engines_run_until_creation_stops(routing):
+    """Up to step S (creation stops there in the view) every packet is delivered in the step in
+    which the fast engine, run on with the same seed, delivers it."""
+    study = OpenLoopStudy("torus:k=4,n=2", [routing], ["tornado"], loads=[0.4], window=300)
+    S = 60
+    view = openloop_view(study, routing, "tornado", 0.4, 3, S)
+    assert view["status"] == "drained" and min(view["packets"]["delivered"]) >= 0
+    assert_hops_walk_the_network(view)
+    from universal.openloop.cells import prepare
+    from universal.openloop.creation import RunSpec
+
+    p = prepare(study)
+    spec = RunSpec(p.traffics["tornado"], p.routers[routing], p.injection, 0.4 * p.scale, seed=3)
+    fast = simulate(spec, measurement=Measurement(steps=S + 100)).records
+    mine = np.array(view["packets"]["delivered"])
+    before = mine < S
+    assert before.sum() > 50
+    assert np.array_equal(fast["delivered"][:len(mine)][before], mine[before])
+
+
+def test_check_hops_names_the_limit():
+    check_hops(200_000, "x", "hint")
+    with pytest.raises(UserError, match="at most 200,000 packet-hops; x has 200,001: hint"):
+        check_hops(200_001, "x", "hint")
+
+
+def test_layouts_in_closed_form():
+    xy, bend = node_layout(build_network("torus:k=5,n=2"))
+    v = np.arange(25)
+    assert np.allclose(xy, np.stack([v % 5, v // 5], axis=1)) and (bend > 0).sum() == 10
+    # hypercube d=4: bits 0 and 2 along x, 1 and 3 along y, the upper bit's block (1 + GRID_GAP) away
+    xy, _ = node_layout(build_network("hypercube:d=4"))
+    bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    w = 1 + GRID_GAP
+    assert np.allclose(xy, np.stack([bits[:, 0] + w * bits[:, 2], bits[:, 1] + w * bits[:, 3]], axis=1))
+    # a butterfly in columns by level, rows in order; no link bends
+    net = build_network("butterfly:d=3")
+    xy, bend = node_layout(net)
+    assert np.all(np.diff(xy[:, 0][np.argsort(net.levels, kind="stable")]) >= 0)
+    assert np.allclose(xy[:8, 1], np.arange(8)) and not bend.any()
+    # the wrapped butterfly's links from the last level back to level 0 bend
+    net = build_network("wrapped-butterfly:d=3")
+    _, bend = node_layout(net)
+    lv = net.levels[net.edges]
+    assert np.array_equal(bend > 0, np.abs(lv[:, 0] - lv[:, 1]) > 1)
+
+
+def test_the_page_keeps_its_data_inside_its_script():
+    page = render({"title": "</script><script>alert(1)</script>", "x": "https://example.org"})
+    assert page.startswith(MARKER + "\n")
+    assert page.count("</script>") == 3            # the error catcher, the data, the view's script
+    data = re.search(r'id="view-data">(.*?)</script>', page, re.S).group(1)
+    assert json.loads(data)["x"] == "https://example.org" and "https://" not in page
