@@ -145,7 +145,7 @@ def batch_view(collection, result, row: dict, *, protocol, captions=(), command:
         "subtitle": f"{row['problem']}, {row['paths']} paths, seed {row['seed']}, B = {row['bandwidth']}, "
                     + ("bufferless" if protocol.bufferless else
                        "unbounded link buffers" if row["buffer"] is None else f"link buffers b = {row['buffer']}"),
-        "bufferless": bool(protocol.bufferless),
+        "bufferless": bool(protocol.bufferless), "start_offset": 1,
         "round_length": protocol.round_length(D) if protocol.bufferless else None,
         "network": _network(net),
         "static_load": collection.link_loads.tolist(),
@@ -233,7 +233,7 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
                     f"seed {seed}, B = {study.bandwidth}, "
                     + ("unbounded buffers" if study.buffer is None else f"link buffers b = {study.buffer}")
                     + f"; packets created in steps 0..{steps - 1}, then the network drains",
-        "bufferless": False, "round_length": None,
+        "bufferless": False, "start_offset": 0, "round_length": None,
         "network": _network(net), "static_load": None,
         "packets": {"src": record["src"], "dst": record["dst"], "created": record["created"],
                     "delivered": run["delivered"]},

@@ -116,7 +116,7 @@
 
   // ---------------------------------------------------------------- geometry
   const canvas = $("net"), ctx = canvas.getContext("2d");
-  let W = 0, H = 0, scale = 1, ox = 0, oy = 0, unit = 10;
+  let W = 0, H = 0, scale = 1, ox = 0, oy = 0, unit = 10, gap = 10;
   const xs = new Float64Array(N), ys = new Float64Array(N);
   function fit() {
     const r = canvas.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
@@ -141,13 +141,22 @@
     for (let e = 0; e < L; e += Math.max(1, Math.floor(L / 400))) lens.push(Math.hypot(xs[tail[e]] - xs[head[e]], ys[tail[e]] - ys[head[e]]));
     lens.sort((a, b) => a - b);
     unit = lens.length ? Math.max(lens[Math.floor(lens.length / 2)], 2) : 40;
+    // and no larger than the gaps between nodes (nearest neighbours of up to 200 nodes)
+    const near = [];
+    for (let v = 0; v < N; v += Math.max(1, Math.floor(N / 200))) {
+      let best = Infinity;
+      for (let u = 0; u < N; u++) if (u !== v) best = Math.min(best, Math.hypot(xs[u] - xs[v], ys[u] - ys[v]));
+      if (isFinite(best)) near.push(best);
+    }
+    near.sort((a, b) => a - b);
+    gap = near.length ? Math.max(near[Math.floor(near.length / 2)], 2) : unit;
   }
   // a point at fraction f along link e: its side of the edge (right-hand), bent links on an arc
   function along(e, f) {
     const a = tail[e], b = head[e];
     const x0 = xs[a], y0 = ys[a], x1 = xs[b], y1 = ys[b];
     const dx = x1 - x0, dy = y1 - y0, len = Math.hypot(dx, dy) || 1;
-    const nx = -dy / len, ny = dx / len, side = Math.min(unit * 0.07, 3), bend = net.bend[e];
+    const nx = -dy / len, ny = dx / len, side = Math.min(unit * 0.07, gap * 0.08, 3), bend = net.bend[e];
     const sgn = a < b ? 1 : -1;               // both directions of an edge bulge the same way
     const cx = (x0 + x1) / 2 + sgn * nx * bend * len, cy = (y0 + y1) / 2 + sgn * ny * bend * len;
     const u = 1 - f;
@@ -206,7 +215,7 @@
       for (let j = off[p]; j < off[p + 1]; j++) { linkPath(hopLink[j]); ctx.stroke(); }
     }
     if (selected && selected.type === "link") { linkPath(selected.id); ctx.strokeStyle = SELECT; ctx.lineWidth = lw * 4; ctx.stroke(); }
-    const r = Math.max(1.5, Math.min(unit * 0.16, 8));
+    const r = Math.max(1.2, Math.min(unit * 0.16, gap * 0.3, 8));
     const labels = N <= 100 && r >= 5;
     for (let v = 0; v < N; v++) {
       ctx.beginPath(); ctx.arc(xs[v], ys[v], r, 0, 2 * Math.PI);
@@ -218,7 +227,7 @@
       for (let v = 0; v < N; v++) ctx.fillText(net.labels[v], xs[v], ys[v] - r - 3);
     }
     // dots, moving from where they were at the end of the step before
-    const dr = Math.max(1.6, Math.min(unit * 0.075, 4.5));
+    const dr = Math.max(2.4, Math.min(unit * 0.075, gap * 0.3, 4.5));
     const before = new Map();
     if (prev && frac < 1) for (const d of prev.dots) if (!before.has(d.p)) before.set(d.p, d);
     let dots = 0;
@@ -338,12 +347,20 @@
     if (!selected) { box.innerHTML = "Click a packet to see its path and its waits, or a link to see its queue over time."; return; }
     if (selected.type === "packet") {
       const p = selected.id, src = V.packets.src[p], dst = V.packets.dst[p];
-      let html = `<b>packet ${p}</b>: ${net.labels[src]} \u2192 ${net.labels[dst]}, created in step ${created[p]}, ` +
-        (delivered[p] >= 0 ? `delivered in step ${delivered[p]} (latency ${delivered[p] - created[p] + 1})` : "not delivered") + "<ol>";
-      let arrive = created[p];
+      // a batch run's packets are all there at step 0 and first move in step 1; an open-loop
+      // packet may move in the step it is created in (its latency counts that step)
+      const first = created[p] + V.start_offset;
+      let html = `<b>packet ${p}</b>: ${net.labels[src]} \u2192 ${net.labels[dst]}, ` +
+        (V.kind === "batch" ? "" : `created in step ${created[p]}, `) +
+        (delivered[p] >= 0 ? `delivered in step ${delivered[p]} (latency ${delivered[p] - first + 1})` : "not delivered") + "<ol>";
+      let arrive = first;
       for (let j = off[p]; j < off[p + 1]; j++) {
         const s = hopStep[j];
-        if (V.bufferless) html += `<li>step ${s}: ${linkName(hopLink[j])}</li>`;
+        if (V.bufferless) {
+          // a crossing that does not continue the one before starts a new attempt (a new round, or another copy)
+          const goesOn = j > off[p] && hopStep[j - 1] === s - 1 && head[hopLink[j - 1]] === tail[hopLink[j]];
+          html += `<li>step ${s}: ${linkName(hopLink[j])}` + (j > off[p] && !goesOn ? " <i>(another attempt)</i>" : "") + "</li>";
+        }
         else if (s < 0) html += `<li>${linkName(hopLink[j])}: not crossed</li>`;
         else { const w = s - arrive; html += `<li>step ${s}: ${linkName(hopLink[j])}` + (w > 0 ? ` <span class="lost">(waited ${w})</span>` : "") + "</li>"; arrive = s + 1; }
       }
@@ -353,8 +370,9 @@
       let peak = 0, at = 0;
       for (let t = 0; t <= LAST; t++) if (series[t] > peak) { peak = series[t]; at = t; }
       const what = V.bufferless ? "crossings per step" : "queue (packets waiting to cross)";
-      box.innerHTML = `<b>link ${linkName(e)}</b>: ` + (V.static_load ? `${V.static_load[e]} paths use it, ` : "") +
-        `${totalCrossed[e]} crossings in the run; ${what}: ${series[step]} now, at most ${peak}` + (peak ? ` (first in step ${at})` : "");
+      const paths = V.static_load ? (V.static_load[e] === 1 ? "1 path uses it, " : `${V.static_load[e]} paths use it, `) : "";
+      box.innerHTML = `<b>link ${linkName(e)}</b>: ${paths}${totalCrossed[e]} crossing${totalCrossed[e] === 1 ? "" : "s"} in the run; ` +
+        `${what}: ${series[step]} now, at most ${peak}` + (peak ? ` (first in step ${at})` : "");
       const cv = $("linkchart");
       cv.style.display = "block";
       chart(cv, [{ x: stepsAxis, y: Array.from(series), color: "#c0392b" }], { title: what, xlabel: "step", cursor: step });
@@ -402,6 +420,8 @@
     const ms = $("mode");
     for (const [k, v] of Object.entries(modes)) { const o = document.createElement("option"); o.value = k; o.textContent = v; ms.appendChild(o); }
     ms.addEventListener("change", () => { mode = ms.value; draw(1); });
+    const asked = /mode=(\w+)/.exec(location.hash);       // e.g. #mode=paths&step=4
+    if (asked && asked[1] in modes) { mode = asked[1]; ms.value = mode; }
     canvas.addEventListener("click", (ev) => { const r = canvas.getBoundingClientRect(); selected = pick(ev.clientX - r.left, ev.clientY - r.top); draw(1); info(); });
     document.addEventListener("keydown", (ev) => {
       if (ev.key === "ArrowRight") setStep(step + 1); else if (ev.key === "ArrowLeft") setStep(step - 1);
@@ -411,6 +431,9 @@
     $("counts").textContent = `${N} nodes, ${L} links (each drawn on the right-hand side of its edge), ${P} packets, ${hopLink.length} packet-hops`;
     if (V.kind === "batch") for (const c of document.querySelectorAll(".sweep")) c.style.display = "none";
     rowTable(); fit();
+    const pk = /packet=(\d+)/.exec(location.hash), ln = /link=(\d+)/.exec(location.hash);   // a selection to start with
+    if (pk && +pk[1] < P) selected = { type: "packet", id: +pk[1] };
+    else if (ln && +ln[1] < L) selected = { type: "link", id: +ln[1] };
     const m = /step=(\d+)/.exec(location.hash);
     setStep(m ? +m[1] : 0);
     if (/selftest/.test(location.hash)) {
