@@ -70,3 +70,16 @@ def test_a_view_is_written_reported_and_replaced_on_the_next_run(folder, capsys)
     assert sorted(p.name for p in folder.iterdir()) == ["notes.html", "pipe", "ring.edges", "sub", "v.html"]
     assert main([*OPENLOOP, "--html", "v.html", "--json"]) == 0
     assert '"kind":"openloop"' in (folder / "v.html").read_text()
+
+
+def test_the_readme_documents_the_view_and_shows_it():
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    text = (repo / "README.md").read_text()
+    assert "](docs/images/html_view.png)" in text
+    assert (repo / "docs/images/html_view.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from universal.reporting.html.data import MAX_HOPS, MAX_HTML_STEPS, MAX_NODES
+
+    for limit in (MAX_NODES, MAX_HOPS, MAX_HTML_STEPS):
+        assert f"{limit:,}" in text.split("### The HTML view", 1)[1].split("###", 1)[0]

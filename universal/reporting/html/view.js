@@ -430,6 +430,7 @@
     window.addEventListener("resize", () => { fit(); draw(1); charts(); info(); });
     $("counts").textContent = `${N} nodes, ${L} links (each drawn on the right-hand side of its edge), ${P} packets, ${hopLink.length} packet-hops`;
     if (V.kind === "batch") for (const c of document.querySelectorAll(".sweep")) c.style.display = "none";
+    for (const c of document.querySelectorAll(V.bufferless ? ".buffered-only" : ".bufferless-only")) c.style.display = "none";
     rowTable(); fit();
     const pk = /packet=(\d+)/.exec(location.hash), ln = /link=(\d+)/.exec(location.hash);   // a selection to start with
     if (pk && +pk[1] < P) selected = { type: "packet", id: +pk[1] };
