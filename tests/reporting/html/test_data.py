@@ -140,3 +140,39 @@ def test_the_page_keeps_its_data_inside_its_script():
     assert page.count("</script>") == 3            # the error catcher, the data, the view's script
     data = re.search(r'id="view-data">(.*?)</script>', page, re.S).group(1)
     assert json.loads(data)["x"] == "https://example.org" and "https://" not in page
+
+
+def _queues(view: dict, t: int) -> dict[int, int]:
+    """Packets waiting to cross each link at the end of step ``t`` (the view's "queue")."""
+    off, link, step = view["hops"]["offsets"], view["hops"]["link"], view["hops"]["step"]
+    queue: dict[int, int] = {}
+    for p in range(len(off) - 1):
+        hops = list(zip(step[off[p]:off[p + 1]], link[off[p]:off[p + 1]]))
+        made = sum(1 for s, _ in hops if 0 <= s <= t)
+        if made < len(hops):
+            queue[hops[made][1]] = queue.get(hops[made][1], 0) + 1
+    return queue
+
+
+def test_the_figures_of_exercise_14():
+    """docs/answers.md, Exercise 14: the page's queues on BF(6) bit-reversal with FIFO."""
+    view, res = route_view("butterfly:d=6", "permutation:bit-reversal", ["dimension-order"], "fifo")
+    net = build_network("butterfly:d=6")
+    level = lambda e: int(net.levels[view["network"]["tail"][e]])  # noqa: E731
+    T = res.rows[0].T
+    longest = {t: max(_queues(view, t).values(), default=0) for t in range(T + 1)}
+    assert max(longest.values()) == 3 and [t for t, q in longest.items() if q == 3] == [3]
+    assert {level(e) for e, q in _queues(view, 3).items() if q == 3} == {2}
+    assert all(q <= 1 for t in range(T + 1) for e, q in _queues(view, t).items() if level(e) == 3)
+    # the packets delivered last waited one step at level 1 and two at level 2
+    off, link, step = view["hops"]["offsets"], view["hops"]["link"], view["hops"]["step"]
+    last = [p for p, d in enumerate(view["packets"]["delivered"]) if d == T]
+    for p in last:
+        waits, ready = {}, 1
+        for s, e in zip(step[off[p]:off[p + 1]], link[off[p]:off[p + 1]]):
+            if s > ready:
+                waits[level(e)] = s - ready
+            ready = s + 1
+        assert waits == {1: 1, 2: 2}
+    valiant, _ = route_view("butterfly:d=6", "permutation:bit-reversal", ["valiant"], "fifo")
+    assert max(max(_queues(valiant, t).values(), default=0) for t in range(valiant["last_step"] + 1)) == 2
