@@ -438,6 +438,11 @@
     const m = /step=(\d+)/.exec(location.hash);
     setStep(m ? +m[1] : 0);
     if (/selftest/.test(location.hash)) {
+      // every step, drawn half-way through its moves as play does, and both selections; then the last step
+      for (let t = 0; t <= LAST; t++) { setStep(t); draw(0.5); }
+      if (P) { selected = { type: "packet", id: 0 }; info(); }
+      if (L) { selected = { type: "link", id: 0 }; info(); }
+      selected = null;
       setStep(LAST);
       $("selftest").textContent = JSON.stringify({ nodes: drawn.nodes, links: drawn.links, packets: P, delivered: state.done, last_step: LAST, errors });
     }
