@@ -176,3 +176,19 @@ def test_the_figures_of_exercise_14():
         assert waits == {1: 1, 2: 2}
     valiant, _ = route_view("butterfly:d=6", "permutation:bit-reversal", ["valiant"], "fifo")
     assert max(max(_queues(valiant, t).values(), default=0) for t in range(valiant["last_step"] + 1)) == 2
+
+
+def test_the_pages_script_stylesheet_and_template_ship_with_the_package():
+    """An installed copy reads them with importlib.resources: they must be package data."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    import universal.reporting.html as html
+
+    repo = Path(__file__).resolve().parents[3]
+    patterns = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "universal.reporting.html"]
+    assets = [p.name for p in Path(html.__file__).parent.iterdir() if p.suffix not in (".py", ".pyc") and p.is_file()]
+    assert {"view.js", "view.css", "template.html"} <= set(assets)
+    assert all(any(fnmatch.fnmatch(a, pat) for pat in patterns) for a in assets)
