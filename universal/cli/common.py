@@ -271,7 +271,14 @@ def plot_path(args: argparse.Namespace) -> Path | None:
 
 def html_path(args: argparse.Namespace) -> Path | None:
     """The ``--html`` file, checked before any work (None without ``--html``): a new name or a view
-    this tool wrote, never a folder, a FIFO, another existing file or an input of the run."""
+    this tool wrote, never a folder, a FIFO, another existing file or an input of the run
+    (:func:`universal.reporting.html.page.check_html_path`).
+
+    Examples
+    --------
+    >>> html_path(argparse.Namespace(html=None)) is None
+    True
+    """
     if getattr(args, "html", None) is None:
         return None
     from universal.reporting.html.page import check_html_path
@@ -280,7 +287,16 @@ def html_path(args: argparse.Namespace) -> Path | None:
 
 
 def wrote_html(path: Path, size: int) -> None:
-    """Tell the user (on stderr) which HTML view was written and how large it is."""
+    """Tell the user (on stderr) which HTML view was written and how large it is.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     wrote_html(Path("v.html"), 44_000)
+    >>> err.getvalue()
+    'html: v.html (43 kB)\\n'
+    """
     print(f"html: {path} ({size / 1024:,.0f} kB)", file=sys.stderr)
 
 

@@ -31,6 +31,14 @@ MAX_HTML_STEPS = 5000
 def check_nodes(num_nodes: int, name: str, hint: str = "a smaller network") -> None:
     """Refuse a network of more than :data:`MAX_NODES` nodes (one clear line).
 
+    Parameters
+    ----------
+    num_nodes : int
+    name : str
+        The network's name, for the message.
+    hint : str
+        What to use instead.
+
     Examples
     --------
     >>> check_nodes(4096, "torus:k=64,n=2")
@@ -44,7 +52,22 @@ def check_nodes(num_nodes: int, name: str, hint: str = "a smaller network") -> N
 
 
 def check_hops(hops: int, what: str, hint: str) -> None:
-    """Refuse a view of more than :data:`MAX_HOPS` packet-hops (one clear line)."""
+    """Refuse a view of more than :data:`MAX_HOPS` packet-hops (one clear line).
+
+    Parameters
+    ----------
+    hops : int
+        Link crossings the view would hold.
+    what, hint : str
+        What has them, and what to change (named in the message).
+
+    Examples
+    --------
+    >>> check_hops(250_000, "this run", "route fewer packets")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: --html holds at most 200,000 packet-hops; this run has 250,000: route fewer packets
+    """
     if hops > MAX_HOPS:
         raise UserError(f"--html holds at most {MAX_HOPS:,} packet-hops; {what} has {hops:,}: {hint}")
 

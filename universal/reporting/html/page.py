@@ -25,6 +25,14 @@ def _asset(name: str) -> str:
 def is_view_file(path: str | Path) -> bool:
     """Whether ``path`` is a regular file whose first line is a view's :data:`MARKER`.
 
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> import tempfile
@@ -63,6 +71,11 @@ def check_html_path(path: str | Path) -> Path:
     --------
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "notes.html").write_text("<html>mine</html>")
+    >>> check_html_path(folder / "notes.html")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: '...notes.html' exists and is not an HTML view written by universal; ...
     >>> check_html_path(folder / "run.html").name
     'run.html'
     >>> check_html_path(folder)  # doctest: +ELLIPSIS
@@ -115,10 +128,24 @@ def render(view: dict) -> str:
 def write_view(path: str | Path, view: dict) -> tuple[Path, int]:
     """Write the page of ``view`` to ``path`` atomically (a temporary file, then a rename).
 
+    Parameters
+    ----------
+    path : str or Path
+        Checked again with :func:`check_html_path` (the CLI checks it before any work).
+    view : dict
+        From :func:`universal.reporting.html.data.batch_view` or ``openloop_view``.
+
     Returns
     -------
     (Path, int)
         The file and its size in bytes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path, size = write_view(Path(tempfile.mkdtemp()) / "v.html", {"title": "t"})
+    >>> is_view_file(path), size == path.stat().st_size
+    (True, True)
     """
     from universal.datafiles import write_atomically
 
