@@ -23,6 +23,8 @@ from universal.networks import Network
 GRID_GAP = 1.6
 #: Bulge of an arc, as a fraction of the straight distance.
 BEND = 0.18
+#: Largest bulge of a grid's arc, in grid units (the distance between neighbours).
+MAX_BULGE = 0.55
 
 
 def node_layout(net: Network, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -96,7 +98,10 @@ def _grid(net: Network, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     dim = np.argmax(diff, axis=1)
     delta = np.abs(coords[edges[:, 0], dim] - coords[edges[:, 1], dim])
     bend = (dim >= 2) | (delta > 1)                   # higher blocks, wrap-around links
-    return xy, np.where(bend, BEND, 0.0)
+    # a long link (the wrap-around of a large torus) bulges by at most MAX_BULGE grid units, so
+    # that it stays beside its row instead of sweeping across the grid
+    length = np.linalg.norm(xy[edges[:, 0]] - xy[edges[:, 1]], axis=1)
+    return xy, np.where(bend, np.minimum(BEND, MAX_BULGE / np.maximum(length, 1e-9)), 0.0)
 
 
 def _force(net: Network, edges: np.ndarray, seed: int) -> np.ndarray:
