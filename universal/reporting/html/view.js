@@ -423,7 +423,10 @@
     const asked = /mode=(\w+)/.exec(location.hash);       // e.g. #mode=paths&step=4
     if (asked && asked[1] in modes) { mode = asked[1]; ms.value = mode; }
     canvas.addEventListener("click", (ev) => { const r = canvas.getBoundingClientRect(); selected = pick(ev.clientX - r.left, ev.clientY - r.top); draw(1); info(); });
+    // a clicked button lets go of the focus, so that space and the arrow keys keep working on the page
+    for (const b of document.querySelectorAll("button")) b.addEventListener("click", () => b.blur());
     document.addEventListener("keydown", (ev) => {
+      if (ev.target.closest && ev.target.closest("button, select, input")) return;   // they handle their own keys
       if (ev.key === "ArrowRight") setStep(step + 1); else if (ev.key === "ArrowLeft") setStep(step - 1);
       else if (ev.key === " ") { ev.preventDefault(); play(); }
     });
