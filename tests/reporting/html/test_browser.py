@@ -42,10 +42,14 @@ def pages(tmp_path_factory):
     chromium()      # skip before computing anything when there is no browser
     folder = tmp_path_factory.mktemp("views")
     made = {}
-    for name, (argv, *_) in RUNS.items():
-        page = folder / f"{name}.html"
-        assert main([*argv, "--html", str(page), "--json"]) == 0
-        made[name] = page
+    here = os.getcwd()
+    os.chdir(folder)            # the page shows its command: a plain file name reads better
+    try:
+        for name, (argv, *_) in RUNS.items():
+            assert main([*argv, "--html", f"{name}.html", "--json"]) == 0
+            made[name] = folder / f"{name}.html"
+    finally:
+        os.chdir(here)
     return made
 
 
@@ -66,8 +70,17 @@ def test_a_screenshot_of_the_page(pages, name, tmp_path):
     folder = Path(os.environ.get("UNIVERSAL_SCREENSHOTS", tmp_path))
     folder.mkdir(parents=True, exist_ok=True)
     data = _data(pages[name])
-    # a step with many packets under way: the busiest of the first half of the run
-    step = max(1, data["last_step"] // 2) if data["kind"] == "batch" else min(60, data["last_step"])
+    # a busy moment: the first step in which the most packets cross a link (batch runs, which
+    # start with every packet waiting) or the most are in the network (open loop)
+    steps = [s for s in data["hops"]["step"] if s >= 0]
+    pk = data["packets"]
+
+    def busy(t: int) -> int:
+        if data["kind"] == "batch":
+            return steps.count(t)
+        return sum(c <= t and not 0 <= d <= t for c, d in zip(pk["created"], pk["delivered"]))
+
+    step = max(range(data["last_step"] + 1), key=lambda t: (busy(t), -t))
     assert screenshot(pages[name], folder / f"{name}.png", step) == []
 
 
