@@ -112,6 +112,14 @@
     const from = Math.max(created[p], 0), to = delivered[p] >= 0 ? delivered[p] - 1 : LAST;
     for (let t = from; t <= to && t <= LAST; t++) inNetwork[t]++;
   }
+  // open loop: mean latency of the packets delivered in each step (null where none is), latency
+  // counted as the study counts it, from the creation step included
+  const latencyBy = new Array(LAST + 1).fill(null);
+  {
+    const sum = new Float64Array(LAST + 1);
+    for (let p = 0; p < P; p++) if (delivered[p] >= 0 && delivered[p] <= LAST) sum[delivered[p]] += delivered[p] - created[p] + 1 - V.start_offset;
+    for (let t = 0; t <= LAST; t++) if (deliveredBy[t] > 0) latencyBy[t] = sum[t] / deliveredBy[t];
+  }
   for (let t = 1; t <= LAST; t++) deliveredBy[t] += deliveredBy[t - 1];
 
   // ---------------------------------------------------------------- geometry
@@ -294,6 +302,7 @@
     c.fillText(opts.xlabel, (L0 + w) / 2, h - 4);
     c.textAlign = "left"; c.fillText(opts.title, L0 + 4, 11);
     for (const m of opts.marks || []) {
+      if (!(m.x >= x0 && m.x <= x1)) continue;          // outside the axis: not drawn
       c.strokeStyle = m.color; c.setLineDash([4, 3]); c.beginPath(); c.moveTo(X(m.x), T0); c.lineTo(X(m.x), h - B0); c.stroke(); c.setLineDash([]);
       const right = X(m.x) > (L0 + w) / 2;
       c.fillStyle = m.color; c.textAlign = right ? "right" : "left"; c.fillText(m.label, X(m.x) + (right ? -3 : 3), T0 + 10);
@@ -321,14 +330,19 @@
       chart($("curve"), [{ x: stepsAxis, y: Array.from(deliveredBy), color: "#2e9e55" }, { x: stepsAxis, y: Array.from(inNetwork), color: PACKET }],
         { title: "delivered (green) and in the network (blue)", xlabel: "step", cursor: step, marks, ymax: P });
     } else {
+      const stops = [{ x: V.create_steps, label: "creation stops", color: "#8a56c2" }];
       chart($("curve"), [{ x: stepsAxis, y: Array.from(inNetwork), color: PACKET }],
-        { title: "packets in the network", xlabel: "step", cursor: step, marks: [{ x: V.create_steps, label: "creation stops", color: "#8a56c2" }] });
+        { title: "packets in the network", xlabel: "step", cursor: step, marks: stops });
+      chart($("latency"), [{ x: stepsAxis, y: Array.from(latencyBy), color: "#c0392b" }],
+        { title: "mean latency of the packets delivered in the step", xlabel: "step", cursor: step, marks: stops });
       const sw = V.sweep;
       if (sw && sw.offered.length) {
+        const theta = V.row.analytic_value;
+        const sat = theta !== undefined && theta !== null ? [{ x: theta, label: "\u0398 (analytic)", color: "#8a56c2" }] : [];
         chart($("sweep1"), [{ x: sw.offered, y: sw.latency, color: "#c0392b", points: true }],
-          { title: "mean latency (steps) against offered load", xlabel: "offered (" + sw.units + ")", cursor: sw.load });
+          { title: "study: mean latency against offered load", xlabel: "offered (" + sw.units + ")", cursor: sw.load, marks: sat });
         chart($("sweep2"), [{ x: sw.offered, y: sw.offered, color: "#c9ced6" }, { x: sw.offered, y: sw.accepted, color: "#2e9e55", points: true }],
-          { title: "accepted against offered (grey: accepted = offered)", xlabel: "offered", cursor: sw.load });
+          { title: "study: accepted \u03b1* against offered (grey: equal)", xlabel: "offered", cursor: sw.load, marks: sat });
       }
     }
   }
@@ -432,7 +446,8 @@
     });
     window.addEventListener("resize", () => { fit(); draw(1); charts(); info(); });
     $("counts").textContent = `${N} nodes, ${L} links (each drawn on the right-hand side of its edge), ${P} packets, ${hopLink.length} packet-hops`;
-    if (V.kind === "batch") for (const c of document.querySelectorAll(".sweep")) c.style.display = "none";
+    document.body.classList.add(V.kind);
+    if (V.kind === "batch") for (const c of document.querySelectorAll(".openloop")) c.style.display = "none";
     for (const c of document.querySelectorAll(V.bufferless ? ".buffered-only" : ".bufferless-only")) c.style.display = "none";
     rowTable(); fit();
     const pk = /packet=(\d+)/.exec(location.hash), ln = /link=(\d+)/.exec(location.hash);   // a selection to start with
