@@ -55,8 +55,9 @@ NON_PREDICTIVE = ("fifo", "farthest-to-go", "nearest-to-go", "longest-in-system"
 #: The protocols that read random ranks: as Q they play with ranks drawn once and fixed.
 RANKED = ("random-rank", "growing-rank")
 
-#: Largest number of packets (2 C 2^D) the adversary builds: D + 1 runs of Q on them.
-MAX_PACKETS = 1 << 21
+#: Largest number of packets (2 C 2^D) the adversary builds: D + 1 runs of Q on them (about a minute
+#: at the limit; 2^20 packets took four minutes and 1.4 GB).
+MAX_PACKETS = 1 << 18
 
 
 @dataclass
@@ -195,7 +196,7 @@ def theorem25_adversary(network: Network, protocol: str, congestion: int, seed: 
     arrivals = np.zeros((n, D + 1), dtype=np.int64)
     for level in range(D):
         if level > 0:
-            arrivals[:, level] = _arrivals(simulate, fixed, network, paths, level, children)[:, level]
+            arrivals[:, level] = _arrivals(simulate, fixed, network, paths, level, children, congestion)[:, level]
         late = _late_half(paths[:, level], arrivals[:, level], congestion)
         kids = children[paths[:, level]]  # the two children, smaller row first
         paths[:, level + 1] = np.where(late, kids[:, 0], kids[:, 1])
@@ -234,14 +235,19 @@ def _late_half(nodes: np.ndarray, arrival: np.ndarray, congestion: int) -> np.nd
 
 
 def _arrivals(simulate, protocol: Protocol, network: Network, paths: np.ndarray, level: int,
-              children: np.ndarray) -> np.ndarray:
-    """Steps at which Q brings every packet to each of its nodes up to ``level``, the paths beyond
-    ``level`` completed arbitrarily (each packet keeps to the larger-row child), which a
-    non-predictive Q cannot notice before the packets get there."""
+              children: np.ndarray, congestion: int) -> np.ndarray:
+    """Steps at which Q brings every packet to each of its nodes up to ``level``.
+
+    The paths beyond ``level`` are completed arbitrarily, which a non-predictive Q cannot notice
+    before the packets get there; the completion splits every node's 2C packets C and C by id,
+    so that links keep C packets and the run stays short.
+    """
     n, width = paths.shape
     full = paths.copy()
+    ids = np.zeros(n, dtype=np.int64)
     for k in range(level, width - 1):
-        full[:, k + 1] = children[full[:, k], 1]
+        late = _late_half(full[:, k], ids, congestion)
+        full[:, k + 1] = np.where(late, children[full[:, k], 0], children[full[:, k], 1])
     result = simulate(_collection(network, full), protocol, np.random.default_rng(0), record_hops=True)
     steps = np.zeros((n, width), dtype=np.int64)
     steps[:, 1:] = result.hop_steps.reshape(n, width - 1)
