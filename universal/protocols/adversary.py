@@ -20,12 +20,12 @@ congestion is C and the dilation D. The paths are fixed one level at a time whil
   higher packet id, which loses every tie of the engine) go to the node's child with the smaller
   row, the C first ones to the other child. The two nodes of a butterfly block share their two
   children, so the smaller-row child receives the late half of both parents: C packets arriving
-  two per step. It forwards one per step, so its out-links finish about C/2 steps later than its
-  parents' did; the other child's finish no later than before.
+  two per step. It forwards one per step, so its out-links start floor(C/2) + 1 steps after its
+  parents' did; the other child's start one step after them.
 * Whether a node's packets are late depends only on the row bits fixed at earlier levels, so the
   two parents of every block are equally late and the delays add up: on the row that always got
-  the late half the last packet arrives after about C + (D - 1)·C/2 steps, i.e. T >= C·(D+1)/2
-  for every greedy Q.
+  the late half the last packet arrives at step (D - 1)(floor(C/2) + 1) + C >= C·(D + 1)/2, for
+  every greedy Q (:func:`forced_steps`; the tests check it exactly).
 
 The paths are fixed lazily, but the finished problem is an ordinary batch problem: running Q on
 it again reproduces the simulated schedule exactly (checked here), and a protocol that draws fresh
@@ -35,7 +35,8 @@ choose the paths after seeing the schedule; against fresh randomness it cannot.
 
 Which protocols qualify: fifo, farthest-to-go, nearest-to-go, longest-in-system (ties to the
 lower packet id), and random-rank and growing-rank with their ranks drawn once from ``seed`` and
-then FIXED (for fixed ranks they are non-predictive, as the survey notes before Theorem 25).
+then FIXED (for fixed ranks they are non-predictive, as the survey notes before Theorem 25); the
+ranks are those ``route --seed SEED`` draws, so route replays Q's run on a saved problem.
 """
 
 from __future__ import annotations
