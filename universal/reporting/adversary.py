@@ -75,7 +75,10 @@ def _seed_range(seeds: list[int]) -> str:
 
 def adversary_json(study: AdversaryStudy, rows: list[AdversaryRow]) -> dict:
     """The ``--json`` object: the study's settings, one row per (D, C, Q), and the growth fits."""
-    fits = {q: {"T": fit_growth(rows, q), "T_fresh": fit_growth(rows, q, fresh=True)}
+    def rounded(fit: dict | None) -> dict | None:
+        return None if fit is None else {term: round(value, 4) + 0.0 for term, value in fit.items()}
+
+    fits = {q: {"T": rounded(fit_growth(rows, q)), "T_fresh": rounded(fit_growth(rows, q, fresh=True))}
             for q in dict.fromkeys(r.protocol for r in rows)}
     return {"study": study.name, "dims": study.dims, "congestions": study.congestions, "protocols": study.protocols,
             "seed": study.seed, "seeds": study.seeds, "rows": [r.to_json() for r in rows], "growth": fits}
