@@ -48,8 +48,8 @@ import numpy as np
 from universal.errors import UserError
 from universal.networks.base import Network
 
-#: Largest network built (links), as for the other generators' limit of memory.
-MAX_LINKS = 50_000_000
+#: Largest network built (links): drawing the random splitters of 8 million links takes about 8 s.
+MAX_LINKS = 20_000_000
 
 
 def allowed_s(s: int) -> bool:
@@ -144,49 +144,44 @@ def _random_biregular(splitters: int, root: int, m: int, q: int, a: int,
     # A random permutation of each graph's output ends: sort by (graph, random key).
     order = np.lexsort((rng.random(len(g)), g))
     right = right_ends[order]
-    _make_simple(g, left, right, per, q, rng)
+    _make_simple(g, left, right, per, m, q, rng)
     base = (g // root) * m
     return base + left, base + (g % root) * q + right
 
 
-def _make_simple(g: np.ndarray, left: np.ndarray, right: np.ndarray, per: int, q: int,
+def _make_simple(g: np.ndarray, left: np.ndarray, right: np.ndarray, per: int, m: int, q: int,
                  rng: np.random.Generator) -> None:
-    """Swap output ends (in place) until no (graph, input, output) repeats.
+    """Swap output ends (in place) until no (graph, input, output) repeats; degrees are unchanged.
 
-    A repeated edge i swaps its output with a random edge j of the same graph when neither new
-    pair exists yet; degrees are unchanged. Repeats are few (about a²/(2q) per input), so this
-    loop over them is short.
+    In rounds: every repeated edge proposes to swap its output with a random edge of its graph;
+    a swap is made when it creates no pair that exists already and no other swap of the round
+    touches either edge. Repeats are few (about a²/(2q) per input), so a few rounds suffice.
+    Edges are stored graph by graph, ``per`` each, so edge ``G * per + x`` is edge x of graph G.
     """
-    keys = (g * per + left) * q + right
-    _, first = np.unique(keys, return_index=True)
-    repeated = np.setdiff1d(np.arange(len(keys)), first)
-    if not len(repeated):
-        return
-    present = set(keys.tolist())
-    counts: dict[int, int] = {}
-    for k in keys.tolist():
-        counts[k] = counts.get(k, 0) + 1
-    for i in repeated.tolist():
-        start = int(g[i]) * per
-        for _ in range(10_000):
-            j = start + int(rng.integers(per))
-            ki, kj = int(keys[i]), int(keys[j])
-            new_i = ki - int(right[i]) + int(right[j])
-            new_j = kj - int(right[j]) + int(right[i])
-            if right[i] == right[j] or new_i in present or new_j in present or counts[kj] > 1:
-                continue
-            for old in (ki, kj):
-                counts[old] -= 1
-                if counts[old] == 0:
-                    present.discard(old)
-            right[i], right[j] = right[j], right[i]
-            keys[i], keys[j] = new_i, new_j
-            for new in (new_i, new_j):
-                counts[new] = counts.get(new, 0) + 1
-                present.add(new)
-            break
-        else:  # pragma: no cover - would need a graph with almost every pair used
-            raise UserError("could not draw a simple random splitter; try another seed")
+    base = g * m + left
+    for _ in range(10_000):
+        keys = base * q + right
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        repeated = order[np.flatnonzero(ordered[1:] == ordered[:-1]) + 1]
+        if not len(repeated):
+            return
+        partner = g[repeated] * per + rng.integers(0, per, len(repeated))
+        new_mine = base[repeated] * q + right[partner]
+        new_theirs = base[partner] * q + right[repeated]
+        ok = (right[repeated] != right[partner]) & ~_present(ordered, new_mine) & ~_present(ordered, new_theirs)
+        ok &= ~np.isin(partner, repeated)
+        chosen = np.flatnonzero(ok)
+        _, first = np.unique(partner[chosen], return_index=True)       # one swap per partner edge
+        a, b = repeated[chosen[first]], partner[chosen[first]]
+        right[a], right[b] = right[b].copy(), right[a].copy()
+    raise UserError("could not draw a simple random splitter; try another seed")  # pragma: no cover
+
+
+def _present(ordered: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which ``keys`` occur in the sorted array ``ordered``."""
+    at = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
+    return ordered[at] == keys
 
 
 # --- the splitter structure: allowed next links -------------------------------------------------
