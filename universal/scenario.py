@@ -47,6 +47,16 @@ Boyd 2003) and compares the named algorithms with the optimal tradeoff curves::
     samples    = 100       # random permutations of the average case
     seed       = 0         # their seed (the held-out sample uses seed + 1)
 
+A scenario with ``kind = "adversary"`` builds Theorem 25's adversary (survey §5) over a grid of
+butterfly dimensions and congestions, its keys those of ``universal adversary``::
+
+    kind       = "adversary"
+    dims       = [4, 6, 8]         # the networks butterfly:d=D
+    congestion = [2, 4, 8]
+    protocols  = ["fifo", "farthest-to-go"]
+    seeds      = 5                  # runs of random rank with fresh ranks (seeds seed+1 onwards)
+    seed       = 0                  # seed of the fixed ranks of random-rank / growing-rank as Q
+
 A ``[sweep]`` table runs the experiment once per cell of a grid; names may hold ``{axis}``
 placeholders (see :mod:`universal.sweep`)::
 
@@ -70,6 +80,7 @@ from universal.errors import UserError
 from universal.design.study import DesignStudy
 from universal.experiment import Experiment, check_seed_count
 from universal.load_analysis import LoadAnalysis
+from universal.protocols.adversary_study import AdversaryStudy
 from universal.sweep import Sweep
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
@@ -77,6 +88,7 @@ KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds"
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "window", "tolerance", "pairs", "jobs"}
+ADVERSARY_KEYS = {"description", "kind", "dims", "congestion", "protocols", "seeds", "seed"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
 
@@ -92,6 +104,7 @@ class Scenario:
     sweep: Sweep | None = None
     openloop: object | None = None          # an OpenLoopStudy (kind = "openloop")
     design: DesignStudy | None = None
+    adversary: AdversaryStudy | None = None
 
 
 def builtin_dir() -> Path:
@@ -197,6 +210,8 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         return _openloop_scenario(data, path)
     if data.get("kind") == "design":
         return _design_scenario(data, path)
+    if data.get("kind") == "adversary":
+        return _adversary_scenario(data, path)
     if "kind" in data:
         return _load_analysis_scenario(data, path)
     unknown = sorted(set(data) - KNOWN_KEYS)
@@ -283,7 +298,8 @@ def _load_analysis_scenario(data: dict, path: Path) -> Scenario:
     (['dor', 'romm'], True)
     """
     if data["kind"] != "load":
-        raise UserError(f"{path}: 'kind' must be \"load\" or \"design\" (or left out for an experiment), "
+        raise UserError(f"{path}: 'kind' must be \"load\", \"openloop\", \"design\" or \"adversary\" (or left out "
+                        f"for an experiment), "
                         f"not {data['kind']!r}")
     unknown = sorted(set(data) - LOAD_KEYS)
     if unknown:
@@ -383,3 +399,36 @@ def _design_scenario(data: dict, path: Path) -> Scenario:
         numbers[key] = value
     study = DesignStudy(data["network"], objectives, paths, name=path.stem, **numbers)
     return Scenario(path.stem, str(data.get("description", "")), None, path, design=study)
+
+
+def _adversary_scenario(data: dict, path: Path) -> Scenario:
+    """A ``kind = "adversary"`` scenario: Theorem 25's adversary over dimensions and congestions.
+
+    Examples
+    --------
+    >>> sc = load_scenario("adversary_growth")
+    >>> sc.adversary.protocols
+    ['fifo', 'farthest-to-go']
+    """
+    unknown = sorted(set(data) - ADVERSARY_KEYS)
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r} for kind = \"adversary\" "
+                        f"(known: {', '.join(sorted(ADVERSARY_KEYS))})")
+    grid = {}
+    for key in ("dims", "congestion"):
+        value = data.get(key)
+        if not isinstance(value, list) or not value or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):
+            raise UserError(f"{path}: '{key}' must be a non-empty list of integers >= 1")
+        grid[key] = value
+    seeds = data.get("seeds", 5)
+    seed = data.get("seed", 0)
+    for key, value, low in (("seeds", seeds, 1), ("seed", seed, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise UserError(f"{path}: '{key}' must be an integer >= {low}")
+    check_seed_count(seeds, str(path))
+    check_seed(seed + seeds, str(path), "seed")
+    study = AdversaryStudy(grid["dims"], grid["congestion"], _string_list(data, "protocols", path),
+                           seeds=list(range(seed + 1, seed + 1 + seeds)), seed=seed, name=path.stem)
+    study.check()
+    return Scenario(path.stem, str(data.get("description", "")), None, path, adversary=study)

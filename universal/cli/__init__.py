@@ -29,6 +29,9 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
         [--injection bernoulli|poisson|on-off] [--units capacity|packets] [--priority age] [--seeds N]
         [--json | --csv] [--plot FILE] [--out FILE] [--resume | --overwrite] [--jobs N]
 
+    python -m universal adversary --network butterfly:d=D --protocol Q --congestion C[,C2...] [--seeds N]
+        [--seed S] [--save FILE] [--json | --csv]
+
     python -m universal --version
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2; a standard output
@@ -62,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "openloop": "openloop",
     "optimum": "optimum",
     "routing-number": "routing_number",
+    "adversary": "adversary",
 }
 
 

@@ -64,6 +64,9 @@ def run(args: argparse.Namespace) -> None:
     if scenario.design is not None:
         _run_design_scenario(scenario.design, args)
         return
+    if scenario.adversary is not None:
+        _run_adversary_scenario(scenario.adversary, args)
+        return
     exp = scenario.experiment
     if args.seeds is not None or args.seed is not None:
         first = args.seed if args.seed is not None else (exp.seeds[0] if exp.seeds else 0)
@@ -235,3 +238,25 @@ def _run_design_scenario(study, args: argparse.Namespace) -> None:
         from universal.reporting.plot_design import plot_study
 
         plotted(plot_study(result, plot))
+
+
+def _run_adversary_scenario(study, args: argparse.Namespace) -> None:
+    """Theorem 25's adversary over a grid (``kind = "adversary"``), as ``universal adversary`` prints it."""
+    if _sweep_options(args):
+        raise UserError(f"scenario {study.name!r} is not a sweep: {', '.join(_sweep_options(args))} "
+                        f"apply to sweeps")
+    if args.seed is not None or args.seeds is not None:
+        from universal.experiment import check_seed_count
+
+        seed = args.seed if args.seed is not None else study.seed
+        count = args.seeds if args.seeds is not None else len(study.seeds)
+        check_seed_count(count, "--seeds")
+        study.seed, study.seeds = seed, list(range(seed + 1, seed + 1 + count))
+    if plot_path(args) is not None:
+        raise UserError(f"scenario {study.name!r} draws no plot (its table and fit lines are the result)")
+    from universal.cli.adversary import emit
+    from universal.protocols.adversary_study import run_adversary_study
+
+    with progress_bar(len(study.cells), study.name, not machine(args)) as bar:
+        rows, _ = run_adversary_study(study, progress=(lambda label: bar.begin(label)) if bar else None)
+    emit(study, rows, args)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from universal.errors import UserError
 from universal.networks.base import Network
+from universal.networks.multibutterfly import multibutterfly
 from universal.networks.generators import (
     butterfly,
     from_networkx,
@@ -40,6 +41,14 @@ def _butterfly(spec: Spec, base_dir: Path | None) -> Network:
 def _wrapped(spec: Spec, base_dir: Path | None) -> Network:
     check_known_params(spec, {"d"})
     return wrapped_butterfly(take_int(spec, "d", low=3, high=24))
+
+
+@NETWORKS.register("multibutterfly", "the s-ary d-dimensional multibutterfly: levels 0..d of sqrt(s)^d rows, "
+                   "random splitters (seed=)")
+def _multibutterfly(spec: Spec, base_dir: Path | None) -> Network:
+    check_known_params(spec, {"s", "d", "seed"})
+    return multibutterfly(take_int(spec, "s", low=4, high=1 << 20), take_int(spec, "d", low=1, high=24),
+                          take_int(spec, "seed", default=0, low=0, high=2**63 - 1))
 
 
 @NETWORKS.register("mesh", "M(k,n): the k-ary n-dimensional mesh")
@@ -118,6 +127,7 @@ __all__ = [
     "from_networkx",
     "hypercube",
     "mesh",
+    "multibutterfly",
     "read_edgelist",
     "resolve_path",
     "torus",

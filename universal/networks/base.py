@@ -56,7 +56,8 @@ class Network:
     name : str
         The registered name with parameters, e.g. ``"butterfly:d=8"``.
     kind : str
-        ``butterfly``, ``wrapped-butterfly``, ``mesh``, ``torus``, ``hypercube`` or ``graph``.
+        ``butterfly``, ``wrapped-butterfly``, ``multibutterfly``, ``mesh``, ``torus``, ``hypercube`` or
+        ``graph``.
     num_nodes : int
         N.
     edges : ndarray of shape (E, 2)
@@ -248,9 +249,10 @@ class Network:
                 s //= k
                 t //= k
             return total
-        if self.kind == "butterfly" and self.levels is not None:
-            # From an input to an output the level path is a shortest path (d hops); other pairs
-            # may need detours, so they fall through to breadth-first search.
+        if self.kind in ("butterfly", "multibutterfly") and self.levels is not None:
+            # From an input to an output the level path is a shortest path (d hops; on a
+            # multibutterfly every input reaches every output, each splitter input having edges
+            # into all its output sets); other pairs may need detours: breadth-first search.
             if np.all(self.levels[sources] == 0) and np.all(self.levels[dests] == self.depth):
                 return np.full(len(sources), self.depth, dtype=np.int64)
         unique = np.unique(sources)

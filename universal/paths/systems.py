@@ -113,6 +113,46 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
     return _collection_from_matrix(network, links, problem.sources, problem.dests, "dimension-order")
 
 
+def multibutterfly_paths(problem: Problem, network: Network, rng: np.random.Generator | None = None) -> PathCollection:
+    """Level paths on a multibutterfly: at every level one of the links into the output set that
+    leads to the destination (the splitter rule's allowed set), the lowest-numbered one
+    (``dimension-order``) or, with ``rng``, a uniformly random one drawn now (``random-splitter``).
+
+    Parameters
+    ----------
+    problem : Problem
+        From inputs to outputs.
+    network : Network
+        A multibutterfly.
+    rng : numpy.random.Generator, optional
+
+    Returns
+    -------
+    PathCollection
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.workloads import build_problem
+    >>> net = build_network("multibutterfly:s=16,d=3")
+    >>> prob = build_problem("permutation:random", net, np.random.default_rng(0))
+    >>> paths = multibutterfly_paths(prob, net, np.random.default_rng(1))
+    >>> paths.dilation, bool(np.all(paths.dests == prob.dests))
+    (3, True)
+
+    References
+    ----------
+    Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §5.1.
+    """
+    from universal.networks.multibutterfly import splitter_paths
+
+    _check_leveled_problem(problem, network)
+    rows = len(network.inputs)
+    links = splitter_paths(network, problem.sources, problem.dests - network.depth * rows, rng)
+    name = "dimension-order" if rng is None else "random-splitter"
+    return _collection_from_matrix(network, links, problem.sources, problem.dests, name)
+
+
 # --- meshes, tori and hypercubes: dimension order ------------------------------------------------
 
 
@@ -167,11 +207,16 @@ def _collection_from_hops(network: Network, sources: np.ndarray, dests: np.ndarr
 
 
 def dimension_order_paths(problem: Problem, network: Network) -> PathCollection:
-    """Dimension-order (e-cube, bit-fixing) paths; the level path on butterflies."""
+    """Dimension-order (e-cube, bit-fixing) paths; the level path on butterflies; on a
+    multibutterfly the level path that fixes one base-√s digit of the row per level, taking the
+    lowest-numbered of the allowed links (:func:`multibutterfly_paths`)."""
     if network.kind in ("butterfly", "wrapped-butterfly"):
         return level_paths(problem, network)
+    if network.kind == "multibutterfly":
+        return multibutterfly_paths(problem, network)
     if network.kind not in ("mesh", "torus", "hypercube"):
-        raise UserError(f"dimension-order routing needs a mesh, torus, hypercube or butterfly, not {network.name}")
+        raise UserError(f"dimension-order routing needs a mesh, torus, hypercube or (multi)butterfly, not "
+                        f"{network.name}")
     hops = _grid_dimension_order_hops(network, problem.sources, problem.dests)
     return _collection_from_hops(network, problem.sources, problem.dests, hops, "dimension-order")
 
@@ -356,7 +401,7 @@ def default_base(network: Network) -> str:
     >>> default_base(build_network("torus:k=4,n=2")), default_base(from_networkx(nx.petersen_graph()))
     ('dimension-order', 'shortest')
     """
-    if network.kind in ("butterfly", "wrapped-butterfly", "mesh", "torus", "hypercube"):
+    if network.kind in ("butterfly", "wrapped-butterfly", "multibutterfly", "mesh", "torus", "hypercube"):
         return "dimension-order"
     return "shortest"
 
@@ -416,12 +461,24 @@ def _dimension_order(spec: Spec, network: Network, base_dir: Path | None) -> Pat
                       deterministic=True)
 
 
+@PATH_SYSTEMS.register("random-splitter", "multibutterfly: at every level a random link into the output set that "
+                       "leads to the destination, drawn at creation")
+def _random_splitter(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+    check_known_params(spec, set())
+    if network.kind != "multibutterfly":
+        raise UserError(f"random-splitter paths need a multibutterfly, not {network.name}")
+    return PathSystem("random-splitter", lambda prob, net, rng: multibutterfly_paths(prob, net, rng))
+
+
 @PATH_SYSTEMS.register("valiant", "Valiant's trick: via a random intermediate (valiant:base=NAME)")
 def _valiant(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
     check_known_params(spec, {"base"})
     base_name = spec.params.get("base", default_base(network))
     if parse_spec(base_name).name == "valiant":
         raise UserError("valiant:base= cannot itself be valiant")
+    if network.kind == "multibutterfly":
+        raise UserError("valiant is not provided on a multibutterfly (its second pass would need a second "
+                        "multibutterfly behind the first); use random-splitter paths")
     base = build_path_system(base_name, network, base_dir)
     caption = ""
     if network.kind == "butterfly" and base.name in ("dimension-order", "shortest", "random-shortest"):

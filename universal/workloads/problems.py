@@ -79,8 +79,9 @@ def _grid_shape(network: Network, what: str) -> tuple[int, int]:
 
 
 def _is_bit_strings(network: Network) -> bool:
-    # Butterfly rows and hypercube addresses are d-bit strings.
-    return network.kind in ("butterfly", "wrapped-butterfly", "hypercube")
+    # Butterfly rows and hypercube addresses are d-bit strings; a multibutterfly's rows are when
+    # their number, sqrt(s)^d, is a power of two (the patterns check that).
+    return network.kind in ("butterfly", "wrapped-butterfly", "multibutterfly", "hypercube")
 
 
 def _perm_random(network: Network, m: int, rng: np.random.Generator) -> np.ndarray:
