@@ -32,7 +32,8 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
     python -m universal --version
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2; a standard output
-that cannot be written (a full disk) is one ``error:`` line and status 1; Ctrl-C is one line,
+that cannot be written (a full disk) is one ``error:`` line and status 1 (a closed one, ``>&-``, is refused so before any work); a reader
+that goes away (``| head``) ends the run quietly with status 141 (128 + SIGPIPE); Ctrl-C is one line,
 ``interrupted``, and status 130 (SIGTERM: ``terminated``, 143), with every temporary file removed.
 """
 
@@ -41,6 +42,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import io
 import os
 import sys
 from typing import Sequence
@@ -112,8 +114,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None) -> int:
     try:
+        _check_stdout_open()  # every command's answer goes there: refuse before any work
         install_ascii_fallback()  # an ASCII-only stdout gets Cbar for C-bar instead of a traceback
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit:  # --help or --version printed its text and asks to leave, as argparse does
+            sys.stdout.flush()  # ... once the text is out: a full disk is reported below instead
+            raise
         args.argv = argv                      # recorded in JSON outputs and results files
         args.run(args)
         sys.stdout.flush()  # a full disk is reported here, not as a traceback at exit
@@ -124,9 +131,10 @@ def _run(argv: Sequence[str] | None) -> int:
         print("terminated" if isinstance(exc, Terminated) else "interrupted", file=sys.stderr)
         return 143 if isinstance(exc, Terminated) else 130
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`); stop quietly, as Unix tools do.
+        # The reader went away (e.g. `| head`): stop quietly, with the status a shell reports for a
+        # Unix tool that a closed pipe stopped (128 + SIGPIPE), so that `set -o pipefail` sees it.
         _discard_stdout()
-        return 0
+        return BROKEN_PIPE
     except OSError as exc:
         if not _stdout_failed(exc):
             raise
@@ -134,6 +142,27 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"error: cannot write to standard output: {exc.strerror}", file=sys.stderr)
         return 1
     return 0
+
+
+#: Exit status after the reader of standard output went away: 128 + SIGPIPE (13), as a shell
+#: reports ``yes | head -1``.
+BROKEN_PIPE = 141
+
+
+def _check_stdout_open() -> None:
+    """Refuse to start when standard output is closed (``>&-``): Python then has no ``sys.stdout``
+    and every answer would be lost. Raised as an OSError with no file name, so it becomes the
+    usual one line about standard output and status 1."""
+    stream = sys.stdout
+    try:
+        if stream is None:
+            raise OSError(errno.EBADF, "it is closed")
+        os.fstat(stream.fileno())
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return  # not a real file (a test's capture): nothing to check
+    except OSError as exc:
+        sys.stdout = open(os.devnull, "w")  # nothing will be written; keep print() and the exit quiet
+        raise OSError(errno.EBADF, "it is closed" if exc.errno == errno.EBADF else exc.strerror) from None
 
 
 def _stdout_failed(exc: OSError) -> bool:
