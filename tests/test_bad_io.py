@@ -109,3 +109,76 @@ def test_a_closed_pipe_ends_quietly_with_the_status_of_sigpipe(folder):
         os.close(write_end)
     for process in processes.values():
         assert_one_line(process, 141)
+
+
+# --------------------------------------------------------------------------- Dask schedulers
+
+SWEEP = ('network = "hypercube:d={d}"\nproblem = "permutation:random"\npaths = "dimension-order"\n'
+         'protocols = "fifo"\nseeds = 1\n[sweep]\nd = [2, 3]\n')
+
+
+def serve(answer: bytes | None, after_request: bool = False) -> tuple[str, socket.socket]:
+    """A TCP server in a thread that accepts every connection and then says nothing (``answer``
+    None) or sends ``answer``, at once or after reading the client's first bytes."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def loop() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return  # the test closed the server
+            held.append(conn)
+            try:
+                if after_request:
+                    conn.recv(65536)
+                if answer is not None:
+                    conn.sendall(answer)
+            except OSError:
+                pass
+
+    threading.Thread(target=loop, daemon=True).start()
+    return f"tcp://127.0.0.1:{server.getsockname()[1]}", server
+
+
+HTTP = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\nhello"
+
+
+@pytest.mark.parametrize("answer, after_request", [(None, False), (HTTP, False), (HTTP, True), (b"x", False)],
+                         ids=["silent", "web server", "web server after a request", "one byte"])
+def test_a_scheduler_that_does_not_answer_like_dask_is_one_line_within_the_timeout(
+        tmp_path, capsys, monkeypatch, answer, after_request):
+    pytest.importorskip("distributed")
+    import universal.executors
+
+    monkeypatch.setattr(universal.executors, "CONNECT_TIMEOUT", 1)
+    (tmp_path / "sw.toml").write_text(SWEEP)
+    address, server = serve(answer, after_request)
+    began = time.monotonic()
+    try:
+        line = assert_refused(["scenario", "sw.toml", "--executor", "dask", "--scheduler", address], tmp_path, capsys)
+    finally:
+        server.close()
+    assert time.monotonic() - began < 5  # the 1 s deadline, Dask's import and the parsing
+    assert address in line and ("no Dask handshake" in line or "not as a Dask scheduler" in line), line
+
+
+@pytest.mark.parametrize("address, fragment", [
+    ("", "address is empty"),
+    ("   ", "address is empty"),
+    ("tls://127.0.0.1:8786", "tls:// is not supported"),
+    ("ucx://127.0.0.1:8786", "ucx:// is not supported"),
+    ("tcp://127.0.0.1", "a host and a port"),
+    ("tcp://127.0.0.1:65536", "a host and a port"),
+    ("tcp://:8786", "a host and a port"),
+    ("localhost:8786", "should look like tcp://HOST:8786"),
+])
+def test_a_scheduler_address_that_cannot_work_is_refused_before_anything_starts(tmp_path, capsys, address,
+                                                                                fragment):
+    (tmp_path / "sw.toml").write_text(SWEEP)
+    began = time.monotonic()
+    line = assert_refused(["scenario", "sw.toml", "--executor", "dask", "--scheduler", address], tmp_path, capsys)
+    assert time.monotonic() - began < 2 and fragment in line, line
+    if address.startswith(("tls", "ucx")):
+        assert "give tcp://HOST:PORT" in line  # names the scheme that works
