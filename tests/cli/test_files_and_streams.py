@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -160,8 +161,20 @@ def test_a_fifo_is_written_as_a_stream_and_stays_a_fifo(sweep_folder, capsys):
     received = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
     reader.start()
-    assert main(["worstcase", "--network", "torus:k=3,n=2", "--routing", "dor",
-                 "--permutation-file", str(fifo), "--json"]) == 0
+    # The reader must be there when the command starts (a FIFO without one is refused): wait until
+    # its open() is under way, and hold a write end until the command is done, so that the reader
+    # sees the end of the stream only then.
+    while True:
+        try:
+            holder = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            time.sleep(0.01)
+    try:
+        assert main(["worstcase", "--network", "torus:k=3,n=2", "--routing", "dor",
+                     "--permutation-file", str(fifo), "--json"]) == 0
+    finally:
+        os.close(holder)
     reader.join(timeout=30)
     assert received and received[0].startswith("# worst-case permutation of dor")
     assert stat.S_ISFIFO(fifo.lstat().st_mode)

@@ -48,7 +48,7 @@ import sys
 from typing import Sequence
 
 from universal.cli.common import Parser
-from universal.datafiles import forget_inputs
+from universal.datafiles import forget_inputs, release_streams
 from universal.errors import UserError
 from universal.interrupts import Terminated, install_stop_handlers, restore_handlers
 from universal.ascii import install_ascii_fallback
@@ -109,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(argv)
     finally:
         forget_inputs()
+        release_streams()
         restore_handlers(previous)
 
 

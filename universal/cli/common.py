@@ -346,7 +346,7 @@ def output_file(what: str):
     return parse
 
 
-def writable(path: str | None, what: str) -> Path | None:
+def writable(path: str | None, what: str, streams: bool = True) -> Path | None:
     """``path`` checked for writing before any work (None stays None); see
     :func:`universal.datafiles.check_writable`.
 
@@ -359,7 +359,7 @@ def writable(path: str | None, what: str) -> Path | None:
         return None
     from universal.datafiles import check_writable
 
-    return check_writable(path, what)
+    return check_writable(path, what, streams=streams)
 
 
 def analysis_arguments(parser: argparse.ArgumentParser) -> None:

@@ -95,7 +95,8 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
     from universal.datafiles import protect_inputs
 
     protect_inputs(sweep.inputs())  # the files the cells name, placeholders filled in
-    out = writable(args.out if args.out is not None else f"{sweep.name}.results.jsonl", "results file")
+    out = writable(args.out if args.out is not None else f"{sweep.name}.results.jsonl", "results file",
+                   streams=False)
     if args.resume and args.overwrite:
         raise UserError("--resume continues the results file and --overwrite replaces it: give one of them")
     plot_path(args)
