@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_bad_inputs import assert_refused, snapshot
+from tests.test_bad_inputs import assert_refused
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -182,3 +182,221 @@ def test_a_scheduler_address_that_cannot_work_is_refused_before_anything_starts(
     assert time.monotonic() - began < 2 and fragment in line, line
     if address.startswith(("tls", "ucx")):
         assert "give tcp://HOST:PORT" in line  # names the scheme that works
+
+
+# --------------------------------------------------------------------------- output files
+
+#: Every option that names an output file, with a command that would write it (``X`` is the file).
+OUTPUTS = {
+    "design --save": ["design", "--network", "torus:k=3,n=2", "--save", "X"],
+    "design --plot": ["design", "--network", "torus:k=3,n=2", "--tradeoff", "2", "--plot", "X"],
+    "route --plot": ["route", "--network", "hypercube:d=3", "--problem", "permutation:random", "--plot", "X"],
+    "route --links": ["route", "--network", "hypercube:d=3", "--problem", "permutation:random", "--analyze",
+                      "--links", "X"],
+    "load --plot": ["load", "--network", "torus:k=4,n=2", "--plot", "X"],
+    "load --links": ["load", "--network", "torus:k=4,n=2", "--links", "X"],
+    "worstcase --permutation-file": ["worstcase", "--network", "torus:k=3,n=2", "--routing", "dor",
+                                     "--permutation-file", "X"],
+    "worstcase --plot": ["worstcase", "--network", "torus:k=3,n=2", "--routing", "dor", "--plot", "X"],
+    "openloop --out": ["openloop", "--network", "torus:k=4,n=2", "--routing", "dor", "--traffic", "uniform",
+                       "--loads", "0.2", "--out", "X"],
+    "openloop --plot": ["openloop", "--network", "torus:k=4,n=2", "--routing", "dor", "--traffic", "uniform",
+                        "--loads", "0.2", "--plot", "X"],
+    "scenario --out": ["scenario", "sw.toml", "--out", "X"],
+    "scenario --plot": ["scenario", "sw.toml", "--plot", "X"],
+}
+
+
+def make_entry(path: Path, kind: str) -> socket.socket | None:
+    """A FIFO (no process reads it), a folder or a listening Unix socket at ``path``."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        return server
+    return None
+
+
+def kind_of(path: Path) -> str:
+    mode = os.lstat(path).st_mode
+    return "fifo" if stat.S_ISFIFO(mode) else "folder" if stat.S_ISDIR(mode) else "socket" \
+        if stat.S_ISSOCK(mode) else "other"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "socket"])
+@pytest.mark.parametrize("option", OUTPUTS)
+def test_an_output_that_is_no_file_to_write_is_refused_at_once(tmp_path, capsys, option, kind):
+    """A FIFO that no process reads (it was read first, or waited on forever), a folder or a
+    socket, named by any output option: one line within 2 s, and the entry stays what it was."""
+    (tmp_path / "sw.toml").write_text(SWEEP)
+    target = tmp_path / "out.svg"  # a plot suffix, so that only the kind of entry is wrong
+    server = make_entry(target, kind)
+    argv = [str(target) if a == "X" else a for a in OUTPUTS[option]]
+    began = time.monotonic()
+    try:
+        line = assert_refused(argv, tmp_path, capsys)
+    finally:
+        if server is not None:
+            server.close()
+    assert time.monotonic() - began < 2, line
+    assert kind_of(target) == kind
+    if kind == "fifo" and "--out" not in option:
+        assert "no process is reading it" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.svg", "sw.toml"]
+
+
+def test_a_fifo_with_a_reader_receives_the_saved_routing_as_a_stream(tmp_path, capsys):
+    """The FIFO case of ``design --save`` that works: the reader gets the routing; nothing is read."""
+    import json
+
+    from universal.cli import main
+
+    fifo = tmp_path / "r.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    while True:  # the reader's open() is under way once a non-blocking write end opens
+        try:
+            holder = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            time.sleep(0.01)
+    try:
+        assert main(["design", "--network", "torus:k=3,n=2", "--save", str(fifo), "--json"]) == 0
+    finally:
+        os.close(holder)
+    reader.join(timeout=30)
+    assert json.loads(received[0])["network"] == "torus:k=3,n=2"
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+# --------------------------------------------------------------------------- lp:file= in scenarios
+
+def scenario_kinds(routing: str) -> dict[str, str]:
+    """A load, an open-loop and an experiment scenario routing with ``routing`` (and dor)."""
+    return {
+        "load": f'kind = "load"\nnetwork = "torus:k=4,n=2"\nrouting = ["dor", "{routing}"]\ntraffic = ["tornado"]\n',
+        "openloop": (f'kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = ["dor", "{routing}"]\n'
+                     f'traffic = ["tornado"]\nloads = [0.2]\nwindow = 200\n'),
+        "experiment": (f'network = "torus:k=4,n=2"\nproblem = "permutation:tornado"\npaths = ["dor", "{routing}"]\n'
+                       f'protocols = "fifo"\n'),
+    }
+
+
+def numbers(data: dict) -> list:
+    """The rows of a JSON answer without the names (which spell the routing file as given)."""
+    rows = data.get("rows") or data.get("runs") or []
+    return [[v for k, v in sorted(r.items()) if isinstance(v, (int, float)) and k != "seconds"] for r in rows]
+
+
+@pytest.mark.parametrize("kind", ["load", "openloop", "experiment"])
+def test_lp_file_in_a_scenario_is_read_next_to_the_scenario(tmp_path, capsys, monkeypatch, kind):
+    """``lp:file=opt.routing`` in studies/s.toml reads studies/opt.routing wherever the command runs
+    (README: relative names in a scenario resolve against its folder); the rows are those of the
+    same scenario naming the file by its absolute path."""
+    import json
+
+    from universal.cli import main
+
+    studies = tmp_path / "studies"
+    studies.mkdir()
+    assert main(["design", "--network", "torus:k=4,n=2", "--save", str(studies / "opt.routing"), "--json"]) == 0
+    (studies / "rel.toml").write_text(scenario_kinds("lp:file=opt.routing")[kind])
+    (studies / "abs.toml").write_text(scenario_kinds(f"lp:file={studies / 'opt.routing'}")[kind])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["scenario", str(studies / "rel.toml"), "--json"]) == 0, capsys.readouterr().err
+    relative = json.loads(capsys.readouterr().out)
+    assert main(["scenario", str(studies / "abs.toml"), "--json"]) == 0
+    absolute = json.loads(capsys.readouterr().out)
+    assert numbers(relative) and numbers(relative) == numbers(absolute)
+    assert list(elsewhere.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- repeated loads
+
+@pytest.mark.parametrize("loads", ["0.2,0.2", "0.2,0.3,0.20"])
+def test_a_load_listed_twice_is_refused_before_the_results_file(tmp_path, capsys, loads):
+    began = time.monotonic()
+    line = assert_refused(["openloop", "--network", "torus:k=4,n=2", "--routing", "dor", "--traffic", "uniform",
+                           "--loads", loads, "--out", "r.jsonl"], tmp_path, capsys)
+    assert time.monotonic() - began < 2 and "0.2 is listed twice" in line
+    (tmp_path / "dup.toml").write_text('kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = ["dor"]\n'
+                                       f'traffic = ["uniform"]\nloads = [{loads}]\n')
+    assert "0.2 is listed twice" in assert_refused(["scenario", "dup.toml"], tmp_path, capsys)
+
+
+def test_the_api_refuses_repeated_loads_too_and_distinct_ones_resume(tmp_path):
+    from universal.errors import UserError
+    from universal.openloop.study import OpenLoopStudy, run_study
+
+    with pytest.raises(UserError, match="listed twice"):
+        run_study(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.2, 0.2], window=100),
+                  results_file=tmp_path / "r.jsonl")
+    assert list(tmp_path.iterdir()) == []
+    study = OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.2, 0.3], window=100)
+    first = run_study(study, results_file=tmp_path / "r.jsonl")
+    again = run_study(study, results_file=tmp_path / "r.jsonl", resume=True)  # its own file is accepted
+    assert again.rows == first.rows
+
+
+# --------------------------------------------------------------------------- signals during a HiGHS solve
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def session_alive(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (zombies are dead)."""
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getsid(int(entry)) == sid and Path(f"/proc/{entry}/stat").read_text().split()[2] != "Z":
+                    alive.append(int(entry))
+            except OSError:
+                pass
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("signum, to_group, status, line", [
+    (signal.SIGINT, True, 130, "interrupted"),      # Ctrl-C: the terminal signals the whole group
+    (signal.SIGTERM, False, 143, "terminated"),     # kill PID: the main process only
+])
+def test_a_signal_during_a_long_lp_solve_ends_the_run_within_seconds(tmp_path, signum, to_group, status, line):
+    """The worst-case LP of the 12-ary 2-cube takes HiGHS tens of seconds here, during which it does
+    not return to Python; the signal is sent once the solve has begun (its solver process exists)
+    and must end the run within 3 s, with one line and no process left behind."""
+    process = subprocess.Popen([sys.executable, "-m", "universal", "design", "--network", "torus:k=12,n=2"],
+                               cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not children(process.pid):
+            assert process.poll() is None and time.monotonic() < deadline, \
+                "no solver process appeared: the LP is solved where a signal cannot stop it"
+            time.sleep(0.02)
+        time.sleep(0.5)  # well inside the solve
+        assert process.poll() is None, "the solve ended already: the test needs a longer LP"
+        (os.killpg if to_group else os.kill)(process.pid, signum)
+        sent = time.monotonic()
+        _, err = process.communicate(timeout=30)
+        assert time.monotonic() - sent < 3
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == status and err == line + "\n", (process.returncode, err)
+    deadline = time.monotonic() + 3
+    while session_alive(process.pid):  # the solver process went with it
+        assert time.monotonic() < deadline, session_alive(process.pid)
+        time.sleep(0.05)
