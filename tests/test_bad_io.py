@@ -400,3 +400,20 @@ def test_a_signal_during_a_long_lp_solve_ends_the_run_within_seconds(tmp_path, s
     while session_alive(process.pid):  # the solver process went with it
         assert time.monotonic() < deadline, session_alive(process.pid)
         time.sleep(0.05)
+
+
+def _worst_case_cost(k: int) -> float:
+    from universal.design.lp import solve_design
+    from universal.paths.torus.geometry import Torus
+
+    return solve_design(Torus(k, 2), "worst-case").cost
+
+
+def test_an_lp_inside_a_worker_process_is_solved_there(monkeypatch):
+    """Sweep and Dask workers are daemonic processes, which may not start children: a designed
+    routing needed by a cell (2turn on a large torus) is solved in the worker itself."""
+    import universal.design.lp as lp
+    from universal.workers import run_in_processes
+
+    monkeypatch.setattr(lp, "IN_PROCESS_NONZEROS", 0)  # every LP would go to a child process
+    assert list(run_in_processes(_worst_case_cost, [(4,)], jobs=1)) == [_worst_case_cost(4)] == [1.0]

@@ -231,8 +231,11 @@ def _solve_in_child(args: tuple):
 
 
 def _can_fork() -> bool:
+    """Whether a child process can be forked here: not on systems without fork, and not inside a
+    worker process of a sweep or a Dask cluster (daemonic processes may not have children; their
+    parent stops them, solve included)."""
     import multiprocessing
-    return "fork" in multiprocessing.get_all_start_methods()
+    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
 
 
 def _solve(c, A_ub, b_ub, A_eq, b_eq, bounds, method: str):
