@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_bad_inputs import assert_refused
+from tests.cli.test_files_and_streams import fifo_reader
+from tests.test_interrupts import session_members
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -256,20 +258,8 @@ def test_a_fifo_with_a_reader_receives_the_saved_routing_as_a_stream(tmp_path, c
 
     fifo = tmp_path / "r.fifo"
     os.mkfifo(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
-    reader.start()
-    while True:  # the reader's open() is under way once a non-blocking write end opens
-        try:
-            holder = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError:
-            time.sleep(0.01)
-    try:
+    with fifo_reader(fifo) as received:
         assert main(["design", "--network", "torus:k=3,n=2", "--save", str(fifo), "--json"]) == 0
-    finally:
-        os.close(holder)
-    reader.join(timeout=30)
     assert json.loads(received[0])["network"] == "torus:k=3,n=2"
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
 
@@ -355,19 +345,6 @@ def children(pid: int) -> list[int]:
         return []
 
 
-def session_alive(sid: int) -> list[int]:
-    """Live processes of session ``sid`` (zombies are dead)."""
-    alive = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.getsid(int(entry)) == sid and Path(f"/proc/{entry}/stat").read_text().split()[2] != "Z":
-                    alive.append(int(entry))
-            except OSError:
-                pass
-    return alive
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("signum, to_group, status, line", [
     (signal.SIGINT, True, 130, "interrupted"),      # Ctrl-C: the terminal signals the whole group
@@ -397,8 +374,8 @@ def test_a_signal_during_a_long_lp_solve_ends_the_run_within_seconds(tmp_path, s
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == status and err == line + "\n", (process.returncode, err)
     deadline = time.monotonic() + 3
-    while session_alive(process.pid):  # the solver process went with it
-        assert time.monotonic() < deadline, session_alive(process.pid)
+    while session_members(process.pid):  # the solver process went with it
+        assert time.monotonic() < deadline, session_members(process.pid)
         time.sleep(0.05)
 
 

@@ -32,9 +32,10 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
     python -m universal --version
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2; a standard output
-that cannot be written (a full disk) is one ``error:`` line and status 1 (a closed one, ``>&-``, is refused so before any work); a reader
-that goes away (``| head``) ends the run quietly with status 141 (128 + SIGPIPE); Ctrl-C is one line,
-``interrupted``, and status 130 (SIGTERM: ``terminated``, 143), with every temporary file removed.
+that cannot be written (a full disk) is one ``error:`` line and status 1 (a closed one, ``>&-``,
+is refused so before any work); a reader that goes away (``| head``) ends the run quietly with
+status 141 (128 + SIGPIPE); Ctrl-C is one line, ``interrupted``, and status 130 (SIGTERM:
+``terminated``, 143), with every temporary file removed.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 1 standard output could not be written, 2 user
-    error, 130 interrupted by Ctrl-C, 143 by SIGTERM).
+    error, 130 interrupted by Ctrl-C, 141 the reader of standard output went away, 143 SIGTERM).
 
     Examples
     --------
