@@ -309,17 +309,34 @@ def test_lp_file_in_a_scenario_is_read_next_to_the_scenario(tmp_path, capsys, mo
     assert list(elsewhere.iterdir()) == []
 
 
-# --------------------------------------------------------------------------- repeated loads
+# --------------------------------------------------------------------------- values that name the same cell twice
 
-@pytest.mark.parametrize("loads", ["0.2,0.2", "0.2,0.3,0.20"])
-def test_a_load_listed_twice_is_refused_before_the_results_file(tmp_path, capsys, loads):
+OPENLOOP = ["openloop", "--network", "torus:k=4,n=2", "--routing", "dor", "--traffic", "uniform", "--loads", "0.2"]
+
+
+def replaced(argv: list[str], option: str, value: str) -> list[str]:
+    return [value if argv[i - 1] == option else a for i, a in enumerate(argv)]
+
+
+@pytest.mark.parametrize("argv, files, fragment", [
+    (replaced(OPENLOOP, "--loads", "0.2,0.2"), {}, "offered load 0.2 is listed twice"),
+    (replaced(OPENLOOP, "--loads", "0.2,0.3,0.20"), {}, "offered load 0.2 is listed twice"),
+    (replaced(OPENLOOP, "--routing", "dor,val,dor"), {}, "routing 'dor' is listed twice"),
+    (replaced(OPENLOOP, "--traffic", "uniform,uniform"), {}, "traffic 'uniform' is listed twice"),
+    (["scenario", "ol.toml"], {"ol.toml": 'kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = ["dor"]\n'
+                                          'traffic = ["uniform"]\nloads = [0.2, 0.2]\n'},
+     "offered load 0.2 is listed twice"),
+    (["scenario", "sw.toml"], {"sw.toml": SWEEP.replace("d = [2, 3]", "d = [2, 3, 2]")},
+     "sweep axis 'd' lists 2 twice"),
+], ids=["loads", "loads written differently", "routings", "traffics", "scenario loads", "sweep axis"])
+def test_a_value_listed_twice_is_refused_before_the_results_file(tmp_path, capsys, argv, files, fragment):
+    """The same cell twice went into the results file twice, and --resume then refused the file."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    out = ["--out", "r.jsonl"] if argv[0] == "openloop" else []
     began = time.monotonic()
-    line = assert_refused(["openloop", "--network", "torus:k=4,n=2", "--routing", "dor", "--traffic", "uniform",
-                           "--loads", loads, "--out", "r.jsonl"], tmp_path, capsys)
-    assert time.monotonic() - began < 2 and "0.2 is listed twice" in line
-    (tmp_path / "dup.toml").write_text('kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = ["dor"]\n'
-                                       f'traffic = ["uniform"]\nloads = [{loads}]\n')
-    assert "0.2 is listed twice" in assert_refused(["scenario", "dup.toml"], tmp_path, capsys)
+    line = assert_refused(argv + out, tmp_path, capsys)
+    assert time.monotonic() - began < 2 and fragment in line, line
 
 
 def test_the_api_refuses_repeated_loads_too_and_distinct_ones_resume(tmp_path):

@@ -180,12 +180,16 @@ def check_distinct_loads(loads) -> None:
     ...
     universal.errors.UserError: offered load 0.2 is listed twice (each load is one cell of the results); give it once
     """
+    _check_distinct(loads, lambda load: f"offered load {load:g}", "each load is one cell of the results")
+
+
+def _check_distinct(values, name, why: str = "each one makes its own cells of the results") -> None:
+    """Refuse a value listed twice, named by ``name(value)``."""
     seen = set()
-    for load in loads:
-        if load in seen:
-            raise UserError(f"offered load {load:g} is listed twice (each load is one cell of the results); "
-                            f"give it once")
-        seen.add(load)
+    for value in values:
+        if value in seen:
+            raise UserError(f"{name(value)} is listed twice ({why}); give it once")
+        seen.add(value)
 
 
 
@@ -198,6 +202,8 @@ def _build(study) -> Prepared:
         raise UserError("give offered loads (--loads a:b:step) or ask for --saturation, one of the two")
     if study.loads is not None:
         check_distinct_loads(study.loads)
+    _check_distinct(study.routings, lambda r: f"routing {r!r}")   # each names cells of the results file
+    _check_distinct(study.traffics, lambda t: f"traffic {t!r}")
     from universal.load_analysis import _resolve_traffic
     from universal.registry import with_file_resolved
 
