@@ -100,7 +100,8 @@ def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO
     would get; on any failure, Ctrl-C included, the temporary file is removed and ``path`` is left
     as it was. A symbolic link is followed: its target is written that way (the temporary file in
     the target's folder) and the link stays a link. A FIFO or a character device (``/dev/null``,
-    ``/dev/stdout``) is written directly, as a stream, and stays what it was; any other kind of
+    ``/dev/stdout``) is written directly, as a stream, and stays what it was (a FIFO only while
+    a process reads it: one without a reader is refused, never waited on); any other kind of
     entry (a folder, a socket, a block device) is refused.
 
     Parameters
@@ -170,9 +171,16 @@ def _put(handle: BinaryIO, content: str | bytes | Callable[[BinaryIO], None]) ->
 
 
 def _write_stream(path: Path, content: str | bytes | Callable[[BinaryIO], None]) -> Path:
-    """Write to a FIFO or character device as it is: opened for writing, never created or replaced."""
+    """Write to a FIFO or character device as it is: opened for writing, never created or replaced.
+    A FIFO is written through the descriptor :func:`check_writable` opened, or opened now; either
+    way only if a process reads it (:func:`_open_fifo`)."""
     try:
-        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            fd = _STREAMS.pop(os.path.realpath(path), None)
+            fd = _open_fifo(path, "") if fd is None else fd
+            os.set_blocking(fd, True)  # opened without blocking; the reader sets the pace from here on
+        else:
+            fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
         with os.fdopen(fd, "wb") as handle:
             _put(handle, content)
     except BrokenPipeError:
@@ -180,6 +188,42 @@ def _write_stream(path: Path, content: str | bytes | Callable[[BinaryIO], None])
     except OSError as exc:
         raise UserError(f"cannot write {str(path)!r}: {exc.strerror}") from None
     return path
+
+
+#: FIFOs that :func:`check_writable` opened for writing (a reader was there), by real path, until
+#: :func:`write_atomically` writes them or :func:`release_streams` closes them.
+_STREAMS: dict[str, int] = {}
+
+
+def _open_fifo(path: Path, what: str) -> int:
+    """A descriptor writing to the FIFO ``path``, opened without blocking: a FIFO that no process
+    reads is refused at once, where a plain ``open`` would wait for a reader forever."""
+    key = os.path.realpath(path)
+    if key in _STREAMS:
+        return _STREAMS[key]
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        reason = ("no process is reading it (start the reader first, e.g. cat FIFO &)"
+                  if exc.errno == errno.ENXIO else exc.strerror)
+        raise UserError(f"cannot write {what}{str(path)!r}: {reason}") from None
+    return fd
+
+
+def release_streams() -> None:
+    """Close the FIFOs :func:`check_writable` opened and nothing wrote (the run ended early): their
+    readers see the end of the stream.
+
+    Examples
+    --------
+    >>> release_streams()
+    """
+    while _STREAMS:
+        _, fd = _STREAMS.popitem()
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def output_kind(path: str | Path) -> str:
@@ -262,14 +306,16 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def check_writable(path: str | Path, what: str, inputs: Iterable[str | Path] = ()) -> Path:
+def check_writable(path: str | Path, what: str, inputs: Iterable[str | Path] = (), streams: bool = True) -> Path:
     """Check, before any work, that ``what`` could be written at ``path`` without replacing what
     it must not: refuse an input of the run and anything :func:`output_kind` refuses.
 
     For a regular file or a new name, a probe file is created in the folder that will receive the
     temporary file (the link target's folder for a link) and removed at once: the only test that
     also holds for read-only mounts and for the superuser, whom permission bits do not stop. A
-    FIFO or character device needs no probe: it is written in place.
+    FIFO or character device needs no probe: it is written in place. A FIFO is opened for
+    writing here, without blocking, and kept open until it is written: one that no process reads
+    is refused now rather than waited on after the work.
 
     Parameters
     ----------
@@ -278,6 +324,9 @@ def check_writable(path: str | Path, what: str, inputs: Iterable[str | Path] = (
         What will be written, for the error message (``"plot"``, ``"results file"``).
     inputs : iterable of str or Path
         Files the run reads, besides those declared with :func:`protect_inputs`.
+    streams : bool
+        Whether a FIFO or character device will do (False for a file that is read back later,
+        such as a results file).
 
     Returns
     -------
@@ -288,7 +337,8 @@ def check_writable(path: str | Path, what: str, inputs: Iterable[str | Path] = (
     ------
     UserError
         If ``path`` is empty, an input of the run (after resolving links), a folder, a socket, a
-        block device, too long a name, or its folder is missing or cannot be written.
+        block device, a FIFO that no process reads, too long a name, or its folder is missing or
+        cannot be written.
 
     Examples
     --------
@@ -312,6 +362,10 @@ def check_writable(path: str | Path, what: str, inputs: Iterable[str | Path] = (
     _refuse_inputs(path, f"{what} ", inputs)
     kind = output_kind(path)
     if kind == "stream":
+        if not streams:
+            raise UserError(f"{what} {str(path)!r} must be a regular file, not a FIFO or device")
+        if stat.S_ISFIFO(os.stat(path).st_mode):  # held open until written, so its reader waits for us
+            _STREAMS[os.path.realpath(path)] = _open_fifo(path, f"{what} ")
         return path
     if kind != "file":
         raise UserError(f"cannot write {what} {str(path)!r}: {kind}")

@@ -135,12 +135,147 @@ class DaskExecutor:
             signal.signal(signal.SIGINT, previous)
 
 
-def _connect(client_class: type, address: str):
-    """A client of the scheduler at ``address``, or one ``error:`` line within a few seconds."""
+#: The address schemes accepted for ``--scheduler``: ``tls://`` needs certificates and ``ucx://``
+#: the UCX library, neither of which this tool sets up.
+SCHEMES = ("tcp",)
+
+
+def check_scheduler_address(address: str) -> tuple[str, int]:
+    """The host and port of a Dask scheduler address ``tcp://HOST:PORT``, checked without
+    contacting it.
+
+    Parameters
+    ----------
+    address : str
+        As given to ``--scheduler``; IPv6 hosts in brackets (``tcp://[::1]:8786``).
+
+    Returns
+    -------
+    (str, int)
+        Host and port.
+
+    Raises
+    ------
+    UserError
+        For an empty address, one without ``://``, a scheme other than :data:`SCHEMES`, or a
+        missing or invalid host or port.
+
+    Examples
+    --------
+    >>> check_scheduler_address("tcp://10.0.0.5:8786")
+    ('10.0.0.5', 8786)
+    >>> check_scheduler_address("tls://10.0.0.5:8786")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: Dask scheduler address 'tls://10.0.0.5:8786': the scheme tls:// is not supported; ...
+
+    References
+    ----------
+    Dask distributed documentation, "Communications: protocol and addresses" (dask.org).
+    """
+    from urllib.parse import urlsplit
+
+    if not address.strip():
+        raise UserError("the Dask scheduler address is empty; give tcp://HOST:8786 (or leave out --scheduler "
+                        "to start a local cluster)")
     if "://" not in address:
         raise UserError(f"Dask scheduler address {address!r} should look like tcp://HOST:8786")
+    scheme = address.split("://", 1)[0].lower()
+    if scheme not in SCHEMES:
+        raise UserError(f"Dask scheduler address {address!r}: the scheme {scheme}:// is not supported; give "
+                        f"tcp://HOST:PORT (tls:// needs certificates and ucx:// the UCX library, which this tool "
+                        f"does not set up)")
+    try:
+        parts = urlsplit(address)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None or port == 0 or parts.path not in ("", "/"):
+        raise UserError(f"Dask scheduler address {address!r} should look like tcp://HOST:8786 (a host and a port "
+                        f"from 1 to 65535)")
+    return host, port
+
+
+#: Largest first message accepted from a scheduler when it is probed (its handshake is a few
+#: hundred bytes); anything larger is not a Dask scheduler talking.
+_HANDSHAKE_LIMIT = 1 << 24
+
+
+def probe_scheduler(address: str, timeout: float | None = None) -> None:
+    """Check within ``timeout`` seconds that a Dask scheduler answers at ``address``.
+
+    A scheduler sends its handshake as soon as it accepts a connection, before it reads
+    anything: a message led by its length, an unsigned 64-bit integer. Dask's client waits for
+    that handshake without a time limit and trusts the length, so a server that accepts and
+    never answers would hang it, and a web server (whose ``HTTP/1.1`` would be read as a length
+    of exabytes) would end in a MemoryError. This probe opens one plain connection, reads the
+    first 8 bytes with a deadline, and closes it.
+
+    Parameters
+    ----------
+    address : str
+        ``tcp://HOST:PORT`` (see :func:`check_scheduler_address`).
+    timeout : float, optional
+        Seconds for the connection and the first bytes together (default :data:`CONNECT_TIMEOUT`).
+
+    Raises
+    ------
+    UserError
+        If nothing listens there, or what listens does not answer like a Dask scheduler in time.
+
+    Examples
+    --------
+    >>> probe_scheduler("tcp://127.0.0.1:9", timeout=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s: ...
+
+    References
+    ----------
+    Dask distributed, ``distributed.comm.core.connect`` and ``distributed.comm.tcp.TCP.read``
+    (the handshake and the frame-length header).
+    """
+    import socket
+    import struct
+    import time
+
+    host, port = check_scheduler_address(address)
+    timeout = CONNECT_TIMEOUT if timeout is None else timeout
+    deadline = time.monotonic() + timeout
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise UserError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s: {reason}") from None
+    first = b""
+    with sock:
+        try:
+            while len(first) < 8:
+                sock.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = sock.recv(8 - len(first))
+                if not chunk:
+                    break
+                first += chunk
+        except socket.timeout:
+            raise UserError(f"{address} accepted the connection but sent no Dask handshake within {timeout:g} s: "
+                            f"is a Dask scheduler listening there (usually port 8786)?") from None
+        except OSError:
+            pass  # reset by the peer: judged by what arrived before
+    if not first:
+        raise UserError(f"{address} accepted the connection and closed it without a Dask handshake: is a Dask "
+                        f"scheduler listening there (usually port 8786)?")
+    (length,) = struct.unpack("Q", first.ljust(8, b"\0"))
+    if len(first) < 8 or not 0 < length <= _HANDSHAKE_LIMIT:
+        shown = first.decode("ascii", "replace").strip() or "nothing"
+        raise UserError(f"{address} answers, but not as a Dask scheduler (its first bytes: {shown!r}); "
+                        f"the scheduler usually listens on port 8786, its dashboard (a web page) on 8787")
+
+
+def _connect(client_class: type, address: str):
+    """A client of the scheduler at ``address``, or one ``error:`` line within a few seconds."""
+    probe_scheduler(address)
     try:
         return client_class(address, timeout=f"{CONNECT_TIMEOUT}s")
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ValueError, TypeError, MemoryError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT} s: {reason}") from None

@@ -42,7 +42,7 @@ from universal.networks import NETWORKS, Network, build_network, resolve_path
 from universal.oblivious import (ROUTINGS, LoadResult, Torus, WorstCaseResult, focus_classes, get_routing,
                                  is_torus_routing, load_table, make_traffic, worst_case)
 from universal.paths.torus.geometry import MAX_NODES as TORUS_MAX_NODES
-from universal.registry import check_known_params, parse_spec, take_int
+from universal.registry import check_known_params, parse_spec, take_int, with_file_resolved
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -97,6 +97,17 @@ class LoadAnalysis:
     base_dir: Path | None = None
     samples: int = graph_loads.DEFAULT_SAMPLES
 
+    def resolved_routings(self) -> list[str]:
+        """The routings with a relative ``file=`` (``lp:file=opt.routing``) resolved against
+        :attr:`base_dir`, as the files they read are found.
+
+        Examples
+        --------
+        >>> LoadAnalysis("torus:k=4,n=2", ["dor", "lp:file=o.routing"], base_dir=Path("s")).resolved_routings()
+        ['dor', 'lp:file=s/o.routing']
+        """
+        return [with_file_resolved(r, self.base_dir) for r in self.routings]
+
 
 @dataclass
 class Target:
@@ -147,7 +158,7 @@ def resolve_target(analysis: LoadAnalysis) -> Target:
     names = [parse_spec(r).name for r in analysis.routings]
     if net.kind == "torus" and all(is_torus_routing(r) for r in analysis.routings):
         torus = Torus(net.params["k"], net.params["n"])      # explains k >= 3 and the size limit
-        for r in analysis.routings:
+        for r in analysis.resolved_routings():
             get_routing(r)
         return Target(net, torus)
     graph_loads.check_graph(net)
@@ -340,10 +351,10 @@ def run_load_analysis(analysis: LoadAnalysis, progress: Progress = None) -> Load
     network = {"name": torus.name, "nodes": torus.N, "links": torus.num_channels}
     report = LoadReport(analysis.name, torus, network, seed=analysis.seed, graph=target.network)
     if traffics:
-        report.loads = load_table(torus.k, torus.n, list(analysis.routings), traffics,
+        report.loads = load_table(torus.k, torus.n, analysis.resolved_routings(), traffics,
                                   np.random.default_rng(analysis.seed), progress=progress)
     if analysis.worstcase:
-        report.worst = [worst_case(torus.k, torus.n, r, progress=progress) for r in analysis.routings]
+        report.worst = [worst_case(torus.k, torus.n, r, progress=progress) for r in analysis.resolved_routings()]
     return report
 
 
@@ -391,7 +402,7 @@ _ESTIMATES: dict[tuple, float] = {}
 def _estimate_torus(analysis: LoadAnalysis, torus: Torus) -> float:
     """Seconds to tabulate the pair loads of every routing (see :func:`estimate_seconds`)."""
     total = 0.0
-    for routing in analysis.routings:
+    for routing in analysis.resolved_routings():
         classes = (2 * torus.n if analysis.traffics else 0)
         classes += len(focus_classes(routing, torus.n)) if analysis.worstcase else 0
         alg = get_routing(routing)

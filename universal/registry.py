@@ -261,3 +261,37 @@ def named_files(texts: Iterable[object], base_dir: Path | None = None) -> list[P
             except OSError:
                 pass  # too long a name, a folder we may not enter: the run says so when it reads it
     return found
+
+
+def with_file_resolved(text: str, base_dir: Path | None) -> str:
+    """``text`` with a relative ``file=`` parameter (``lp:file=opt.routing``,
+    ``permutation:file=p.txt``) joined to ``base_dir`` (a scenario file's folder); unchanged
+    without ``base_dir``, for an absolute file, or when there is no ``file=``.
+
+    Parameters
+    ----------
+    text : str
+        A name as the user wrote it.
+    base_dir : Path, optional
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> with_file_resolved("lp:file=opt.routing", Path("studies"))
+    'lp:file=studies/opt.routing'
+    >>> with_file_resolved("lp:file=/data/opt.routing", Path("studies")), with_file_resolved("dor", Path("x"))
+    ('lp:file=/data/opt.routing', 'dor')
+    """
+    if base_dir is None:
+        return text
+    try:
+        name = parse_spec(text).params.get("file")
+    except UserError:
+        return text  # reported where the name is used
+    if not name or Path(name).expanduser().is_absolute():
+        return text
+    return text.replace(f"file={name}", f"file={Path(base_dir) / name}", 1)
+

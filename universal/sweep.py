@@ -300,6 +300,20 @@ def _write_results(path: Path, sweep: Sweep, done: dict[str, CellResult], comman
     write_results_file(path, sweep.name, sweep.settings(), [done[k].to_json() for k in order if k in done], command)
 
 
+def _check_distinct_cells(sweep: Sweep, cells: list[dict]) -> None:
+    """Refuse an axis value listed twice: it makes the same cell twice, and a results file
+    holding a cell twice is one that ``--resume`` must refuse."""
+    if len({_key(c) for c in cells}) == len(cells):
+        return
+    for name, values in sweep.axes.items():
+        keys = [json.dumps(v, sort_keys=True) for v in values]
+        for i, key in enumerate(keys):
+            if key in keys[:i]:
+                raise UserError(f"sweep axis {name!r} lists {values[i]!r} twice (each value makes its own cells "
+                                f"of the results file); give it once")
+    raise UserError(f"sweep {sweep.name!r} makes the same cell twice; give every axis value once")
+
+
 def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: bool = False,
               overwrite: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
               command: str | None = None, executor=None) -> SweepResult:
@@ -343,6 +357,7 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
     cells = sweep.cells()
     if not cells:
         raise UserError(f"sweep {sweep.name!r} has no cells: every axis needs at least one value")
+    _check_distinct_cells(sweep, cells)
     experiments = {_key(c): sweep.experiment_for(c) for c in cells}
     for exp in experiments.values():
         check_experiment(exp)  # every cell's names and sizes, before the first run

@@ -46,6 +46,14 @@ def _stop_signals_blocked() -> Iterator[None]:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+class WorkerDied(UserError):
+    """A worker process ended without answering (killed, out of memory, a crash in C code)."""
+
+    def __init__(self, message: str, exitcode: int | None) -> None:
+        super().__init__(message)
+        self.exitcode = exitcode
+
+
 def _die_with_parent(parent: int) -> None:
     """Ask the kernel to kill this process when the parent ends (Linux); poll the parent elsewhere."""
     try:
@@ -153,8 +161,8 @@ def run_in_processes(function: Callable[..., Any], tasks: Iterable[tuple], jobs:
                     status, value = connection.recv()
                 except (EOFError, OSError):
                     code = workers[connection].exitcode
-                    raise UserError(f"a worker process ended unexpectedly (exit code {code}); the cells "
-                                    f"finished so far are kept, run again with --resume") from None
+                    raise WorkerDied(f"a worker process ended unexpectedly (exit code {code}); the cells "
+                                     f"finished so far are kept, run again with --resume", code) from None
                 if status == "error":
                     raise value
                 if queue:

@@ -16,7 +16,10 @@ import stat
 import subprocess
 import sys
 import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -154,15 +157,37 @@ def test_a_link_given_as_output_writes_its_target_and_stays_a_link(sweep_folder,
     assert (sweep_folder / "r-link.jsonl").is_symlink()
 
 
+@contextmanager
+def fifo_reader(fifo: Path) -> Iterator[list[str]]:
+    """A thread reading ``fifo`` to its end while the block runs; yields the list that receives
+    the text once the block is over.
+
+    The reader must be there when the command starts (a FIFO without one is refused): the block
+    begins once its open() is under way (a non-blocking write end opens only then), and that
+    write end stays open until the block ends, so that the reader sees the end of the stream only
+    after the command wrote and closed its own."""
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    while True:
+        try:
+            holder = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            time.sleep(0.01)
+    try:
+        yield received
+    finally:
+        os.close(holder)
+        reader.join(timeout=30)
+
+
 def test_a_fifo_is_written_as_a_stream_and_stays_a_fifo(sweep_folder, capsys):
     fifo = sweep_folder / "worst.fifo"
     os.mkfifo(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
-    reader.start()
-    assert main(["worstcase", "--network", "torus:k=3,n=2", "--routing", "dor",
-                 "--permutation-file", str(fifo), "--json"]) == 0
-    reader.join(timeout=30)
+    with fifo_reader(fifo) as received:
+        assert main(["worstcase", "--network", "torus:k=3,n=2", "--routing", "dor",
+                     "--permutation-file", str(fifo), "--json"]) == 0
     assert received and received[0].startswith("# worst-case permutation of dor")
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     assert sorted(p.name for p in sweep_folder.iterdir() if p.name.endswith(".tmp")) == []

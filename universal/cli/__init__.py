@@ -35,8 +35,10 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
     python -m universal --version
 
 User errors print one line, ``error: ...``, on stderr and exit with status 2; a standard output
-that cannot be written (a full disk) is one ``error:`` line and status 1; Ctrl-C is one line,
-``interrupted``, and status 130 (SIGTERM: ``terminated``, 143), with every temporary file removed.
+that cannot be written (a full disk) is one ``error:`` line and status 1 (a closed one, ``>&-``,
+is refused so before any work); a reader that goes away (``| head``) ends the run quietly with
+status 141 (128 + SIGPIPE); Ctrl-C is one line, ``interrupted``, and status 130 (SIGTERM:
+``terminated``, 143), with every temporary file removed.
 """
 
 from __future__ import annotations
@@ -44,12 +46,13 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import io
 import os
 import sys
 from typing import Sequence
 
 from universal.cli.common import Parser
-from universal.datafiles import forget_inputs
+from universal.datafiles import forget_inputs, release_streams
 from universal.errors import UserError
 from universal.interrupts import Terminated, install_stop_handlers, restore_handlers
 from universal.ascii import install_ascii_fallback
@@ -98,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 1 standard output could not be written, 2 user
-    error, 130 interrupted by Ctrl-C, 143 by SIGTERM).
+    error, 130 interrupted by Ctrl-C, 141 the reader of standard output went away, 143 SIGTERM).
 
     Examples
     --------
@@ -111,13 +114,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(argv)
     finally:
         forget_inputs()
+        release_streams()
         restore_handlers(previous)
 
 
 def _run(argv: Sequence[str] | None) -> int:
     try:
+        _check_stdout_open()  # every command's answer goes there: refuse before any work
         install_ascii_fallback()  # an ASCII-only stdout gets Cbar for C-bar instead of a traceback
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit:  # --help or --version printed its text and asks to leave, as argparse does
+            sys.stdout.flush()  # ... once the text is out: a full disk is reported below instead
+            raise
         args.argv = argv                      # recorded in JSON outputs and results files
         args.run(args)
         sys.stdout.flush()  # a full disk is reported here, not as a traceback at exit
@@ -128,9 +137,10 @@ def _run(argv: Sequence[str] | None) -> int:
         print("terminated" if isinstance(exc, Terminated) else "interrupted", file=sys.stderr)
         return 143 if isinstance(exc, Terminated) else 130
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`); stop quietly, as Unix tools do.
+        # The reader went away (e.g. `| head`): stop quietly, with the status a shell reports for a
+        # Unix tool that a closed pipe stopped (128 + SIGPIPE), so that `set -o pipefail` sees it.
         _discard_stdout()
-        return 0
+        return BROKEN_PIPE
     except OSError as exc:
         if not _stdout_failed(exc):
             raise
@@ -138,6 +148,27 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"error: cannot write to standard output: {exc.strerror}", file=sys.stderr)
         return 1
     return 0
+
+
+#: Exit status after the reader of standard output went away: 128 + SIGPIPE (13), as a shell
+#: reports ``yes | head -1``.
+BROKEN_PIPE = 141
+
+
+def _check_stdout_open() -> None:
+    """Refuse to start when standard output is closed (``>&-``): Python then has no ``sys.stdout``
+    and every answer would be lost. Raised as an OSError with no file name, so it becomes the
+    usual one line about standard output and status 1."""
+    stream = sys.stdout
+    try:
+        if stream is None:
+            raise OSError(errno.EBADF, "it is closed")
+        os.fstat(stream.fileno())
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return  # not a real file (a test's capture): nothing to check
+    except OSError as exc:
+        sys.stdout = open(os.devnull, "w")  # nothing will be written; keep print() and the exit quiet
+        raise OSError(errno.EBADF, "it is closed" if exc.errno == errno.EBADF else exc.strerror) from None
 
 
 def _stdout_failed(exc: OSError) -> bool:

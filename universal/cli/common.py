@@ -26,6 +26,12 @@ class Parser(argparse.ArgumentParser):
         command = self.prog.split()[1:]  # "universal route" -> ["route"]; top level -> []
         raise UserError(f"{message} (see: python -m universal {' '.join([*command, '--help'])})")
 
+    def _print_message(self, message: str, file=None) -> None:
+        # argparse drops a failed write of --help or --version silently (exit status 0 with nothing
+        # printed, e.g. to a full disk); let it reach the CLI, which reports it in one line.
+        if message:
+            (file or sys.stderr).write(message)
+
 
 def names(text: str) -> list[str]:
     """Split ``A,B`` on commas that are not inside a ``name:key=value,...`` parameter list.
@@ -371,7 +377,7 @@ def output_file(what: str):
     return parse
 
 
-def writable(path: str | None, what: str) -> Path | None:
+def writable(path: str | None, what: str, streams: bool = True) -> Path | None:
     """``path`` checked for writing before any work (None stays None); see
     :func:`universal.datafiles.check_writable`.
 
@@ -384,7 +390,7 @@ def writable(path: str | None, what: str) -> Path | None:
         return None
     from universal.datafiles import check_writable
 
-    return check_writable(path, what)
+    return check_writable(path, what, streams=streams)
 
 
 def analysis_arguments(parser: argparse.ArgumentParser) -> None:

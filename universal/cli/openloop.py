@@ -127,7 +127,7 @@ def run_with_bar(study, args: argparse.Namespace, executor=None):
     of a load sweep, searches of a saturation table) and the results-file options of ``args``."""
     from universal.openloop.study import run_study
 
-    out = writable(args.out, "results file")
+    out = writable(args.out, "results file", streams=False)
     what = "runs" if study.loads is not None else "saturation searches"
     with progress_bar(study.cell_count(), f"{study.name}: {what}", not machine(args)) as bar:
         return run_study(study, progress=bar.set if bar else None, results_file=out, resume=args.resume,

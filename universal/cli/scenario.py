@@ -42,7 +42,7 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("--executor", choices=("local", "dask"), default="local",
                     help="sweeps and open-loop studies: run cells here (local, default) or as tasks on a Dask "
                          "cluster (dask)")
-    sc.add_argument("--scheduler", metavar="tcp://HOST:8786",
+    sc.add_argument("--scheduler", metavar="tcp://HOST:8786", type=_scheduler_address,
                     help="sweeps with --executor dask: a running Dask scheduler (default: a local cluster)")
     sc.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
                     "packets delivered by step for experiments, channel loads for load scenarios")
@@ -98,7 +98,8 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
     from universal.datafiles import protect_inputs
 
     protect_inputs(sweep.inputs())  # the files the cells name, placeholders filled in
-    out = writable(args.out if args.out is not None else f"{sweep.name}.results.jsonl", "results file")
+    out = writable(args.out if args.out is not None else f"{sweep.name}.results.jsonl", "results file",
+                   streams=False)
     if args.resume and args.overwrite:
         raise UserError("--resume continues the results file and --overwrite replaces it: give one of them")
     plot_path(args)
@@ -153,14 +154,25 @@ def _default_jobs(scenario) -> int:
 def _sweep_options(args: argparse.Namespace) -> list[str]:
     """The options given that only sweeps take."""
     given = {"--out": args.out is not None, "--resume": args.resume, "--overwrite": args.overwrite,
-             "--jobs": args.jobs != 1, "--executor": args.executor != "local", "--scheduler": bool(args.scheduler)}
+             "--jobs": args.jobs != 1, "--executor": args.executor != "local", "--scheduler": args.scheduler is not None}
     return [option for option, present in given.items() if present]
+
+
+def _scheduler_address(text: str) -> str:
+    """An argparse type: a ``tcp://HOST:PORT`` address (checked, not contacted)."""
+    from universal.executors import check_scheduler_address
+
+    try:
+        check_scheduler_address(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _executor(args: argparse.Namespace):
     """The Dask executor that ``--executor dask [--scheduler ADDRESS]`` asks for, or None."""
     if args.executor != "dask":
-        if args.scheduler:
+        if args.scheduler is not None:
             raise UserError("--scheduler applies to --executor dask")
         return None
     from universal.executors import DaskExecutor

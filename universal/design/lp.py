@@ -41,7 +41,10 @@ case added only once violated, each restricted LP solved afresh) were tried as w
 slower here: the restricted LPs grow and every restart pays for them again. The worst-case and
 capacity LPs are solved over symmetric routings only (:func:`~universal.design.families.symmetrize`),
 which makes them several times smaller; ``benchmarks/design.py`` times the worst-case LP for
-k = 4..12.
+k = 4..12. HiGHS runs in C and returns to Python only when done, so an LP of more than
+:data:`IN_PROCESS_NONZEROS` nonzeros is solved in a forked child process that a Ctrl-C or
+SIGTERM kills at once (the fork adds about 0.05 s; smaller LPs solve in well under a second
+here and stay in this process).
 """
 
 from __future__ import annotations
@@ -183,9 +186,62 @@ def _average_rows(rv: RouteVariables, perms: np.ndarray):
     return G @ rv.F
 
 
-def _solve(c, A_ub, b_ub, A_eq, b_eq, bounds, method: str):
-    from scipy.optimize import linprog
+#: LPs with more nonzeros than this are solved in a child process. HiGHS runs in C and does not
+#: return to Python until it is done, so a Ctrl-C or SIGTERM would wait for the end of the solve
+#: (minutes on the 14-ary 2-cube); the child is killed at once instead. Below this size a solve
+#: takes well under a second here, less than the child would add (see :func:`_solve`).
+IN_PROCESS_NONZEROS = 20_000
+
+#: The LP a forked child solves (:func:`_solve_pending`): it inherits the arguments, so the
+#: constraint matrices are never copied through a pipe.
+_PENDING: tuple | None = None
+
+
+def _linprog(c, A_ub, b_ub, A_eq, b_eq, bounds, method: str):
+    from scipy.optimize import OptimizeResult, linprog
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method=method)
+    # What the callers read; the dual values (as long as the rows) stay behind.
+    return OptimizeResult(x=res.x, fun=res.fun, status=res.status, message=res.message)
+
+
+def _solve_pending():
+    """In the forked child: solve the LP the parent left in :data:`_PENDING`."""
+    return _linprog(*_PENDING)
+
+
+def _solve_in_child(args: tuple):
+    """``_linprog(*args)`` in a forked worker process that Ctrl-C and SIGTERM stop at once: the
+    parent waits on a pipe, where a signal interrupts it, and kills the worker on the way out
+    (:func:`universal.workers.run_in_processes`)."""
+    global _PENDING
+    from contextlib import closing
+
+    from universal.workers import WorkerDied, run_in_processes
+
+    _PENDING = args
+    try:
+        with closing(run_in_processes(_solve_pending, [()], jobs=1)) as results:
+            return next(results)
+    except WorkerDied as exc:
+        how = " (killed: perhaps out of memory)" if exc.exitcode == -9 else ""
+        raise UserError(f"the process solving the design LP ended unexpectedly (exit code {exc.exitcode}){how}") \
+            from None
+    finally:
+        _PENDING = None
+
+
+def _can_fork() -> bool:
+    """Whether a child process can be forked here: not on systems without fork, and not inside a
+    worker process of a sweep or a Dask cluster (daemonic processes may not have children; their
+    parent stops them, solve included)."""
+    import multiprocessing
+    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+
+
+def _solve(c, A_ub, b_ub, A_eq, b_eq, bounds, method: str):
+    args = (c, A_ub, b_ub, A_eq, b_eq, bounds, method)
+    big = A_ub.nnz + (A_eq.nnz if A_eq is not None else 0) > IN_PROCESS_NONZEROS
+    res = _solve_in_child(args) if big and _can_fork() else _linprog(*args)
     if res.status == 2:
         return None, res
     if res.status != 0:

@@ -168,6 +168,31 @@ def _files_read(study) -> list:
     return [str(study.base_dir), os.getcwd(), stamps]
 
 
+def check_distinct_loads(loads) -> None:
+    """Refuse an offered load listed twice: each load is one cell of a results file, and a file
+    holding a cell twice is one that ``--resume`` must refuse.
+
+    Examples
+    --------
+    >>> check_distinct_loads([0.2, 0.4])
+    >>> check_distinct_loads([0.2, 0.4, 0.2])
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: offered load 0.2 is listed twice (each load is one cell of the results); give it once
+    """
+    _check_distinct(loads, lambda load: f"offered load {load:g}", "each load is one cell of the results")
+
+
+def _check_distinct(values, name, why: str = "each one makes its own cells of the results") -> None:
+    """Refuse a value listed twice, named by ``name(value)``."""
+    seen = set()
+    for value in values:
+        if value in seen:
+            raise UserError(f"{name(value)} is listed twice ({why}); give it once")
+        seen.add(value)
+
+
+
 def _build(study) -> Prepared:
     if study.units not in ("capacity", "packets"):
         raise UserError(f"--units must be capacity or packets (got {study.units!r})")
@@ -175,7 +200,12 @@ def _build(study) -> Prepared:
         raise UserError(f"unknown priority {study.priority!r} (known: {', '.join(PRIORITIES)})")
     if (study.loads is None) == (not study.saturation):
         raise UserError("give offered loads (--loads a:b:step) or ask for --saturation, one of the two")
+    if study.loads is not None:
+        check_distinct_loads(study.loads)
+    _check_distinct(study.routings, lambda r: f"routing {r!r}")   # each names cells of the results file
+    _check_distinct(study.traffics, lambda t: f"traffic {t!r}")
     from universal.load_analysis import _resolve_traffic
+    from universal.registry import with_file_resolved
 
     net = build_network(study.network, study.base_dir)
     injection = build_injection(study.injection)
@@ -184,12 +214,14 @@ def _build(study) -> Prepared:
         raise UserError("pair latencies come from a load sweep (loads), not from a saturation search")
     cap = float(capacity_rate(net, study.bandwidth)) if study.units == "capacity" else None
     traffics = {t: offered_traffic(net, _resolve_traffic(t, study.base_dir)) for t in study.traffics}
-    routers = {r: build_router(r, net) for r in study.routings}
+    resolved = {r: with_file_resolved(r, study.base_dir) for r in study.routings}  # lp:file= in a scenario
+    routers = {r: build_router(resolved[r], net) for r in study.routings}
     Measurement(window=study.window).check()
     prepared = Prepared(net, injection, cap, cap if cap is not None else 1.0, traffics, routers, {}, pairs)
     _check_runs(study, prepared)
     if study.buffer is None:  # the analysis is of the ideal network with unbounded buffers
-        prepared.exact = {(r, t): analytic_throughput(net, r, t) for r in study.routings for t in study.traffics}
+        prepared.exact = {(r, t): analytic_throughput(net, resolved[r], t) for r in study.routings
+                          for t in study.traffics}
         if study.units == "packets" and any(v is not None for v in prepared.exact.values()):
             per_node = capacity_rate(net, study.bandwidth)   # the same value, in packets per node per step
             prepared.exact = {k: None if v is None else v * per_node for k, v in prepared.exact.items()}

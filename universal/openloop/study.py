@@ -16,8 +16,8 @@ from typing import Callable
 import numpy as np
 
 from universal.errors import UserError
-from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, chunks, forget_prepared, parse_line,
-                                      prepare, run_cells, run_chunk, study_cells)
+from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, check_distinct_loads, chunks,
+                                      forget_prepared, parse_line, prepare, run_cells, run_chunk, study_cells)
 from universal.results import check_results_path, read_results_file, remove_stale_temporaries, write_results_file
 
 __all__ = ["OpenLoopStudy", "OpenLoopReport", "run_study", "parse_loads", "analytic_throughput", "ZERO_LOAD",
@@ -55,7 +55,9 @@ def parse_loads(text: str) -> list[float]:
     bad = [v for v in values if not v > 0]
     if bad:
         raise UserError(f"offered loads must be positive (got {bad[0]:g})")
+    check_distinct_loads(values)
     return values
+
 
 
 @dataclass

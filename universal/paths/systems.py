@@ -28,7 +28,7 @@ from universal.networks import Network, butterfly, resolve_path
 from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS, get_routing, sample_paths
 from universal.paths.torus.geometry import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.paths.collection import PathCollection
-from universal.registry import Registry, Spec, check_known_params, parse_spec
+from universal.registry import Registry, Spec, check_known_params, parse_spec, with_file_resolved
 from universal.workloads import Problem
 
 
@@ -572,10 +572,11 @@ def _register_designed(name: str, summary: str) -> None:
 
     @PATH_SYSTEMS.register(name, f"{summary} (tori only)")
     def _factory(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
-        get_routing(spec.text)                       # checks the parameters (and a file) now
+        text = with_file_resolved(spec.text, base_dir)   # lp:file= in a scenario: next to the scenario
+        get_routing(text)                            # checks the parameters (and a file) now
         if network.kind != "torus":
             raise UserError(f"path system {name!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
-        return PathSystem(spec.text, lambda prob, net, rng: oblivious_paths(spec.text, prob, net, rng))
+        return PathSystem(spec.text, lambda prob, net, rng: oblivious_paths(text, prob, net, rng))
 
 
 for _name, (_summary, _) in ROUTING_FACTORIES.items():

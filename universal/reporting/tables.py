@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 from rich.console import Console
@@ -345,6 +346,13 @@ class AsciiAwareConsole(Console):
         if not can_encode(self.encoding):
             renderable = ascii_renderable(renderable)
         return super().render(renderable, options)
+
+    def on_broken_pipe(self) -> None:
+        """The reader of standard output went away: raise it to the CLI, which ends quietly with the
+        status of a closed pipe (rich's own handling would exit with status 1 from inside the
+        table)."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 def _theorem(protocol: str) -> str:

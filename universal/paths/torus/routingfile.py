@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from universal.datafiles import write_atomically
+from universal.datafiles import output_kind, write_atomically
 from universal.errors import UserError
 from universal.registry import Spec, check_known_params, parse_spec
 
@@ -79,10 +79,11 @@ def check_replaceable(path: str | Path) -> None:
     Any other existing file is not this tool's to replace.
     """
     path = Path(path).expanduser()
-    if path.is_dir():
-        raise UserError(f"cannot write {str(path)!r}: it is a folder")
-    if not path.parent.is_dir():
-        raise UserError(f"cannot write {str(path)!r}: folder {str(path.parent)!r} does not exist")
+    kind = output_kind(path)
+    if kind == "stream":
+        return  # a FIFO or device: written as a stream, never read (a FIFO would block the read)
+    if kind != "file":
+        raise UserError(f"cannot write {str(path)!r}: {kind}")
     if path.exists():
         try:
             ours = json.loads(path.read_text(encoding="utf-8")).get("format") == FORMAT
