@@ -44,7 +44,12 @@ def test_saturation_rows_carry_the_exact_value_and_the_ratio(capsys):
     (["--routing", "goal", "--network", "mesh:k=4,n=2", "--loads", "0.2"], "k-ary n-cube"),
     (["--traffic", "sideways", "--loads", "0.2"], "unknown traffic"),
     (["--loads", "-0.1"], "positive"),
-    (["--loads", "0.6", "--network", "torus:k=4,n=2"], "1.2 packets"),     # capacity is 2 packets there
+    # capacity is 2 packets per node per step there: the user's 0.6, the packets, and the way out
+    (["--loads", "0.6", "--network", "torus:k=4,n=2"], "offered load 0.6 (of capacity) is 1.2 packets"),
+    (["--loads", "0.6", "--network", "torus:k=4,n=2"], "or a load of at most 0.5)"),
+    (["--loads", "0.5", "--network", "torus:k=4,n=2", "--injection", "on-off"], "a load below 0.5"),
+    (["--loads", "1.5", "--units", "packets"], "offered load 1.5 packets per node per step; bernoulli"),
+    (["--loads", "0.2", "--network", "butterfly:d=3"], "open-loop runs need traffic between all nodes"),
     (["--routing", "goal", "--network", "hypercube:d=4", "--loads", "0.2"], "k-ary n-cube"),
     (["--loads", "0.2", "--window", "5"], "too short"),
     (["--loads", "0.0001", "--window", "100"], "too short"),    # 0.01 packets per node in the window

@@ -178,6 +178,9 @@ def _build(study) -> Prepared:
     from universal.load_analysis import _resolve_traffic
 
     net = build_network(study.network, study.base_dir)
+    if net.leveled:
+        raise UserError(f"open-loop runs need traffic between all nodes; on {net.name} packets go from inputs "
+                        "to outputs only (use a mesh, torus, hypercube or any graph)")
     injection = build_injection(study.injection)
     pairs = [_parse_pair(net, p) for p in study.pairs]
     if pairs and study.loads is None:
@@ -213,6 +216,7 @@ def _check_runs(study, p: Prepared) -> None:
             template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priority)
             if study.loads is not None:
                 for load in study.loads:
+                    _check_injection_limit(study, p, t, load)
                     _check_spec(replace(template, rate=load * p.scale), Measurement(window=study.window))
             else:
                 _check_spec(replace(template, rate=ZERO_LOAD * p.scale),
@@ -220,6 +224,32 @@ def _check_runs(study, p: Prepared) -> None:
                 rate_ceiling(template, study.bandwidth)
     if study.saturation and not 0 < study.tolerance < 1:
         raise UserError(f"the saturation search needs 0 < tolerance < 1 (got {study.tolerance:g})")
+
+
+def _check_injection_limit(study, p: Prepared, traffic: str, load: float) -> None:
+    """Refuse an offered load that bernoulli or on-off sources cannot create, in the user's units.
+
+    Both create at most one packet per node per step (on-off strictly fewer); a load given as a
+    fraction of capacity can ask for more (0.6 of capacity on torus:k=4,n=2 is 1.2 packets).
+    """
+    name = p.injection.name
+    if name == "poisson":
+        return
+    busiest = float(p.traffics[traffic].rowsum.max())   # the row of the node that sends most
+    packets = load * p.scale * busiest
+    if packets <= 1 + 1e-12 and not (name == "on-off" and packets >= 1 - 1e-12):
+        return
+    if study.units == "capacity":
+        asked = (f"offered load {load:g} (of capacity) is {packets:.4g} packet{'' if packets == 1 else 's'} "
+                 f"per node per step on {p.network.name}")
+    else:
+        asked = f"offered load {load:g} packets per node per step"
+    fix = f"a load {'below' if name == 'on-off' else 'of at most'} {1 / (p.scale * busiest):.4g}"
+    if busiest != 1:
+        asked += f" at the busiest source of {traffic} (its row sums to {busiest:.4g})"
+    creates = ("creates fewer than one packet per node per step" if name == "on-off"
+               else "creates at most one packet per node per step")
+    raise UserError(f"{asked}; {name} injection {creates} (use --injection poisson, or {fix})")
 
 
 def _parse_pair(net, text: str) -> tuple[int, int]:
