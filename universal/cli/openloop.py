@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (buffer_list, command_line, machine, names, nonnegative, output_file, output_options,
+from universal.cli.common import (buffer_list, command_line, executor, executor_options, machine, names, nonnegative, output_file, output_options,
                                   plot_path, plotted, positive, print_json, progress_bar, protect_run_inputs,
                                   table_options, writable)
 from universal.errors import UserError
@@ -46,14 +46,18 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
 
 
 def results_options(parser: argparse.ArgumentParser) -> None:
-    """``--out``, ``--resume``, ``--overwrite`` and ``--jobs`` of an open-loop study."""
+    """``--out``, ``--resume``, ``--overwrite``, ``--jobs``, ``--executor`` and ``--scheduler`` of an
+    open-loop study."""
     parser.add_argument("--out", type=output_file("results"), metavar="FILE",
                         help="JSON Lines results file receiving each finished cell (a run of --loads, a search of "
                              "--saturation); none unless given")
     parser.add_argument("--resume", action="store_true", help="skip the cells already in the --out file")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing --out file (without --resume or --overwrite it is refused)")
-    parser.add_argument("--jobs", type=positive, default=1, help="worker processes running cells (default 1)")
+    parser.add_argument("--jobs", type=positive, default=1,
+                        help="worker processes running cells (default 1); with --executor dask and no "
+                             "--scheduler, the workers of the local Dask cluster")
+    executor_options(parser)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -72,7 +76,7 @@ def run(args: argparse.Namespace) -> None:
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=args.priority,
                           bandwidth=args.bandwidth, buffer=args.buffer[0], window=args.window,
                           tolerance=args.tolerance)
-    report = run_with_bar(study, args)
+    report = run_with_bar(study, args, executor=executor(args))
     emit(report.to_json(), args)
     if plot is not None:
         from universal.reporting.plots.openloop import plot_openloop
