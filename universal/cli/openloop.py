@@ -21,7 +21,8 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                          "valiant, ...), or adaptive: min-adaptive, goal (tori), ugal[:threshold=T] (default dor)")
     ol.add_argument("--traffic", default="uniform",
                     help="comma-separated: uniform, neighbor, bitcomp, transpose, tornado, bitrev, shuffle, "
-                         "hotspot, matrix:file=P, permutation:file=P (default uniform)")
+                         "hotspot, diagonal, booksim-tornado, booksim-neighbor, matrix:file=P, permutation:file=P "
+                         "(default uniform)")
     what = ol.add_mutually_exclusive_group(required=True)
     what.add_argument("--loads", help="offered loads a:b:step (inclusive) or a list, e.g. 0.05:1.0:0.05")
     what.add_argument("--saturation", action="store_true", help="search the saturation throughput of every "

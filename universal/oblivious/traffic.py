@@ -22,6 +22,8 @@ Names (SPEC §8, traffic for the load analysis):
                     node, renormalised)
 ``diagonal``        ``x_i -> x_i + floor(k/2)`` in every dimension: half way across every ring
                     (GOAL's Π_dia, Singh, Dally, Gupta & Towles 2003, Claim 1)
+``booksim-tornado``  BookSim2's ``tornado``: ``x_i -> x_i + ceil(k/2) - 1`` in every dimension
+``booksim-neighbor``  BookSim2's ``neighbor``: ``x_i -> x_i + 1`` in every dimension (a permutation)
 ``matrix:file=P``   whitespace-separated N x N matrix of decimals or fractions (``1/3``), ``#``
                     comments, doubly sub-stochastic (row and column sums at most 1: GOAL's
                     admissible traffic; a zero row is a node that sends nothing)
@@ -256,6 +258,19 @@ def _diagonal(t: Torus, spec: Spec) -> Traffic:
     return _perm(spec.text, t.node(t.coords + t.k // 2))
 
 
+def _booksim_tornado(t: Torus, spec: Spec) -> Traffic:
+    """BookSim2's ``tornado``: every coordinate moves ``ceil(k/2) - 1`` ahead (ours moves x only)."""
+    check_known_params(spec, set())
+    return _perm(spec.text, t.node(t.coords + (math.ceil(t.k / 2) - 1)))
+
+
+def _booksim_neighbor(t: Torus, spec: Spec) -> Traffic:
+    """BookSim2's ``neighbor``: every coordinate moves one ahead, a permutation (ours spreads each
+    source evenly over its 2n neighbours)."""
+    check_known_params(spec, set())
+    return _perm(spec.text, t.node(t.coords + 1))
+
+
 def _permutation(t: Torus, spec: Spec) -> Traffic:
     """``permutation:file=P``: ``source destination`` lines as node labels ``x0,x1,...`` or ids."""
     check_known_params(spec, {"file"})
@@ -320,6 +335,8 @@ TRAFFICS = {
     "shuffle": _shuffle,
     "hotspot": _hotspot,
     "diagonal": _diagonal,
+    "booksim-tornado": _booksim_tornado,
+    "booksim-neighbor": _booksim_neighbor,
     "matrix": _matrix,
     "permutation": _permutation,
     "random-perms": _random_perms,

@@ -59,7 +59,7 @@ def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
     ----------
     network : universal.networks.Network
     routing, traffic : str
-        Names as ``universal load`` takes them.
+        Names as ``universal load`` takes them (a ``file=`` already resolved to where it is).
 
     Returns
     -------
@@ -78,8 +78,6 @@ def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
     from universal.registry import parse_spec
 
     if network.kind != "torus" or parse_spec(routing).name not in ROUTINGS or network.params["k"] < 3:
-        return None
-    if parse_spec(traffic).name in ("permutation", "matrix"):
         return None
     k, n = network.params["k"], network.params["n"]
     row = load_table(k, n, [routing], [traffic], np.random.default_rng(0))[0]
@@ -192,7 +190,8 @@ def _build(study) -> Prepared:
     prepared = Prepared(net, injection, cap, cap if cap is not None else 1.0, traffics, routers, {}, pairs)
     _check_runs(study, prepared)
     if study.buffer is None:  # the analysis is of the ideal network with unbounded buffers
-        prepared.exact = {(r, t): analytic_throughput(net, r, t) for r in study.routings for t in study.traffics}
+        prepared.exact = {(r, t): analytic_throughput(net, r, _resolve_traffic(t, study.base_dir))
+                          for r in study.routings for t in study.traffics}
         if study.units == "packets" and any(v is not None for v in prepared.exact.values()):
             per_node = capacity_rate(net, study.bandwidth)   # the same value, in packets per node per step
             prepared.exact = {k: None if v is None else v * per_node for k, v in prepared.exact.items()}
