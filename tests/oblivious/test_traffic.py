@@ -161,6 +161,24 @@ def test_a_partial_permutation_file_is_a_sub_stochastic_matrix(tmp_path):
     assert tr.perm is None and tr.matrix.sum() == 3 and tr.matrix[1, 2] == 1
 
 
+def test_a_permutation_file_reads_one_destination_per_line_or_pairs(tmp_path):
+    t = Torus(4, 2)
+    tornado = make_traffic(t, "tornado").perm
+    ids, labels = tmp_path / "ids.txt", tmp_path / "labels.txt"
+    ids.write_text("# SPEC §8: the destination of source 0, 1, ...\n" + "".join(f"{d}\n" for d in tornado))
+    labels.write_text("".join(f"{t.label(s)} {t.label(d)}\n" for s, d in enumerate(tornado)))
+    for f in (ids, labels):
+        assert make_traffic(t, f"permutation:file={f}").perm.tolist() == tornado.tolist()
+    short = tmp_path / "short.txt"
+    short.write_text("1\n2\n")
+    with pytest.raises(UserError, match="a line for each of the 16 nodes of torus:k=4,n=2, the file has 2"):
+        make_traffic(t, f"permutation:file={short}")
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("0 1\n2\n")
+    with pytest.raises(UserError, match="mixed.txt:2: expected 'source destination'"):
+        make_traffic(t, f"permutation:file={mixed}")
+
+
 def test_the_diagonal_permutation_goes_half_way_in_every_dimension():
     t = Torus(8, 2)
     assert make_traffic(t, "diagonal").perm[t.node((1, 3))] == t.node((5, 7))
