@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (buffer_list, command_line, executor, executor_options, machine, names, nonnegative, output_file, output_options,
-                                  plot_path, plotted, positive, print_json, progress_bar, protect_run_inputs,
-                                  table_options, writable)
+from universal.cli.common import (buffer_list, command_line, executor, executor_options, machine, names, nonnegative,
+                                  output_file, output_options, plot_path, plotted, positive, print_json, progress_bar,
+                                  protect_run_inputs, table_options, writable)
 from universal.errors import UserError
 
 HELP = "open-loop runs: latency against offered load, saturation throughput"

@@ -151,7 +151,7 @@ def _refuse_sweep_options(args: argparse.Namespace, name: str, kind: str) -> Non
 
 
 def _sweep_options(args: argparse.Namespace) -> list[str]:
-    """The options given that only sweeps take."""
+    """The options given that only sweeps and open-loop studies take."""
     given = {"--out": args.out is not None, "--resume": args.resume, "--overwrite": args.overwrite,
              "--jobs": args.jobs != 1, "--executor": args.executor != "local", "--scheduler": bool(args.scheduler)}
     return [option for option, present in given.items() if present]

@@ -198,8 +198,8 @@ def _perm_from_file(network: Network, path: Path) -> np.ndarray:
     return perm
 
 
-@PROBLEMS.register("permutation", "a permutation: random, bit-reversal, transpose, bit-complement, shuffle, tornado, neighbor, "
-                               "booksim-tornado, booksim-neighbor, file=PATH")
+@PROBLEMS.register("permutation", "a permutation: random, bit-reversal, transpose, bit-complement, shuffle, "
+                                  "tornado, neighbor, booksim-tornado, booksim-neighbor, file=PATH")
 def _permutation(spec: Spec, network: Network, rng: np.random.Generator, base_dir: Path | None) -> Problem:
     srcs, dsts = endpoints(network)
     if "file" in spec.params:
