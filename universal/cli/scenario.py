@@ -150,6 +150,14 @@ def _refuse_sweep_options(args: argparse.Namespace, name: str, kind: str) -> Non
                         "open-loop studies")
 
 
+def _refuse_opt_options(args: argparse.Namespace, name: str, kind: str) -> None:
+    """One line naming the offline-optimum options given to a scenario that routes no problem."""
+    given = [option for option, value in (("--opt", args.opt), ("--time-limit", args.time_limit)) if value is not None]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise UserError(f"scenario {name!r} is {kind}: {' and '.join(given)} {verb} only to routing experiments")
+
+
 def _sweep_options(args: argparse.Namespace) -> list[str]:
     """The options given that only sweeps and open-loop studies take."""
     given = {"--out": args.out is not None, "--resume": args.resume, "--overwrite": args.overwrite,
@@ -160,8 +168,7 @@ def _sweep_options(args: argparse.Namespace) -> list[str]:
 def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> None:
     if args.seeds is not None:
         raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
-    if args.opt is not None or args.time_limit is not None:
-        raise UserError(f"scenario {analysis.name!r} is a load analysis: --opt and --time-limit apply to routing")
+    _refuse_opt_options(args, analysis.name, "a load analysis")
     if args.seed is not None:
         analysis.seed = args.seed
     _refuse_sweep_options(args, analysis.name, "a load analysis")
@@ -178,8 +185,7 @@ def _run_openloop_scenario(study, args: argparse.Namespace, plot) -> None:
     ``universal openloop``; a results file only with ``--out``."""
     from universal.cli.openloop import emit, run_with_bar
 
-    if args.opt is not None or args.time_limit is not None:
-        raise UserError(f"scenario {study.name!r} is an open-loop study: --opt and --time-limit apply to routing")
+    _refuse_opt_options(args, study.name, "an open-loop study")
     if plot is not None and study.loads is None:
         raise UserError("--plot draws a load sweep: this scenario searches saturation")
     if args.seeds is not None or args.seed is not None:
