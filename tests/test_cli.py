@@ -144,7 +144,12 @@ BAD_INPUT = {
                                                          "trial-and-failure:redraw=maybe"), "redraw"),
     "duplication copies 0": (lambda tmp: _route("torus:k=4,n=2", "permutation:random", "--protocols",
                                                 "duplication:copies=0"), "copies"),
-    "sweep options on a plain scenario": (lambda tmp: ["scenario", "torus_tornado", "--resume"], "not a sweep"),
+    "sweep options on a plain scenario": (lambda tmp: ["scenario", "torus_tornado", "--resume"],
+                                          "is a routing experiment: --resume applies only to sweeps and open-loop studies"),
+    "two sweep options on an experiment": (lambda tmp: ["scenario", "butterfly_hrelation", "--out", "x.jsonl", "--jobs",
+                                                        "2"], "--out, --jobs apply only to sweeps and open-loop"),
+    "--opt on a load analysis": (lambda tmp: ["scenario", "torus_worstcase", "--time-limit", "5"],
+                                 "is a load analysis: --time-limit applies only to routing experiments"),
     "sweep placeholder without an axis": (lambda tmp: ["scenario", str(write(
         tmp / "sw.toml", 'network = "butterfly:d={e}"\nproblem = "h-relation:h=1"\npaths = "valiant"\n'
                          'protocols = "fifo"\n[sweep]\nd = [3, 4]\n'))], "not a sweep axis"),

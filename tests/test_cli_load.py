@@ -245,3 +245,14 @@ def test_uniform_throughputs_are_exact_fractions(capsys):
     dor, ival = out["rows"]
     assert (dor["throughput_exact"], dor["throughput"], dor["max_load_exact"]) == ("1", 1.0, "3/5")
     assert (ival["throughput_exact"], ival["throughput"]) == ("15/28", 15 / 28)
+
+
+def test_the_worst_permutation_file_is_traffic_for_load_too(tmp_path, capsys):
+    """`worstcase --permutation-file` writes one destination per line (SPEC §8); `load` reads the
+    file as permutation:file= traffic and finds the same throughput: two methods, one answer."""
+    target = tmp_path / "worst.txt"
+    worst = _json(capsys, "worstcase", "--network", T92, "--routing", "dor", "--permutation-file", str(target),
+                  "--json")["rows"][0]
+    load = _json(capsys, "load", "--network", T92, "--routing", "dor", "--traffic", f"permutation:file={target}",
+                 "--json")["rows"][0]
+    assert load["max_load_exact"] == worst["max_load_exact"] and load["throughput"] == worst["throughput"]

@@ -92,3 +92,11 @@ def test_an_openloop_study_on_dask_gives_the_rows_of_the_serial_run(tmp_path):
     on_dask = run_study(study, results_file=path, jobs=2, executor=threads())  # 4 chunks of 2 runs
     assert json.dumps(on_dask.rows) == json.dumps(serial.rows)
     assert [json.loads(line)["cell"]["offered"] for line in path.read_text().splitlines()[1:3]] == [0.2, 0.2]
+
+
+def test_the_openloop_command_takes_the_executor_options(tmp_path, capsys):
+    base = ["openloop", "--network", "torus:k=8,n=1", "--loads", "0.2", "--window", "300"]
+    status = main([*base, "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"])
+    assert_user_error(status, *capsys.readouterr(), "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+    status = main([*base, "--scheduler", "tcp://127.0.0.1:9"])
+    assert_user_error(status, *capsys.readouterr(), "--scheduler applies to --executor dask")

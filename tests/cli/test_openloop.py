@@ -38,13 +38,33 @@ def test_saturation_rows_carry_the_exact_value_and_the_ratio(capsys):
     assert dor["hops_mean"] == 3.0 and 3.0 <= dor["zero_load_latency"] <= 3.1
 
 
+def test_saturation_of_file_traffic_has_the_analytic_value_as_load_computes_it(capsys, tmp_path, monkeypatch):
+    # Tornado on the 8-ring written out as a permutation file (source destination pairs) and as a
+    # matrix file: DOR's exact Θ is 1/3 (every packet crosses 3 of the + channels), as for the name.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tornado.perm").write_text("".join(f"{s} {(s + 3) % 8}\n" for s in range(8)))
+    (tmp_path / "tornado.matrix").write_text("".join(" ".join("1" if d == (s + 3) % 8 else "0" for d in range(8))
+                                                     + "\n" for s in range(8)))
+    traffics = "permutation:file=tornado.perm,matrix:file=tornado.matrix,booksim-tornado"
+    data = run_json(capsys, "--network", "torus:k=8,n=1", "--traffic", traffics, "--saturation",
+                    "--injection", "poisson", "--window", "300", "--tolerance", "0.2")
+    assert [r["analytic"] for r in data["rows"]] == ["1/3", "1/3", "1/3"]
+    assert main(["load", "--network", "torus:k=8,n=1", "--routing", "dor", "--traffic", traffics, "--json"]) == 0
+    assert [r["throughput_exact"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["1/3"] * 3
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--loads", "0"], "positive"),
     (["--loads", "1.5"], "at most one packet"),
     (["--routing", "goal", "--network", "mesh:k=4,n=2", "--loads", "0.2"], "k-ary n-cube"),
     (["--traffic", "sideways", "--loads", "0.2"], "unknown traffic"),
     (["--loads", "-0.1"], "positive"),
-    (["--loads", "0.6", "--network", "torus:k=4,n=2"], "1.2 packets"),     # capacity is 2 packets there
+    # capacity is 2 packets per node per step there: the user's 0.6, the packets, and the way out
+    (["--loads", "0.6", "--network", "torus:k=4,n=2"], "offered load 0.6 (of capacity) is 1.2 packets"),
+    (["--loads", "0.6", "--network", "torus:k=4,n=2"], "or a load of at most 0.5)"),
+    (["--loads", "0.5", "--network", "torus:k=4,n=2", "--injection", "on-off"], "a load below 0.5"),
+    (["--loads", "1.5", "--units", "packets"], "offered load 1.5 packets per node per step; bernoulli"),
+    (["--loads", "0.2", "--network", "butterfly:d=3"], "open-loop runs need traffic between all nodes"),
     (["--routing", "goal", "--network", "hypercube:d=4", "--loads", "0.2"], "k-ary n-cube"),
     (["--loads", "0.2", "--window", "5"], "too short"),
     (["--loads", "0.0001", "--window", "100"], "too short"),    # 0.01 packets per node in the window

@@ -82,3 +82,14 @@ def test_openloop_accepts_designed_and_mixed_routings(capsys):
     d = _json(capsys, "openloop", "--network", "torus:k=4,n=2", "--routing", "2turn,mix:dor=0.5,ival=0.5",
               "--loads", "0.2", "--window", "100", "--json")
     assert {r["routing"] for r in d["rows"]} == {"2turn", "mix:dor=0.5,ival=0.5"}
+
+
+def test_the_table_says_the_solver_verdict_in_words_and_defines_h_and_l(capsys):
+    status, out, err = run(capsys, "design", "--network", "torus:k=4,n=2", "--locality", "1.2")
+    assert status == 0, err
+    flat = " ".join(out.split())
+    assert "HiGHS: optimal" in flat and "Status 7" not in flat
+    assert "H_avg / minimal; H_avg: mean path length" in flat
+    assert "L: constraint H_avg <= L x minimal" in flat
+    data = _json(capsys, "design", "--network", "torus:k=4,n=2", "--locality", "1.2", "--json")
+    assert "HiGHS Status 7: Optimal" in data["status"]      # scipy's whole message stays in the JSON

@@ -161,6 +161,62 @@ def test_a_partial_permutation_file_is_a_sub_stochastic_matrix(tmp_path):
     assert tr.perm is None and tr.matrix.sum() == 3 and tr.matrix[1, 2] == 1
 
 
+def test_a_permutation_file_reads_one_destination_per_line_or_pairs(tmp_path):
+    t = Torus(4, 2)
+    tornado = make_traffic(t, "tornado").perm
+    ids, labels = tmp_path / "ids.txt", tmp_path / "labels.txt"
+    ids.write_text("# SPEC §8: the destination of source 0, 1, ...\n" + "".join(f"{d}\n" for d in tornado))
+    labels.write_text("".join(f"{t.label(s)} {t.label(d)}\n" for s, d in enumerate(tornado)))
+    for f in (ids, labels):
+        assert make_traffic(t, f"permutation:file={f}").perm.tolist() == tornado.tolist()
+    short = tmp_path / "short.txt"
+    short.write_text("1\n2\n")
+    with pytest.raises(UserError, match="a line for each of the 16 nodes of torus:k=4,n=2, the file has 2"):
+        make_traffic(t, f"permutation:file={short}")
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("0 1\n2\n")
+    with pytest.raises(UserError, match="mixed.txt:2: expected 'source destination'"):
+        make_traffic(t, f"permutation:file={mixed}")
+
+
 def test_the_diagonal_permutation_goes_half_way_in_every_dimension():
     t = Torus(8, 2)
     assert make_traffic(t, "diagonal").perm[t.node((1, 3))] == t.node((5, 7))
+
+
+def _booksim_dest(source: int, k: int, n: int, hops: int) -> int:
+    """BookSim2's digit permutations, digit by digit as its traffic.cpp describes them."""
+    return sum(((source // k ** i) % k + hops) % k * k ** i for i in range(n))
+
+
+@pytest.mark.parametrize("k, n", [(4, 2), (7, 2), (8, 2), (5, 3)])
+def test_booksim_patterns_move_every_digit(k, n):
+    t = Torus(k, n)
+    tornado = make_traffic(t, "booksim-tornado").perm
+    neighbor = make_traffic(t, "booksim-neighbor").perm
+    for s in range(t.N):
+        assert tornado[s] == _booksim_dest(s, k, n, (k + 1) // 2 - 1)
+        assert neighbor[s] == _booksim_dest(s, k, n, 1)
+
+
+def test_booksim_tornado_loads_both_dimensions_under_dor(tmp_path):
+    """On the 8-ary 2-cube every packet of BookSim's tornado goes 3 hops in +x, then 3 in +y:
+    each +x and each +y channel carries the 3 packets of the sources up to 3 behind it, the other
+    channels none. GOAL's tornado (ours) leaves the y channels idle."""
+    from universal.cli import main
+
+    loads = {}
+    for traffic in ("booksim-tornado", "tornado"):
+        path = tmp_path / f"{traffic}.txt"
+        assert main(["load", "--network", "torus:k=8,n=2", "--routing", "dor", "--traffic", traffic,
+                     "--links", str(path), "--json"]) == 0
+        rows = [line.split() for line in path.read_text().splitlines() if not line.startswith("#")]
+        loads[traffic] = sorted(Fraction(load) for _, _, load in rows)
+    assert loads["booksim-tornado"] == [0] * 128 + [3] * 128
+    assert loads["tornado"] == [0] * 192 + [3] * 64
+
+
+def test_booksim_neighbor_is_a_permutation_ours_is_spread():
+    [bs, ours] = load_table(8, 2, ["dor"], ["booksim-neighbor", "neighbor"], np.random.default_rng(0))
+    assert bs.max_load_exact == 1 and bs.throughput_exact == 1          # one packet on every + channel
+    assert ours.max_load_exact == Fraction(1, 4) and ours.throughput_exact == 4

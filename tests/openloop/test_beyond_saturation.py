@@ -4,7 +4,7 @@ minimum accepted rate α' stays flat once the offered load passes the saturation
 
 Shown here on the 6-ary 2-cube (36 nodes, short runs; bit complement sends every packet across
 the bisection there too, so Θ <= 1/2 of capacity for every routing). The issue's setting, the
-8-ary 2-cube, is ``benchmarks/beyond_saturation.py`` (about a minute); under the
+8-ary 2-cube, is ``benchmarks/beyond_saturation.py`` (about a minute of CPU time); under the
 ``farthest-to-go`` rule that script shows α' collapsing beyond Θ, which is what this test
 would catch.
 """

@@ -246,6 +246,29 @@ def test_plot_throughput_histogram_of_samples_and_several_routings(romm_random_p
     assert_only(tmp_path, "t.png")
 
 
+def test_the_overestimate_arrow_and_its_label_pass_above_every_bar_beneath_them():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from universal.reporting.plots.loads import _mark_overestimates
+
+    ax = Figure().subplots()
+    tall = (np.array([400, 50]), np.array([0.28, 0.29, 0.30]))           # another routing's bars in the gap
+    wide = (np.array([10, 200, 260, 90]), np.array([0.31, 0.35, 0.40, 0.45, 0.50]))
+    for counts, edges in (tall, wide):
+        ax.stairs(counts, edges, fill=True)
+    ax.set_xlim(0.19, 0.55)
+    needed = _mark_overestimates(ax, [(0.21, 0.31)], [tall, wide], top=450)
+    [arrow] = [t for t in ax.texts if not t.get_text()]
+    [label] = [t for t in ax.texts if t.get_text().startswith("sampling overestimates")]
+    height = arrow.xy[1]
+    # the label's half width (0.11 of the axis) reaches into the first bin of the wide histogram
+    assert height > 400 and label.get_position()[1] == height and needed > height
+    assert "by 0.100" in label.get_text()
+
+
 # -------------------------------------------------------------------------------- delivery curve
 @pytest.fixture(scope="module")
 def two_runs():
@@ -415,3 +438,23 @@ def test_openloop_plot_marks_and_names_the_analytic_saturation(tmp_path, monkeyp
     # plain dots belong to α' and the analysis lines: no routing's own curve uses them
     curves = [line for line in fig.axes[0].get_lines() if "analysis" not in line.get_label()]
     assert all(line.get_linestyle() != ":" for line in curves)
+
+
+def test_openloop_latency_goes_on_a_log_axis_when_one_routing_is_much_slower(tmp_path, monkeypatch):
+    from universal.reporting.plots import openloop as module
+
+    figures = []
+    monkeypatch.setattr(module, "_save", lambda fig, path: figures.append(fig) or Path(path))
+
+    def rows(traffic, slow):
+        return [dict(routing=r, traffic=traffic, offered=x, accepted=x, accepted_min=x, stable=True,
+                     latency_mean=(slow if r == "val" and x == 0.5 else 3 + x))
+                for r in ("dor", "val") for x in (0.1, 0.3, 0.5)]
+    module.plot_openloop(rows("tornado", 40.0) + rows("uniform", 9.0), tmp_path / "o.png")
+    (fig,) = figures
+    tornado_latency, _, uniform_latency, _ = fig.axes
+    # 40 steps beside 3.1: on a linear axis dor's curve would be a flat line at the bottom
+    assert tornado_latency.get_yscale() == "log" and "log scale" in tornado_latency.get_ylabel()
+    low, high = tornado_latency.get_ylim()
+    assert low <= 3.1 and high >= 40
+    assert uniform_latency.get_yscale() == "linear" and "log" not in uniform_latency.get_ylabel()   # 9 / 3.1 < 5

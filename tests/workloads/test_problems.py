@@ -336,3 +336,19 @@ def test_permutations_take_the_short_traffic_names_too(short, long):
     a = build_problem(f"permutation:{short}", net, np.random.default_rng(0))
     b = build_problem(f"permutation:{long}", net, np.random.default_rng(0))
     assert a.dests.tolist() == b.dests.tolist() and a.name == f"permutation:{short}"
+
+
+def test_booksim_permutations_move_every_dimension():
+    from universal.networks import build_network
+    from universal.workloads import build_problem
+
+    net = build_network("torus:k=5,n=2")
+    rng = np.random.default_rng(0)
+    tornado = build_problem("permutation:booksim-tornado", net, rng)
+    neighbor = build_problem("permutation:booksim-neighbor", net, rng)
+    for src, dst in zip(tornado.sources, tornado.dests):
+        x, y = net.label_of(int(src)).split(",")
+        assert net.label_of(int(dst)) == f"{(int(x) + 2) % 5},{(int(y) + 2) % 5}"      # ceil(5/2) - 1 = 2
+    for src, dst in zip(neighbor.sources, neighbor.dests):
+        x, y = net.label_of(int(src)).split(",")
+        assert net.label_of(int(dst)) == f"{(int(x) + 1) % 5},{(int(y) + 1) % 5}"

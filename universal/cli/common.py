@@ -416,3 +416,33 @@ def routings(args: argparse.Namespace) -> list[str]:
     from universal.networks import build_network
 
     return [default_routing(build_network(args.network))]
+
+
+def executor_options(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """``--executor local|dask`` and ``--scheduler ADDRESS``: where the cells of a study run."""
+    parser.add_argument("--executor", choices=("local", "dask"), default="local",
+                        help=f"{what}run cells here (local, default) or as tasks on a Dask cluster (dask)")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:8786", type=_scheduler_address,
+                        help=f"{what}with --executor dask: a running Dask scheduler (default: a local cluster)")
+
+
+def _scheduler_address(text: str) -> str:
+    """An argparse type: a ``tcp://HOST:PORT`` address (checked, not contacted)."""
+    from universal.executors import check_scheduler_address
+
+    try:
+        check_scheduler_address(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def executor(args: argparse.Namespace):
+    """The Dask executor that ``--executor dask [--scheduler ADDRESS]`` asks for, or None (run here)."""
+    if args.executor != "dask":
+        if args.scheduler is not None:
+            raise UserError("--scheduler applies to --executor dask")
+        return None
+    from universal.executors import DaskExecutor
+
+    return DaskExecutor(args.scheduler, workers=args.jobs)

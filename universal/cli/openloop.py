@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from universal.cli.common import (buffer_list, command_line, html_path, machine, names, nonnegative, output_file,
-                                  output_options, plot_path, plotted, positive, print_json, progress_bar,
-                                  protect_run_inputs, table_options, wrote_html, writable)
+from universal.cli.common import (buffer_list, command_line, executor, executor_options, html_path, machine, names,
+                                  nonnegative, output_file, output_options, plot_path, plotted, positive, print_json,
+                                  progress_bar, protect_run_inputs, table_options, wrote_html, writable)
 from universal.errors import UserError
 
 HELP = "open-loop runs: latency against offered load, saturation throughput"
@@ -21,7 +21,8 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                          "valiant, ...), or adaptive: min-adaptive, goal (tori), ugal[:threshold=T] (default dor)")
     ol.add_argument("--traffic", default="uniform",
                     help="comma-separated: uniform, neighbor, bitcomp, transpose, tornado, bitrev, shuffle, "
-                         "hotspot, matrix:file=P, permutation:file=P (default uniform)")
+                         "hotspot, diagonal, booksim-tornado, booksim-neighbor, matrix:file=P, permutation:file=P "
+                         "(default uniform)")
     what = ol.add_mutually_exclusive_group(required=True)
     what.add_argument("--loads", help="offered loads a:b:step (inclusive) or a list, e.g. 0.05:1.0:0.05")
     what.add_argument("--saturation", action="store_true", help="search the saturation throughput of every "
@@ -53,14 +54,18 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
 
 
 def results_options(parser: argparse.ArgumentParser) -> None:
-    """``--out``, ``--resume``, ``--overwrite`` and ``--jobs`` of an open-loop study."""
+    """``--out``, ``--resume``, ``--overwrite``, ``--jobs``, ``--executor`` and ``--scheduler`` of an
+    open-loop study."""
     parser.add_argument("--out", type=output_file("results"), metavar="FILE",
                         help="JSON Lines results file receiving each finished cell (a run of --loads, a search of "
                              "--saturation); none unless given")
     parser.add_argument("--resume", action="store_true", help="skip the cells already in the --out file")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing --out file (without --resume or --overwrite it is refused)")
-    parser.add_argument("--jobs", type=positive, default=1, help="worker processes running cells (default 1)")
+    parser.add_argument("--jobs", type=positive, default=1,
+                        help="worker processes running cells (default 1); with --executor dask and no "
+                             "--scheduler, the workers of the local Dask cluster")
+    executor_options(parser)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -86,7 +91,7 @@ def run(args: argparse.Namespace) -> None:
 
         view = openloop_view(study, study.routings[0], study.traffics[0], _html_load(study, args), study.seeds[0],
                              args.html_steps, command=command_line(args))
-    report = run_with_bar(study, args)
+    report = run_with_bar(study, args, executor=executor(args))
     data = report.to_json()
     if view is not None:
         from universal.reporting.html.data import add_sweep

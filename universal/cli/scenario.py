@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from universal.cli.common import (command_line, machine, nonnegative, opt_options, output_file, output_options,
-                                  plot_path, plotted, positive, print_json, progress_bar, protect_run_inputs,
-                                  table_options, writable)
+from universal.cli.common import (command_line, executor, executor_options, machine, nonnegative, opt_options,
+                                  output_file, output_options, plot_path, plotted, positive, print_json, progress_bar,
+                                  protect_run_inputs, table_options, writable)
 from universal.cli.outputs import analyse_with_bar, emit_experiment, emit_report, run_experiment_with_bar
 from universal.errors import UserError
 
@@ -39,11 +39,7 @@ def add_arguments(sc: argparse.ArgumentParser) -> None:
                     help="sweeps and open-loop studies: cells run in parallel processes (default 1, or the "
                          "scenario's own jobs key, at most the machine's cores); "
                          "with --executor dask and no --scheduler, the workers of the local Dask cluster")
-    sc.add_argument("--executor", choices=("local", "dask"), default="local",
-                    help="sweeps and open-loop studies: run cells here (local, default) or as tasks on a Dask "
-                         "cluster (dask)")
-    sc.add_argument("--scheduler", metavar="tcp://HOST:8786", type=_scheduler_address,
-                    help="sweeps with --executor dask: a running Dask scheduler (default: a local cluster)")
+    executor_options(sc, "sweeps and open-loop studies: ")
     sc.add_argument("--plot", type=output_file("plot"), metavar="FILE", help="also draw the result (.png or .svg): T versus size for sweeps, "
                     "packets delivered by step for experiments, channel loads for load scenarios")
 
@@ -79,9 +75,7 @@ def run(args: argparse.Namespace) -> None:
     if scenario.sweep is not None:
         _run_sweep_scenario(scenario.sweep, args)
         return
-    if _sweep_options(args):
-        raise UserError(f"scenario {scenario.name!r} is not a sweep: {', '.join(_sweep_options(args))} "
-                        f"apply to sweeps")
+    _refuse_sweep_options(args, scenario.name, "a routing experiment")
     result = run_experiment_with_bar(exp, machine(args), keep_delivery=plot is not None)
     emit_experiment(result, args)
     if plot is not None:
@@ -105,7 +99,7 @@ def _run_sweep_scenario(sweep: "Sweep", args: argparse.Namespace) -> None:
     plot_path(args)
     with progress_bar(len(sweep.cells()), f"{sweep.name}: cells", not machine(args)) as bar:
         result = run_sweep(sweep, results_file=out, resume=args.resume, overwrite=args.overwrite, jobs=args.jobs,
-                           progress=bar.set if bar else None, command=command_line(args), executor=_executor(args))
+                           progress=bar.set if bar else None, command=command_line(args), executor=executor(args))
     if args.json:
         print_json(result.to_json(), args)
     elif args.csv:
@@ -151,45 +145,37 @@ def _default_jobs(scenario) -> int:
     return max(1, min(wanted, os.cpu_count() or 1))
 
 
+def _refuse_sweep_options(args: argparse.Namespace, name: str, kind: str) -> None:
+    """One line naming the results-file and worker options given to a scenario that takes none."""
+    given = _sweep_options(args)
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise UserError(f"scenario {name!r} is {kind}: {', '.join(given)} {verb} only to sweeps and "
+                        "open-loop studies")
+
+
+def _refuse_opt_options(args: argparse.Namespace, name: str, kind: str) -> None:
+    """One line naming the offline-optimum options given to a scenario that routes no problem."""
+    given = [option for option, value in (("--opt", args.opt), ("--time-limit", args.time_limit)) if value is not None]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise UserError(f"scenario {name!r} is {kind}: {' and '.join(given)} {verb} only to routing experiments")
+
+
 def _sweep_options(args: argparse.Namespace) -> list[str]:
-    """The options given that only sweeps take."""
+    """The options given that only sweeps and open-loop studies take."""
     given = {"--out": args.out is not None, "--resume": args.resume, "--overwrite": args.overwrite,
              "--jobs": args.jobs != 1, "--executor": args.executor != "local", "--scheduler": args.scheduler is not None}
     return [option for option, present in given.items() if present]
 
 
-def _scheduler_address(text: str) -> str:
-    """An argparse type: a ``tcp://HOST:PORT`` address (checked, not contacted)."""
-    from universal.executors import check_scheduler_address
-
-    try:
-        check_scheduler_address(text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
-def _executor(args: argparse.Namespace):
-    """The Dask executor that ``--executor dask [--scheduler ADDRESS]`` asks for, or None."""
-    if args.executor != "dask":
-        if args.scheduler is not None:
-            raise UserError("--scheduler applies to --executor dask")
-        return None
-    from universal.executors import DaskExecutor
-
-    return DaskExecutor(args.scheduler, workers=args.jobs)
-
-
 def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> None:
     if args.seeds is not None:
         raise UserError(f"scenario {analysis.name!r} is a load analysis: it takes --seed, not --seeds")
-    if args.opt is not None or args.time_limit is not None:
-        raise UserError(f"scenario {analysis.name!r} is a load analysis: --opt and --time-limit apply to routing")
+    _refuse_opt_options(args, analysis.name, "a load analysis")
     if args.seed is not None:
         analysis.seed = args.seed
-    if _sweep_options(args):
-        raise UserError(f"scenario {analysis.name!r} is not a sweep: {', '.join(_sweep_options(args))} "
-                        f"apply to sweeps")
+    _refuse_sweep_options(args, analysis.name, "a load analysis")
     report = analyse_with_bar(analysis, args)
     emit_report(report, args, compare=True)
     if args.plot:
@@ -203,8 +189,7 @@ def _run_openloop_scenario(study, args: argparse.Namespace, plot) -> None:
     ``universal openloop``; a results file only with ``--out``."""
     from universal.cli.openloop import emit, run_with_bar
 
-    if args.opt is not None or args.time_limit is not None:
-        raise UserError(f"scenario {study.name!r} is an open-loop study: --opt and --time-limit apply to routing")
+    _refuse_opt_options(args, study.name, "an open-loop study")
     if plot is not None and study.loads is None:
         raise UserError("--plot draws a load sweep: this scenario searches saturation")
     if args.seeds is not None or args.seed is not None:
@@ -212,7 +197,7 @@ def _run_openloop_scenario(study, args: argparse.Namespace, plot) -> None:
 
         first = args.seed if args.seed is not None else study.seeds[0]
         study.seeds = seeds_from(args.seeds if args.seeds is not None else len(study.seeds), first, "command line")
-    report = run_with_bar(study, args, executor=_executor(args))
+    report = run_with_bar(study, args, executor=executor(args))
     emit(report.to_json(), args)
     if plot is not None:
         from universal.reporting.plots.openloop import plot_openloop
@@ -226,9 +211,7 @@ def _run_design_scenario(study, args: argparse.Namespace) -> None:
         raise UserError(f"scenario {study.name!r} is a design study: it takes --seed, not --seeds")
     if args.seed is not None:
         study.seed = args.seed
-    if _sweep_options(args):
-        raise UserError(f"scenario {study.name!r} is not a sweep: {', '.join(_sweep_options(args))} "
-                        f"apply to sweeps")
+    _refuse_sweep_options(args, study.name, "a design study")
     plot = plot_path(args)
     from universal.design.study import run_study
 

@@ -28,9 +28,10 @@ channel of a class ``(dim, sign)`` onto the one leaving node 0, so one pair of p
 per class (``2n`` in all) covers every channel.
 
 Locality (eq. 5) is the mean hop count over all ``N^2`` pairs, ``s = d`` included, divided by the
-minimal mean; it enters as a constraint ``H <= L`` or, with ``then="locality"``, as a second
-objective: after the best cost ``z*`` is found, the LP is solved again with the cost held at
-``z* (1 + 1e-7)`` and the total flow (the hop count) minimised.
+minimal mean; it enters as a constraint ``H_avg <= L x minimal`` (an upper bound where the
+paper's eq. 10 writes an equality) or, with ``then="locality"``, as a second objective: after
+the best cost ``z*`` is found, the LP is solved again with the cost held at ``z* (1 + 1e-7)``
+and the total flow (the hop count) minimised.
 
 Solver: HiGHS through ``scipy.optimize.linprog``. The interior-point method (with crossover, so
 the answer is a vertex) is the default because it is the one that scales here: on the

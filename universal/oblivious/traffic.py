@@ -22,11 +22,14 @@ Names (SPEC §8, traffic for the load analysis):
                     node, renormalised)
 ``diagonal``        ``x_i -> x_i + floor(k/2)`` in every dimension: half way across every ring
                     (GOAL's Π_dia, Singh, Dally, Gupta & Towles 2003, Claim 1)
+``booksim-tornado``  BookSim2's ``tornado``: ``x_i -> x_i + ceil(k/2) - 1`` in every dimension
+``booksim-neighbor``  BookSim2's ``neighbor``: ``x_i -> x_i + 1`` in every dimension (a permutation)
 ``matrix:file=P``   whitespace-separated N x N matrix of decimals or fractions (``1/3``), ``#``
                     comments, doubly sub-stochastic (row and column sums at most 1: GOAL's
                     admissible traffic; a zero row is a node that sends nothing)
-``permutation:file=P``  ``source destination`` lines (node labels); sources left out send
-                    nothing (a partial permutation is a doubly sub-stochastic matrix)
+``permutation:file=P``  one destination per line for every source in id order (SPEC §8), or
+                    ``source destination`` lines, where sources left out send nothing (a
+                    partial permutation is a doubly sub-stochastic matrix); labels or ids
 ``random-perms:M``  M random permutations (default 1000), summarised by worst / mean / best
 ==================  =====================================================================
 """
@@ -256,16 +259,39 @@ def _diagonal(t: Torus, spec: Spec) -> Traffic:
     return _perm(spec.text, t.node(t.coords + t.k // 2))
 
 
+def _booksim_tornado(t: Torus, spec: Spec) -> Traffic:
+    """BookSim2's ``tornado``: every coordinate moves ``ceil(k/2) - 1`` ahead (ours moves x only)."""
+    check_known_params(spec, set())
+    return _perm(spec.text, t.node(t.coords + (math.ceil(t.k / 2) - 1)))
+
+
+def _booksim_neighbor(t: Torus, spec: Spec) -> Traffic:
+    """BookSim2's ``neighbor``: every coordinate moves one ahead, a permutation (ours spreads each
+    source evenly over its 2n neighbours)."""
+    check_known_params(spec, set())
+    return _perm(spec.text, t.node(t.coords + 1))
+
+
 def _permutation(t: Torus, spec: Spec) -> Traffic:
-    """``permutation:file=P``: ``source destination`` lines as node labels ``x0,x1,...`` or ids."""
+    """``permutation:file=P`` in either of two layouts, nodes as labels ``x0,x1,...`` or ids:
+    one destination per line, a line for every source in id order (SPEC §8, as ``route`` reads
+    it), or ``source destination`` lines, where sources left out send nothing."""
     check_known_params(spec, {"file"})
     if "file" not in spec.params:
         raise UserError("permutation traffic needs permutation:file=PATH")
     path = Path(spec.params["file"])
+    rows = read_rows(path, "permutation")
+    widths = {len(fields) for _, fields in rows}
+    if widths == {1}:   # the destinations of sources 0, 1, ..., N-1
+        if len(rows) != t.N:
+            raise UserError(f"{path}: one destination per line needs a line for each of the {t.N} nodes of "
+                            f"{t.name}, the file has {len(rows)} (or write 'source destination' pairs)")
+        rows = [(lineno, [str(s), fields[0]]) for s, (lineno, fields) in enumerate(rows)]
     dest = np.full(t.N, -1, dtype=np.int64)
-    for lineno, fields in read_rows(path, "permutation"):
+    for lineno, fields in rows:
         if len(fields) != 2:
-            raise UserError(f"{path}:{lineno}: expected 'source destination'")
+            raise UserError(f"{path}:{lineno}: expected 'source destination' (or one destination per line, "
+                            "for every source in order)")
         s, d = (_node_id(t, f, path, lineno) for f in fields)
         if dest[s] >= 0:
             raise UserError(f"{path}:{lineno}: source {fields[0]} appears twice")
@@ -320,6 +346,8 @@ TRAFFICS = {
     "shuffle": _shuffle,
     "hotspot": _hotspot,
     "diagonal": _diagonal,
+    "booksim-tornado": _booksim_tornado,
+    "booksim-neighbor": _booksim_neighbor,
     "matrix": _matrix,
     "permutation": _permutation,
     "random-perms": _random_perms,

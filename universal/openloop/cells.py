@@ -59,7 +59,7 @@ def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
     ----------
     network : universal.networks.Network
     routing, traffic : str
-        Names as ``universal load`` takes them.
+        Names as ``universal load`` takes them (a ``file=`` already resolved to where it is).
 
     Returns
     -------
@@ -78,8 +78,6 @@ def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
     from universal.registry import parse_spec
 
     if network.kind != "torus" or parse_spec(routing).name not in ROUTINGS or network.params["k"] < 3:
-        return None
-    if parse_spec(traffic).name in ("permutation", "matrix"):
         return None
     k, n = network.params["k"], network.params["n"]
     row = load_table(k, n, [routing], [traffic], np.random.default_rng(0))[0]
@@ -208,6 +206,9 @@ def _build(study) -> Prepared:
     from universal.registry import with_file_resolved
 
     net = build_network(study.network, study.base_dir)
+    if net.leveled:
+        raise UserError(f"open-loop runs need traffic between all nodes; on {net.name} packets go from inputs "
+                        "to outputs only (use a mesh, torus, hypercube or any graph)")
     injection = build_injection(study.injection)
     pairs = [_parse_pair(net, p) for p in study.pairs]
     if pairs and study.loads is None:
@@ -220,8 +221,8 @@ def _build(study) -> Prepared:
     prepared = Prepared(net, injection, cap, cap if cap is not None else 1.0, traffics, routers, {}, pairs)
     _check_runs(study, prepared)
     if study.buffer is None:  # the analysis is of the ideal network with unbounded buffers
-        prepared.exact = {(r, t): analytic_throughput(net, resolved[r], t) for r in study.routings
-                          for t in study.traffics}
+        prepared.exact = {(r, t): analytic_throughput(net, resolved[r], _resolve_traffic(t, study.base_dir))
+                          for r in study.routings for t in study.traffics}
         if study.units == "packets" and any(v is not None for v in prepared.exact.values()):
             per_node = capacity_rate(net, study.bandwidth)   # the same value, in packets per node per step
             prepared.exact = {k: None if v is None else v * per_node for k, v in prepared.exact.items()}
@@ -245,6 +246,7 @@ def _check_runs(study, p: Prepared) -> None:
             template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priority)
             if study.loads is not None:
                 for load in study.loads:
+                    _check_injection_limit(study, p, t, load)
                     _check_spec(replace(template, rate=load * p.scale), Measurement(window=study.window))
             else:
                 _check_spec(replace(template, rate=ZERO_LOAD * p.scale),
@@ -252,6 +254,32 @@ def _check_runs(study, p: Prepared) -> None:
                 rate_ceiling(template, study.bandwidth)
     if study.saturation and not 0 < study.tolerance < 1:
         raise UserError(f"the saturation search needs 0 < tolerance < 1 (got {study.tolerance:g})")
+
+
+def _check_injection_limit(study, p: Prepared, traffic: str, load: float) -> None:
+    """Refuse an offered load that bernoulli or on-off sources cannot create, in the user's units.
+
+    Both create at most one packet per node per step (on-off strictly fewer); a load given as a
+    fraction of capacity can ask for more (0.6 of capacity on torus:k=4,n=2 is 1.2 packets).
+    """
+    name = p.injection.name
+    if name == "poisson":
+        return
+    busiest = float(p.traffics[traffic].rowsum.max())   # the row of the node that sends most
+    packets = load * p.scale * busiest
+    if packets <= 1 + 1e-12 and not (name == "on-off" and packets >= 1 - 1e-12):
+        return
+    if study.units == "capacity":
+        asked = (f"offered load {load:g} (of capacity) is {packets:.4g} packet{'' if packets == 1 else 's'} "
+                 f"per node per step on {p.network.name}")
+    else:
+        asked = f"offered load {load:g} packets per node per step"
+    fix = f"a load {'below' if name == 'on-off' else 'of at most'} {1 / (p.scale * busiest):.4g}"
+    if busiest != 1:
+        asked += f" at the busiest source of {traffic} (its row sums to {busiest:.4g})"
+    creates = ("creates fewer than one packet per node per step" if name == "on-off"
+               else "creates at most one packet per node per step")
+    raise UserError(f"{asked}; {name} injection {creates} (use --injection poisson, or {fix})")
 
 
 def _parse_pair(net, text: str) -> tuple[int, int]:

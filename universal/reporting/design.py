@@ -22,9 +22,12 @@ def _gap(gap: float | None) -> str:
 
 
 def _short_status(status: str) -> str:
-    """``HiGHS Status 7: Optimal`` out of SciPy's longer message."""
-    start, end = status.rfind("("), status.rfind(")")
-    return status[start + 1:end] if 0 <= start < end else status
+    """The solver's verdict in words: ``HiGHS: optimal`` out of SciPy's ``Optimization terminated
+    successfully. (HiGHS Status 7: Optimal)``; the full message stays in ``--json``."""
+    import re
+
+    found = re.search(r"\(HiGHS Status \d+: (.*)\)\s*$", status)
+    return f"HiGHS: {found.group(1).strip().lower()}" if found else status
 
 
 def design_table(result) -> Table:
@@ -51,10 +54,10 @@ def design_table(result) -> Table:
          f"LP's sample: {result.samples} perms, seed {result.seed}"),
         ("held-out avg", _f(result.throughput_average_heldout), f"second sample, seed {result.seed + 1}"),
         ("uniform", _f(result.throughput_capacity), "uniform traffic"),
-        ("locality", _f(result.locality, 6), "mean path length / minimal"),
+        ("locality", _f(result.locality, 6), "H_avg / minimal; H_avg: mean path length"),
     ]
     if result.locality_bound is not None:
-        rows.append(("locality bound", _f(result.locality_bound), "constraint H <= L"))
+        rows.append(("locality bound", _f(result.locality_bound), "L: constraint H_avg <= L x minimal"))
     rows.append(("solver", f"{result.seconds:.1f} s", _short_status(result.status)))
     for row in rows:
         table.add_row(*row)

@@ -302,18 +302,39 @@ def _sweep_line(summary: list[dict], problem: str, named: bool, by_bandwidth: bo
     return out
 
 
+def _steps(T: float) -> str:
+    """``1 step``, ``4 steps``, ``4.5 steps``."""
+    return f"{_num(T)} step{'' if T == 1 else 's'}"
+
+
 def _conclusion_for(summary: list[dict], problem: str, named: bool) -> str:
     best = fastest(summary, problem)
     prefix = f"{problem}: " if named else ""
     if best is None:
         return f"{prefix}no combination delivered every packet."
-    line = (f"{prefix}fastest: {best['paths']} paths with {best['protocol']}, T = {_num(best['T'])} steps "
-            f"= {best['T_over_CD']:.2f} x (C + D)")
-    others = [s for s in summary if s is not best and s["all_delivered"] and s["problem"] == problem]
+    rows = [s for s in summary if s["problem"] == problem]
+    done = [s for s in rows if s["all_delivered"]]
+    if len(done) > 1 and all(s["T"] == best["T"] for s in done):  # naming one "fastest" would be arbitrary
+        which = "combinations" if len(done) == len(rows) else "combinations that delivered every packet"
+        return f"{prefix}all {len(done)} {which} tie at T = {_steps(best['T'])}."
+    tied = [s for s in done if s["T"] == best["T"]]
+    line = (f"{prefix}fastest{' (tied)' if len(tied) > 1 else ''}: {_combinations(tied, ' paths')}, "
+            f"T = {_steps(best['T'])} = {best['T_over_CD']:.2f} x (C + D)")
+    others = [s for s in done if s["T"] != best["T"]]
     if others:
-        slowest = max(others, key=lambda s: s["T"])
-        line += f"; slowest: {slowest['paths']} with {slowest['protocol']}, T = {_num(slowest['T'])}"
+        worst = max(s["T"] for s in others)
+        slowest = [s for s in others if s["T"] == worst]
+        line += (f"; slowest{' (tied)' if len(slowest) > 1 else ''}: {_combinations(slowest, '')}, "
+                 f"T = {_num(worst)}")
     return line + "."
+
+
+def _combinations(rows: list[dict], paths_word: str) -> str:
+    """``valiant with growing-rank and fifo``, ``bit-fixing with fifo and valiant with fifo``."""
+    by_paths: dict[str, list[str]] = {}
+    for s in rows:
+        by_paths.setdefault(s["paths"], []).append(s["protocol"])
+    return " and ".join(f"{paths}{paths_word} with {' and '.join(protocols)}" for paths, protocols in by_paths.items())
 
 
 def conclusion(result: ExperimentResult) -> str:

@@ -144,6 +144,23 @@ def _perm_neighbor(network: Network, m: int, rng: np.random.Generator) -> np.nda
     return _shift_x(network, m, 1)
 
 
+def _shift_every_dimension(network: Network, m: int, hops: int, name: str) -> np.ndarray:
+    k, n = _grid_shape(network, name)
+    coords = (np.arange(m, dtype=np.int64)[:, None] // k ** np.arange(n)) % k
+    return ((coords + hops) % k) @ (k ** np.arange(n))
+
+
+def _perm_booksim_tornado(network: Network, m: int, rng: np.random.Generator) -> np.ndarray:
+    """BookSim2's tornado: ``ceil(k/2) - 1`` hops ahead in every dimension."""
+    k, _ = _grid_shape(network, "booksim-tornado")
+    return _shift_every_dimension(network, m, -(-k // 2) - 1, "booksim-tornado")
+
+
+def _perm_booksim_neighbor(network: Network, m: int, rng: np.random.Generator) -> np.ndarray:
+    """BookSim2's neighbor: one hop ahead in every dimension."""
+    return _shift_every_dimension(network, m, 1, "booksim-neighbor")
+
+
 NAMED_PERMUTATIONS = {
     "random": _perm_random,
     "bit-reversal": _perm_bit_reversal,
@@ -152,6 +169,8 @@ NAMED_PERMUTATIONS = {
     "shuffle": _perm_shuffle,
     "tornado": _perm_tornado,
     "neighbor": _perm_neighbor,
+    "booksim-tornado": _perm_booksim_tornado,
+    "booksim-neighbor": _perm_booksim_neighbor,
 }
 
 
@@ -180,7 +199,8 @@ def _perm_from_file(network: Network, path: Path) -> np.ndarray:
     return perm
 
 
-@PROBLEMS.register("permutation", "a permutation: random, bit-reversal, transpose, bit-complement, shuffle, tornado, neighbor, file=PATH")
+@PROBLEMS.register("permutation", "a permutation: random, bit-reversal, transpose, bit-complement, shuffle, "
+                                  "tornado, neighbor, booksim-tornado, booksim-neighbor, file=PATH")
 def _permutation(spec: Spec, network: Network, rng: np.random.Generator, base_dir: Path | None) -> Problem:
     srcs, dsts = endpoints(network)
     if "file" in spec.params:

@@ -256,10 +256,11 @@ def plot_throughput_histogram(throughputs, path: str | Path, *, exact_worst=None
     exact = exact_worst if isinstance(exact_worst, Mapping) else {label: exact_worst for label in data}
     fig = _new_figure(8.5, 5.0)
     ax = fig.subplots()
-    lows = []
+    lows, bars, gaps = [], [], []
     for i, (label, item) in enumerate(data.items()):
         color = _MEASURED_COLORS[i % len(_MEASURED_COLORS)]
         samples, (counts, edges), sampled = _throughput_data(item)
+        bars.append((counts, edges))
         count = int(counts.sum())
         name = f"{label}: " if label is not None else ""
         ax.stairs(counts, edges, fill=True, alpha=0.35 if len(data) > 1 else 0.6, color=color,
@@ -274,11 +275,7 @@ def plot_throughput_histogram(throughputs, path: str | Path, *, exact_worst=None
                        label=f"{name}exact worst case: {worst:.3f}")
             lows.append(worst)
             if worst < sampled:
-                height = (0.5 - 0.08 * i) * max(counts.max(), 1)
-                ax.annotate("", xy=(worst, height), xytext=(sampled, height),
-                            arrowprops=dict(arrowstyle="<->", color="gray"))
-                ax.text((worst + sampled) / 2, height, f"sampling overestimates\nthe worst case by "
-                        f"{sampled - worst:.3f}", ha="center", va="bottom", fontsize=9, color="dimgray")
+                gaps.append((worst, sampled))
     left, right = ax.get_xlim()
     span = right - min(lows)
     ax.set_xlim(min(left, min(lows) - 0.05 * span), right)
@@ -286,9 +283,30 @@ def plot_throughput_histogram(throughputs, path: str | Path, *, exact_worst=None
     ax.set_ylabel("permutations")
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.4)
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.3)          # headroom for the legend
+    top = ax.get_ylim()[1]
+    ax.set_ylim(0, max(top * 1.3, _mark_overestimates(ax, gaps, bars, top)))   # headroom for the legend
     ax.legend(fontsize=9, loc="upper right")
     return _save(fig, path)
+
+
+def _mark_overestimates(ax, gaps: list[tuple[float, float]], bars: list, top: float) -> float:
+    """Draw an arrow from each exact worst case to the worst sample, with its label, above every
+    bar under the arrow or the label (so neither crosses a bar); returns the height they need."""
+    left, right = ax.get_xlim()
+    half_label = 0.11 * (right - left)           # half the width of the two-line label, about
+    floor, needed = 0.0, 0.0
+    for worst, sampled in gaps:
+        middle = (worst + sampled) / 2
+        lo, hi = min(worst, middle - half_label), max(sampled, middle + half_label)
+        under = [c[(e[1:] > lo) & (e[:-1] < hi)] for c, e in bars]
+        tallest = max([float(u.max()) for u in under if u.size] + [0.0])
+        height = max(tallest + 0.04 * top, 0.15 * top, floor)
+        ax.annotate("", xy=(worst, height), xytext=(sampled, height), arrowprops=dict(arrowstyle="<->", color="gray"))
+        ax.text(middle, height, f"sampling overestimates\nthe worst case by {sampled - worst:.3f}", ha="center",
+                va="bottom", fontsize=9, color="dimgray", bbox=dict(facecolor="white", edgecolor="none", alpha=0.8))
+        floor = height + 0.14 * top                # the next label goes above this one
+        needed = max(needed, height + 0.2 * top)
+    return needed
 
 
 def plot_load_report(report, path: str | Path) -> list[Path]:

@@ -47,6 +47,7 @@ def plot_openloop(rows: list[dict], path: str | Path, units: str = "capacity") -
     unit = "fraction of capacity" if units == "capacity" else "packets per node per step"
     for i, traffic in enumerate(traffics):
         lat_ax, acc_ax = axes[i]
+        latencies = []
         for j, routing in enumerate(routings):
             mine = sorted((r for r in rows if r["traffic"] == traffic and r["routing"] == routing),
                           key=lambda r: r["offered"])
@@ -56,6 +57,7 @@ def plot_openloop(rows: list[dict], path: str | Path, units: str = "capacity") -
                          linestyle=_LINES[j % len(_LINES)], markersize=4)
             stable = [r for r in mine if r["stable"] and r["latency_mean"] is not None]
             lat_ax.plot([r["offered"] for r in stable], [r["latency_mean"] for r in stable], label=routing, **style)
+            latencies += [r["latency_mean"] for r in stable]
             acc_ax.plot([r["offered"] for r in mine], [r["accepted"] for r in mine], label=f"{routing} α*", **style)
             acc_ax.plot([r["offered"] for r in mine], [r["accepted_min"] for r in mine], color=style["color"],
                         linestyle=":", linewidth=1, label=f"{routing} α'")
@@ -64,9 +66,32 @@ def plot_openloop(rows: list[dict], path: str | Path, units: str = "capacity") -
                 for ax in (lat_ax, acc_ax):
                     ax.axvline(exact, color=style["color"], linestyle=(0, (1, 4)), linewidth=1.2,
                                label=f"{routing} Θ, analysis")
-        lat_ax.set(title=f"{traffic}: latency (stable runs)", xlabel=f"offered ({unit})", ylabel="mean latency (steps)")
+        lat_ax.set(title=f"{traffic}: latency (stable runs)", xlabel=f"offered ({unit})",
+                   ylabel=f"mean latency (steps{_log_scale(lat_ax, latencies)})")
         acc_ax.set(title=f"{traffic}: accepted", xlabel=f"offered ({unit})", ylabel=f"accepted ({unit})")
         for ax in (lat_ax, acc_ax):
             ax.grid(alpha=0.3)
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, borderaxespad=0)
     return [_save(fig, path)]
+
+
+#: Latencies spanning more than this factor go on a log axis: near saturation one routing's latency
+#: grows without bound and on a linear axis would flatten every other curve to the bottom.
+LOG_SPAN = 5.0
+
+
+def _log_scale(ax, latencies: list[float]) -> str:
+    """Put the latency axis on a log scale (ticks as plain numbers: 2, 3, 5, 10, 20, ...) when the
+    latencies span more than :data:`LOG_SPAN`; returns the note for the axis label."""
+    positive = [x for x in latencies if x and x > 0]
+    if not positive or max(positive) <= LOG_SPAN * min(positive):
+        return ""
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    plain = ScalarFormatter()
+    plain.set_scientific(False)
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    return ", log scale"
