@@ -103,6 +103,60 @@ def test_cycles_are_refused(tmp_path):
         read_routing(_broken(tmp_path, add_cycle))
 
 
+def dor_as_paths(torus: Torus) -> FlowRouting:
+    """DOR given by its weighted paths (a third description of DOR)."""
+    fams = {t: get_routing("dor").family(torus, t) for t in range(torus.N)}
+    den = int(np.lcm.reduce([f.den for f in fams.values()]))
+    fams = {t: type(f)(f.dims, f.steps, f.weights * (den // f.den)) for t, f in fams.items()}
+    return FlowRouting.from_paths(torus, fams, den, "dor-as-paths")
+
+
+def test_path_routing_keeps_its_paths_through_a_saved_file(tmp_path):
+    t = Torus(4, 2)
+    r = dor_as_paths(t)
+    assert np.array_equal(r.num, dor_as_flows(t, r.den).num)
+    back = read_routing(write_routing(tmp_path / "p.routing", r))
+    assert back.paths is not None
+    def routes(fam):
+        return sorted((tuple((int(d), int(s)) for d, s in zip(dd, ss) if s), int(w))
+                      for dd, ss, w in zip(fam.dims, fam.steps, fam.weights))
+    assert all(routes(r.family(t, off)) == routes(back.family(t, off)) for off in range(t.N))
+    assert worst_case(4, 2, back).throughput_exact == Fraction(1, 3)
+
+
+def test_path_routing_draws_its_paths_by_weight():
+    t = Torus(4, 1)
+    r = dor_as_paths(t)              # offset 2 is a tie: +2 or -2, half each
+    rng = np.random.default_rng(0)
+    p = r.sample_routes(t, np.zeros(4000, dtype=np.int64), np.full(4000, 2), rng)
+    assert {tuple(q.tolist()) for q in p} == {(0, 1, 2), (0, 3, 2)}
+    assert abs(np.mean([q[1] == 1 for q in p]) - 0.5) < 0.05
+
+
+def _broken_paths(tmp_path, edit) -> str:
+    data = routing_to_json(dor_as_paths(Torus(4, 2)))
+    edit(data)
+    p = tmp_path / "bad.routing"
+    p.write_text(json.dumps(data))
+    return str(p)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d["paths"]["1,0"][0][1].__setitem__(0, [0, 2]), "ends at"),
+    (lambda d: d["paths"]["1,0"][0].__setitem__(0, 3), "sum to"),
+    (lambda d: d["paths"]["1,0"].append([0, [[0, 1]]]), "not positive"),
+    (lambda d: d["paths"]["1,1"][0].__setitem__(1, [[0, 1], [1, 1], [0, 3], [0, -3]]),
+     "visits a node twice|not the flows"),
+    (lambda d: d["paths"]["1,0"][0][1].__setitem__(0, [5, 1]), "leg"),
+    (lambda d: d["paths"]["1,0"][0].__setitem__(0, 10 ** 400), "too large"),
+    (lambda d: d["paths"].update({"1,0": "x"}), "non-empty list"),
+    (lambda d: d["paths"].update({"2,0": [[d["denominator"], [[0, 2]]]]}), "not the flows"),
+])
+def test_broken_path_entries_are_user_errors(tmp_path, edit, message):
+    with pytest.raises(UserError, match=message):
+        read_routing(_broken_paths(tmp_path, edit))
+
+
 def test_not_json(tmp_path):
     p = tmp_path / "x.routing"
     p.write_text("{nope")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from universal.errors import UserError
-from universal.paths.torus.designed import FlowRouting, integer_flows
+from universal.paths.torus.designed import FlowRouting, integer_flows, path_families
 from universal.paths.torus.geometry import Torus
 
 from universal.paths.torus import designed as _designed
@@ -204,7 +204,13 @@ def design(network, objective: str = "worst-case", paths: str = "all",
             "seed": seed if objective == "average-case" else None,
             "solver": solver_version(), "lp_cost": sol.cost, "lp_status": sol.status}
     label = name or f"lp:{objective}/{paths}"
-    routing = FlowRouting(torus, integer_flows(torus, sol.flows), _den(), label, meta=meta)
+    if sol.paths is not None:
+        # a path family's design is its weighted paths: re-decomposing the summed flows would
+        # splice them into routes outside the family (see universal.paths.torus.designed)
+        routing = FlowRouting.from_paths(torus, path_families(torus, sol.x, sol.paths, _den()), _den(),
+                                         label, meta=meta)
+    else:
+        routing = FlowRouting(torus, integer_flows(torus, sol.flows), _den(), label, meta=meta)
     cap = float(torus.capacity_load)
     figures = evaluate_routing(routing, torus, samples, seed, worst=evaluate,
                                average=evaluate) if evaluate else {

@@ -48,7 +48,7 @@ def cache_path(torus: Torus, objective: str, paths: str, name: str) -> Path:
     >>> cache_path(Torus(8, 2), "worst-case", "2turn", "2turn").name.startswith("2turn-k8-n2-")
     True
     """
-    key = f"{name}|{objective}|{paths}|then=locality|M={DEFAULT_SAMPLES}|seed={DESIGN_SEED}|{solver_version()}|v1"
+    key = f"{name}|{objective}|{paths}|then=locality|M={DEFAULT_SAMPLES}|seed={DESIGN_SEED}|{solver_version()}|v2"
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return cache_folder() / f"{name}-k{torus.k}-n{torus.n}-{digest}.routing"
 

@@ -104,6 +104,8 @@ class LPSolution:
         The solver's message.
     seconds : float
         Wall time of the solve(s).
+    paths : list or None
+        A path family's paths (``2turn``): ``paths[j] = (offset, legs)`` of ``x[j]``.
     """
 
     x: np.ndarray
@@ -115,6 +117,7 @@ class LPSolution:
     lp_rows: int = 0
     lp_cols: int = 0
     stages: list = field(default_factory=list)
+    paths: list | None = None
 
 
 def sample_permutations(N: int, M: int, seed: int) -> np.ndarray:
@@ -375,4 +378,4 @@ def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all"
     seconds = time.perf_counter() - start
     return LPSolution(x=x, flows=flows, cost=cost, hops=float(flows.sum()) / N, status=stages[-1],
                       seconds=seconds, lp_rows=A_ub.shape[0] + A_eq.shape[0], lp_cols=A_ub.shape[1],
-                      stages=stages)
+                      stages=stages, paths=rv.paths)

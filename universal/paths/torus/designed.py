@@ -14,6 +14,14 @@ conserved at every node and acyclic (a route never revisits a channel). It is th
   Dally & Boyd 2003, §4: paths are recovered from the flows). The walk crosses each channel with
   exactly the probability the flow gives it.
 
+A routing designed over a *path family* (2TURN: at most two turns) is kept as its weighted paths
+instead (:func:`path_families`, ``FlowRouting(..., paths=...)``): the union of one offset's
+two-turn paths may contain a directed cycle, and cancelling it, or walking the summed flow,
+splices the paths into others that are not in the family (shorter ones, which is how a 2TURN
+routing came out 0.07% more local than 2TURN allows). With paths given, the pair loads and the
+locality are those of exactly these paths, each route the engine draws is one of them, and a
+route, not the union, must not revisit a node.
+
 A *mixture* ``mix:dor=0.25,ival=0.75`` routes each packet with routing ``i`` with probability
 ``w_i`` (Towles, Dally & Boyd 2003, eqs. 11-14): loads and locality are the weighted sums.
 
@@ -36,7 +44,7 @@ from universal.registry import Spec, check_known_params
 from .algorithms import ROUTING_FACTORIES, PathFamily, Routing, get_routing
 from .geometry import Torus
 
-__all__ = ["FlowRouting", "MixtureRouting", "DENOMINATOR", "integer_flows", "channel_heads"]
+__all__ = ["FlowRouting", "MixtureRouting", "DENOMINATOR", "integer_flows", "path_families", "channel_heads"]
 
 #: Common denominator of designed routings: 2**40 keeps rounding below 1e-12 per path and every
 #: load numerator exact in the float64 sums of the worst-case matching up to 4096 nodes.
@@ -173,6 +181,90 @@ def integer_flows(torus: Torus, flows: np.ndarray, den: int = DENOMINATOR,
     return out
 
 
+def path_families(torus: Torus, weights: np.ndarray, paths: list[tuple[int, list[tuple[int, int]]]],
+                  den: int = DENOMINATOR, eps: float = 1e-10) -> dict[int, PathFamily]:
+    """Round path probabilities to integers over ``den`` per offset, keeping the paths themselves.
+
+    Parameters
+    ----------
+    torus : Torus
+    weights : ndarray
+        Probability of every path (an LP's path variables); values below ``eps`` are dropped as
+        solver round-off.
+    paths : list of (offset, legs)
+        The path of every weight, legs as ``[(dim, signed steps), ...]`` from node 0
+        (:func:`universal.design.families.two_turn_paths`).
+    den : int
+        Common denominator: each offset's weights are scaled to sum to ``den`` and rounded by
+        largest remainder.
+
+    Returns
+    -------
+    dict of int to PathFamily
+        Every offset's paths, weights summing to ``den`` (offset 0: the empty path).
+
+    Examples
+    --------
+    >>> t = Torus(3, 1)
+    >>> fam = path_families(t, np.array([1.0, 0.5, 0.5]), [(1, [(0, 1)]), (2, [(0, 2)]), (2, [(0, -1)])], den=4)
+    >>> fam[2].steps.tolist(), fam[2].weights.tolist()
+    ([[2], [-1]], [2, 2])
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    by_offset: dict[int, list[int]] = {}
+    for j, (t, _) in enumerate(paths):
+        if weights[j] > eps:
+            by_offset.setdefault(int(t), []).append(j)
+    out = {0: PathFamily(np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
+                         np.array([den], dtype=np.int64))}
+    for t in range(1, torus.N):
+        js = by_offset.get(t)
+        if not js:
+            raise UserError(f"no path carries the traffic to offset {torus.label(t)}")
+        w = weights[js]
+        exact = w / w.sum() * den
+        num = np.floor(exact).astype(np.int64)
+        short = den - int(num.sum())
+        num[np.argsort(-(exact - num), kind="stable")[:short]] += 1
+        keep = [j for j, q in zip(js, num) if q > 0]
+        L = max(len(paths[j][1]) for j in keep)
+        dims = np.zeros((len(keep), L), dtype=np.int64)
+        steps = np.zeros((len(keep), L), dtype=np.int64)
+        for i, j in enumerate(keep):
+            for g, (d, st) in enumerate(paths[j][1]):
+                dims[i, g], steps[i, g] = d, st
+        out[t] = PathFamily(dims, steps, num[num > 0])
+    return out
+
+
+def _family_flows(torus: Torus, paths: dict[int, PathFamily]) -> np.ndarray:
+    """Integer channel flows ``(N, C)`` of per-offset weighted paths; UserError for a path that
+    does not end at its offset or visits a node twice."""
+    from .algorithms import legs_to_nodes
+    J = 2 * torus.n
+    num = np.zeros((torus.N, torus.num_channels), dtype=object)
+    for t in range(torus.N):
+        fam = paths.get(t)
+        if fam is None:
+            raise UserError(f"no paths are given for offset {torus.label(t)}")
+        if (fam.weights <= 0).any():
+            raise UserError(f"a path to offset {torus.label(t)} has a weight that is not positive")
+        for dims, steps, w in zip(fam.dims, fam.steps, fam.weights):
+            if ((dims < 0) | (dims >= torus.n)).any() or (np.abs(steps) >= torus.k).any():
+                raise UserError(f"a path to offset {torus.label(t)} has a leg that is not 1..k-1 hops "
+                                f"in a dimension of {torus.name}")
+            nodes = legs_to_nodes(torus, 0, dims, steps)
+            if int(nodes[-1]) != t:
+                raise UserError(f"a path to offset {torus.label(t)} ends at {torus.label(int(nodes[-1]))}")
+            if len(np.unique(nodes)) != len(nodes):
+                raise UserError(f"a path to offset {torus.label(t)} visits a node twice")
+            hop_dims = np.repeat(dims, np.abs(steps))
+            back = np.repeat(steps < 0, np.abs(steps))
+            for c in (nodes[:-1] * J + 2 * hop_dims + back).tolist():
+                num[t, c] += int(w)
+    return num
+
+
 class FlowRouting(Routing):
     """A relative routing on one torus given by integer channel flows over a common denominator.
 
@@ -185,6 +277,11 @@ class FlowRouting(Routing):
     name, summary : str
     meta : dict, optional
         What produced it (objective, path family, the LP's figures), kept in saved files.
+    paths : dict of int to PathFamily, optional
+        The routing's paths themselves, per offset, weights summing to ``den`` (a design over a
+        path family, :func:`path_families`). Then ``num`` must be their flows; the loads, the
+        locality and the engine's routes use exactly these paths, and each path (rather than the
+        union of an offset's paths) must not revisit a node.
 
     Examples
     --------
@@ -197,17 +294,52 @@ class FlowRouting(Routing):
     reflection_symmetric = False
 
     def __init__(self, torus: Torus, num: np.ndarray, den: int, name: str, summary: str = "",
-                 meta: dict | None = None) -> None:
+                 meta: dict | None = None, paths: dict[int, PathFamily] | None = None) -> None:
         self.torus = torus
         self.num = np.asarray(num, dtype=np.int64)
         self.den = int(den)
         self.name = name
-        self.summary = summary or "designed routing given by its channel flows"
+        self.summary = summary or ("designed routing given by its weighted paths" if paths is not None
+                                   else "designed routing given by its channel flows")
         self.meta = dict(meta or {})
         self._heads = channel_heads(torus)
         self._families: dict[int, PathFamily] = {}
-        check_flows(torus, self.num, self.den, self._heads)
+        self.paths = paths
+        self._picks: dict[int, np.ndarray] = {}
+        check_flows(torus, self.num, self.den, self._heads, acyclic=paths is None)
+        if paths is not None and not getattr(self, "_flows_are_the_paths", False):
+            self._check_paths(paths)
         self.minimal = bool(np.all((self.num == 0) | _minimal_mask(torus, self._heads)))
+
+    @classmethod
+    def from_paths(cls, torus: Torus, paths: dict[int, PathFamily], den: int, name: str,
+                   summary: str = "", meta: dict | None = None) -> "FlowRouting":
+        """The routing of per-offset weighted paths (weights summing to ``den``), flows derived.
+
+        Examples
+        --------
+        >>> t = Torus(3, 1)
+        >>> r = FlowRouting.from_paths(t, path_families(t, np.ones(2), [(1, [(0, 1)]), (2, [(0, -1)])], 2), 2, "p")
+        >>> r.num.tolist()
+        [[0, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0], [0, 2, 0, 0, 0, 0]]
+        """
+        num = _family_flows(torus, paths)
+        if max((int(v) for v in num.ravel()), default=0) > 2 ** 62:
+            raise UserError("path weights too large")
+        routing = cls.__new__(cls)
+        routing._flows_are_the_paths = True                # just derived from them: no second walk
+        routing.__init__(torus, num.astype(np.int64), den, name, summary, meta, paths=paths)
+        return routing
+
+    def _check_paths(self, paths: dict[int, PathFamily]) -> None:
+        t = self.torus
+        for off in range(t.N):
+            fam = paths.get(off)
+            if fam is not None and fam.den != self.den:
+                raise UserError(f"the path weights of offset {t.label(off)} sum to {fam.den}, "
+                                f"not to the denominator {self.den}")
+        if not np.array_equal(_family_flows(t, paths).astype(object), self.num.astype(object)):
+            raise UserError("the channel flows are not the flows of the given paths")
 
     def _check_torus(self, torus: Torus) -> None:
         if (torus.k, torus.n) != (self.torus.k, self.torus.n):
@@ -218,12 +350,20 @@ class FlowRouting(Routing):
         self._check_torus(torus)
         offset = int(offset)
         if offset not in self._families:
-            self._families[offset] = _paths_as_family(torus, self._heads, self.num[offset], offset, self.den)
+            if self.paths is not None:
+                fam = self.paths[offset]
+                g = int(np.gcd.reduce(fam.weights))
+                self._families[offset] = PathFamily(fam.dims, fam.steps, fam.weights // g)
+            else:
+                self._families[offset] = _paths_as_family(torus, self._heads, self.num[offset], offset, self.den)
         return self._families[offset]
 
     def sample_routes(self, torus, sources, dests, rng) -> list[np.ndarray]:
-        """Routes drawn by walking the flow, each channel with probability proportional to its flow."""
+        """Routes drawn from the given paths by weight or, for a routing given by its flows, by
+        walking the flow, each channel with probability proportional to its flow."""
         self._check_torus(torus)
+        if self.paths is not None:
+            return self._sample_paths(torus, sources, dests, rng)
         J = 2 * torus.n
         sources = np.asarray(sources, dtype=np.int64)
         offs = np.asarray(torus.sub(dests, sources), dtype=np.int64).reshape(-1)
@@ -249,6 +389,22 @@ class FlowRouting(Routing):
         return routes
 
 
+    def _sample_paths(self, torus, sources, dests, rng) -> list[np.ndarray]:
+        """One of the offset's paths per packet, with probability weight / den."""
+        from .algorithms import legs_to_nodes
+        sources = np.asarray(sources, dtype=np.int64).ravel()
+        offs = np.asarray(torus.sub(dests, sources), dtype=np.int64).reshape(-1)
+        draws = rng.integers(0, self.den, size=len(offs))
+        routes: list = [None] * len(offs)
+        for off in np.unique(offs).tolist():
+            idx = np.flatnonzero(offs == off)
+            fam = self.paths[off]
+            pick = np.searchsorted(np.cumsum(fam.weights), draws[idx], side="right")
+            for i, p in zip(idx.tolist(), pick.tolist()):
+                routes[i] = legs_to_nodes(torus, int(sources[i]), fam.dims[p], fam.steps[p])
+        return routes
+
+
 def _minimal_mask(torus: Torus, heads: np.ndarray) -> np.ndarray:
     """``(N, C)``: channel on a shortest path from 0 to offset ``t``."""
     tails = np.arange(torus.num_channels) // (2 * torus.n)
@@ -257,8 +413,10 @@ def _minimal_mask(torus: Torus, heads: np.ndarray) -> np.ndarray:
     return (dist[tails][:, None] + 1 + to_t == dist[None, :]).T
 
 
-def check_flows(torus: Torus, num: np.ndarray, den: int, heads: np.ndarray | None = None) -> None:
-    """Raise UserError unless ``num / den`` is one unit of acyclic, conserved flow per offset."""
+def check_flows(torus: Torus, num: np.ndarray, den: int, heads: np.ndarray | None = None,
+                acyclic: bool = True) -> None:
+    """Raise UserError unless ``num / den`` is one unit of conserved flow per offset, acyclic
+    unless ``acyclic`` is false (a routing given by its paths checks each path instead)."""
     N, C, J = torus.N, torus.num_channels, 2 * torus.n
     heads = channel_heads(torus) if heads is None else heads
     if num.shape != (N, C):
@@ -283,7 +441,7 @@ def check_flows(torus: Torus, num: np.ndarray, den: int, heads: np.ndarray | Non
         t, v = (int(x) for x in bad[0])
         raise UserError(f"flow to offset {torus.label(t)} is not conserved at node {torus.label(v)} "
                         f"(out - in = {net[t, v]}, expected {want[t, v]} over denominator {den})")
-    for t in range(N):
+    for t in range(N if acyclic else 0):
         if _has_cycle(N, tails, heads, num[t] > 0):
             raise UserError(f"flow to offset {torus.label(t)} contains a cycle (routes must not revisit a channel)")
 

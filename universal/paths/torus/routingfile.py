@@ -7,6 +7,7 @@ A JSON object (UTF-8)::
       "network": "torus:k=8,n=2",
       "denominator": 1099511627776,
       "flows": {"1,0": {"0,0->1,0": 1099511627776}, "2,0": {...}, ...},
+      "paths": {"1,0": [[1099511627776, [[0, 1]]]], "2,2": [[W, [[0, 3], [1, 2], [0, -1]]], ...], ...},
       "meta": {"objective": "worst-case", "paths": "all", "throughput_worst": 0.5, ...}
     }
 
@@ -17,6 +18,12 @@ flow; offset ``0,...,0`` may be left out. On reading, every number is checked: t
 node and channel labels, non-negativity, at most one unit on a channel, conservation at every
 node (exactly, in integers) and the absence of cycles. ``meta`` is informational only (what
 produced the routing); nothing computed from the file trusts it.
+
+``paths`` is present when the routing was designed over a path family (``--paths 2turn``): for
+every offset its routes as ``[weight, legs]``, legs ``[dim, signed steps]`` from node 0, weights
+summing to ``denominator``. Then the routes are exactly these (loads, locality and the engine's
+draws), ``flows`` must be their channel flows, and each route must not revisit a node; without
+``paths`` the flows are decomposed into routes and must be acyclic.
 
 The routing is relative (SPEC §10): a packet from ``s`` to ``s + t`` uses the flow of ``t``
 translated by ``s``.
@@ -51,8 +58,14 @@ def routing_to_json(routing: FlowRouting) -> dict:
         nz = np.flatnonzero(routing.num[off])
         if len(nz):
             flows[t.label(off)] = {t.channel_label(int(c)): int(routing.num[off, c]) for c in nz}
-    return {"format": FORMAT, "version": VERSION, "network": t.name, "name": routing.name,
-            "denominator": routing.den, "flows": flows, "meta": routing.meta}
+    out = {"format": FORMAT, "version": VERSION, "network": t.name, "name": routing.name,
+           "denominator": routing.den, "flows": flows}
+    if routing.paths is not None:
+        out["paths"] = {t.label(off): [[int(w), [[int(d), int(s)] for d, s in zip(dims, steps) if s]]
+                                       for dims, steps, w in zip(fam.dims, fam.steps, fam.weights)]
+                        for off, fam in sorted(routing.paths.items()) if off != 0}
+    out["meta"] = routing.meta
+    return out
 
 
 def write_routing(path: str | Path, routing: FlowRouting) -> Path:
@@ -143,7 +156,58 @@ def routing_from_json(data, name: str) -> FlowRouting:
                 raise UserError(f"flow of offset {off_label!r} on {ch_label!r} is too large")
             num[off, _channel_of(torus, ch_label)] = value
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
-    return FlowRouting(torus, num, den, name, meta=meta)
+    paths = _paths_of(torus, data["paths"], den) if "paths" in data else None
+    return FlowRouting(torus, num, den, name, meta=meta, paths=paths)
+
+
+#: Most routes a saved routing may list (all offsets together).
+MAX_SAVED_PATHS = 1_000_000
+
+
+def _integer(value, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise UserError(f"{what} must be an integer (got {value!r})")
+    if abs(value) > 2 ** 62:
+        raise UserError(f"{what} is too large")
+    return value
+
+
+def _paths_of(torus: Torus, data, den: int) -> dict:
+    """The ``paths`` entry as per-offset path families (UserError if malformed)."""
+    from .algorithms import PathFamily
+    if not isinstance(data, dict):
+        raise UserError("'paths' must map offsets to lists of [weight, legs]")
+    if sum(len(v) for v in data.values() if isinstance(v, list)) > MAX_SAVED_PATHS:
+        raise UserError(f"'paths' lists more than {MAX_SAVED_PATHS:,} routes")
+    out = {0: PathFamily(np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
+                         np.array([den], dtype=np.int64))}
+    for off_label, routes in data.items():
+        off = torus.parse_node(off_label)
+        if off == 0:
+            continue
+        if not isinstance(routes, list) or not routes:
+            raise UserError(f"paths of offset {off_label!r} must be a non-empty list of [weight, legs]")
+        weights, legs = [], []
+        for route in routes:
+            if not (isinstance(route, list) and len(route) == 2 and isinstance(route[1], list)):
+                raise UserError(f"a path of offset {off_label!r} is not [weight, [[dim, steps], ...]]")
+            weights.append(_integer(route[0], f"a path weight of offset {off_label!r}"))
+            leg_list = []
+            for leg in route[1]:
+                if not (isinstance(leg, list) and len(leg) == 2):
+                    raise UserError(f"a leg of a path of offset {off_label!r} is not [dim, steps]")
+                leg_list.append((_integer(leg[0], "a leg's dimension"), _integer(leg[1], "a leg's steps")))
+            if len(leg_list) > torus.N:
+                raise UserError(f"a path of offset {off_label!r} has more legs than {torus.name} has nodes")
+            legs.append(leg_list)
+        width = max(1, max(len(x) for x in legs))
+        dims = np.zeros((len(legs), width), dtype=np.int64)
+        steps = np.zeros((len(legs), width), dtype=np.int64)
+        for i, leg_list in enumerate(legs):
+            for g, (d, st) in enumerate(leg_list):
+                dims[i, g], steps[i, g] = d, st
+        out[off] = PathFamily(dims, steps, np.array(weights, dtype=np.int64))
+    return out
 
 
 def read_routing(path: str | Path, name: str | None = None) -> FlowRouting:
