@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -264,6 +265,11 @@ CORRUPT = {
     'row "T_over_CD": "x"': (_edit_row("T_over_CD", "x"), 2),
     'row "full_links": [1]': (_edit_row("full_links", [1]), 2),
     "row missing a field": (_edit_cell(lambda c: c["rows"][0].pop("T")), 3),
+    'row "status": "finished"': (_edit_row("status", "finished"), 2),
+    "row of a seed the sweep does not run": (_edit_row("seed", 5), 2),
+    "row with a NaN latency": (lambda lines: [lines[0], re.sub(r'"mean_latency": [^,]*', '"mean_latency": NaN',
+                                                                 lines[1]), lines[2]], 2),
+    "cell line with a key given twice": (lambda lines: [lines[0], lines[1], lines[2][:-1] + ', "rows": []}'], 3),
     "row with an unknown field": (_edit_cell(lambda c: c["rows"][0].__setitem__("colour", 1)), 3),
 }
 

@@ -472,3 +472,46 @@ def _depth(value: object) -> int:
             deepest = max(deepest, level)
             stack.extend((v, level) for v in (item.values() if isinstance(item, dict) else item))
     return deepest
+
+
+def load_json(text: str, where: str) -> object:
+    """JSON as this tool's files hold it, every defect one UserError naming ``where``.
+
+    Stricter than :func:`json.loads`: a key given twice in one object, and the non-standard
+    ``NaN`` and ``Infinity``, are refused (Python's reader keeps the last key and accepts both);
+    so are numbers of more digits than Python converts and nesting deeper than
+    :data:`MAX_NESTING` levels.
+
+    Examples
+    --------
+    >>> load_json('{"a": [1, 2]}', "x.json")
+    {'a': [1, 2]}
+    >>> load_json('{"a": 1, "a": 2}', "x.json")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: x.json: key 'a' is given twice in one object
+    """
+    import json
+
+    def pairs(items: list) -> dict:
+        out: dict = {}
+        for key, value in items:
+            if key in out:
+                raise UserError(f"{where}: key {key[:40]!r} is given twice in one object")
+            out[key] = value
+        return out
+
+    def constant(name: str) -> float:
+        raise UserError(f"{where}: {name} is not a number this tool reads (JSON has no {name})")
+
+    def loads(s: str) -> object:
+        return json.loads(s, object_pairs_hook=pairs, parse_constant=constant)
+
+    try:
+        return parse_nested(loads, text, where)
+    except UserError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{where} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    except ValueError:      # an integer of more digits than int() converts
+        raise UserError(f"{where}: a number has far too many digits") from None

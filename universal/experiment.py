@@ -22,6 +22,7 @@ import numpy as np
 from universal.engine import ENGINES
 import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.errors import UserError
+from universal.memory import check_link_sizes
 from universal.memory import check_memory
 from universal.networks import Network, build_network, resolve_path
 from universal.oblivious.expected import expected_congestion
@@ -45,6 +46,11 @@ MAX_SEEDS = 100_000
 BYTES_PER_HOP = 4
 BYTES_PER_LINK = 10
 BYTES_PER_PACKET = 250
+
+
+#: The statuses a run ends with: every packet delivered, the step limit reached, a deadlock of
+#: bounded buffers, or a bufferless protocol's copy limit (duplication).
+ROW_STATUSES = ("delivered", "step-limit", "deadlock", "copy-limit")
 
 
 @dataclass
@@ -485,6 +491,7 @@ def _buffers(value: int | None | Sequence[int | None]) -> list[int | None]:
     for b in values:
         if b is not None and (not isinstance(b, int) or isinstance(b, bool) or b < 1):
             raise UserError(f"buffer size must be an integer >= 1 (or unbounded), got {b!r}")
+        check_link_sizes(buffer=b)
     return values
 
 
@@ -496,6 +503,7 @@ def _bandwidths(value: int | Sequence[int]) -> list[int]:
     for b in values:
         if not isinstance(b, int) or isinstance(b, bool) or b < 1:
             raise UserError(f"bandwidth must be an integer >= 1, got {b!r}")
+        check_link_sizes(bandwidth=b)
     return values
 
 

@@ -58,3 +58,26 @@ def check_memory(needed: int, what: str, available: int | None = None) -> None:
     if available is not None and needed > available:
         raise UserError(f"{what} would need about {needed / 1e9:.1f} GB of memory, "
                         f"more than the {available / 1e9:.1f} GB available")
+
+
+#: Largest link bandwidth B and buffer size b: the engines keep per-link counts in 32-bit
+#: integers, and a buffer this large is no bound at all (say ``unbounded``).
+MAX_LINK_SIZE = 2**31 - 1
+
+
+def check_link_sizes(bandwidth: int | None = None, buffer: int | None = None) -> None:
+    """Refuse a bandwidth or buffer size above :data:`MAX_LINK_SIZE` (one UserError).
+
+    Examples
+    --------
+    >>> check_link_sizes(2, 8)
+    >>> check_link_sizes(buffer=2**63)
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: buffer size 9223372036854775808 is more than 2**31 - 1 packets; give unbounded for buffers without a limit
+    """
+    if bandwidth is not None and bandwidth > MAX_LINK_SIZE:
+        raise UserError(f"bandwidth {bandwidth} is more than 2**31 - 1 packets per link and step")
+    if buffer is not None and buffer > MAX_LINK_SIZE:
+        raise UserError(f"buffer size {buffer} is more than 2**31 - 1 packets; give unbounded for buffers "
+                        "without a limit")

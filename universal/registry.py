@@ -187,15 +187,31 @@ def pattern_name(name: str, known: Iterable[str]) -> str:
     return name
 
 
+#: Largest integer parameter any name takes unless it says otherwise: beyond it the numpy
+#: arithmetic behind every parameter would overflow 64 bits.
+MAX_PARAM_INT = 2**62
+
+
 def take_int(spec: Spec, key: str, *, default: int | None = None, low: int | None = None,
              high: int | None = None) -> int:
-    """Pop integer parameter ``key`` from ``spec.params`` with range checks (UserError on bad values)."""
+    """Pop integer parameter ``key`` from ``spec.params`` with range checks (UserError on bad values).
+
+    Without ``high``, values above :data:`MAX_PARAM_INT` are refused.
+
+    Examples
+    --------
+    >>> take_int(parse_spec("hotspot:factor=7"), "factor", low=1)
+    7
+    """
     raw = spec.params.get(key)
+    high = MAX_PARAM_INT if high is None else high
     if raw is None:
         if default is None:
             raise UserError(f"{spec.text!r} needs parameter {key}=...")
         value = default
     else:
+        if len(raw.strip().lstrip("+-")) > 40:
+            raise UserError(f"parameter {key}={raw[:20]}... in {spec.text[:40]!r}... is far too large")
         try:
             value = int(raw)
         except ValueError:

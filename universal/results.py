@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Hashable
 
 from universal import __version__
-from universal.datafiles import output_kind, parse_nested, read_text, write_atomically
+from universal.datafiles import load_json, output_kind, read_text, write_atomically
 from universal.errors import UserError
 
 __all__ = ["BadLine", "check_field_names", "check_results_path", "is_results_file", "remove_stale_temporaries",
@@ -155,13 +155,16 @@ def _show(key: Hashable) -> str:
 
 def _json_line(path: Path, lineno: int, line: str) -> object:
     try:
-        return parse_nested(json.loads, line, f"results file {str(path)!r}, line {lineno}")
-    except UserError:
-        raise
-    except ValueError as exc:
+        json.loads(line)            # the syntax first, for a message that says what the file is not
+    except RecursionError:
+        pass                        # load_json names the nesting
+    except json.JSONDecodeError as exc:
         where = " is not a sweep results file: line 1" if lineno == 1 else f", line {lineno}"
         raise UserError(f"results file {str(path)!r}{where} is not JSON ({exc.msg}); "
                         f"remove the file or run without --resume") from None
+    except ValueError:
+        pass                        # too many digits: load_json says so
+    return load_json(line, f"results file {str(path)!r}, line {lineno}")
 
 
 _HEADER_TYPES = {"sweep": str, "settings": dict, "version": str, "command": (str, type(None))}
@@ -198,11 +201,36 @@ def is_results_file(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
             first = handle.readline(1 << 20)
-        header = parse_nested(json.loads, first.decode("utf-8"), str(path))
+        header = load_json(first.decode("utf-8"), str(path))
     except (OSError, ValueError):  # UnicodeDecodeError and UserError are ValueErrors
         return False
     return isinstance(header, dict) and isinstance(header.get("sweep"), str) and isinstance(
         header.get("settings"), dict)
+
+
+def resumes_itself(path: str | Path, settings: dict, *, resume: bool = False, overwrite: bool = False) -> bool:
+    """Whether a run should continue results file ``path``: with ``resume``, or when the file is
+    a finished or partial results file of exactly these ``settings`` and ``overwrite`` is not
+    asked for. Running the same study a second time then shows the stored results and computes
+    only the cells missing, instead of refusing (a file of other settings is still refused by
+    :func:`check_results_path`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = write_results_file(folder / "r.jsonl", "demo", {"d": [2, 3]}, [])
+    >>> resumes_itself(folder / "r.jsonl", {"d": [2, 3]}), resumes_itself(folder / "r.jsonl", {"d": [4]})
+    (True, False)
+    """
+    if resume or overwrite:
+        return resume
+    path = Path(path).expanduser()
+    if output_kind(path) != "file" or not is_results_file(path):
+        return False
+    with open(path, "rb") as handle:
+        header = load_json(handle.readline(1 << 20).decode("utf-8"), str(path))
+    return header["settings"] == json.loads(json.dumps(settings))
 
 
 def check_results_path(path: str | Path, *, resume: bool = False, overwrite: bool = False) -> Path:
@@ -255,8 +283,8 @@ def check_results_path(path: str | Path, *, resume: bool = False, overwrite: boo
         raise UserError(f"{str(path)!r} exists and is not a sweep results file; it is left as "
                         f"it is (choose another --out)")
     if not (resume or overwrite):
-        raise UserError(f"results file {str(path)!r} exists: give --resume to continue it or --overwrite "
-                        f"to replace it")
+        raise UserError(f"results file {str(path)!r} exists and holds another study's results (other "
+                        f"settings): give --overwrite to replace it, or choose another --out")
     return path
 
 

@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import Callable
 
 from universal.errors import UserError
-from universal.experiment import Experiment, Row, check_experiment, check_seed_count, rows_in, run_experiment
+from universal.experiment import (ROW_STATUSES, Experiment, Row, check_experiment, check_seed_count, rows_in,
+                                  run_experiment)
 from universal.registry import named_files
-from universal.results import (BadLine, check_field_names, check_results_path, read_results_file,
+from universal.results import (BadLine, check_field_names, check_results_path, read_results_file, resumes_itself,
                                remove_stale_temporaries, write_results_file)
 from universal.workers import run_in_processes
 
@@ -258,7 +259,21 @@ def _cell_line(data: object, sweep: Sweep, cells: dict[str, dict]) -> CellResult
         raise BadLine(f"cell {json.dumps(cell)} holds {got} rows, not the {expected} it runs")
     for number, row in enumerate(rows, 1):
         _check_row(row, number)
+    _check_seeds(rows, sweep.experiment_for(cell).seeds, cell)
     return CellResult(cell, network, [Row(**r) for r in rows], data["captions"])
+
+
+def _check_seeds(rows: list[dict], seeds: list[int], cell: dict) -> None:
+    """Every seed of the cell's experiment holds the same share of its rows, and no other seed any."""
+    from collections import Counter
+    got = Counter(row["seed"] for row in rows)
+    per_seed = len(rows) // max(1, len(seeds))
+    for seed in got:
+        if seed not in seeds:
+            raise BadLine(f"cell {json.dumps(cell)} holds a row of seed {seed}, which this sweep does not run")
+    for seed in seeds:
+        if got[seed] != per_seed:
+            raise BadLine(f"cell {json.dumps(cell)} holds {got[seed]} rows of seed {seed}, not {per_seed}")
 
 
 def _check_row(row: object, number: int) -> None:
@@ -266,6 +281,8 @@ def _check_row(row: object, number: int) -> None:
     for name, hint in _ROW_TYPES.items():
         if not _fits(row[name], hint):
             raise BadLine(f"row {number}: {name} = {json.dumps(row[name])} is not {_type_name(hint)}")
+    if row["status"] not in ROW_STATUSES:
+        raise BadLine(f"row {number}: status {json.dumps(row['status'])} is none of {', '.join(ROW_STATUSES)}")
 
 
 def _fits(value: object, hint: object) -> bool:
@@ -361,6 +378,8 @@ def run_sweep(sweep: Sweep, *, results_file: str | Path | None = None, resume: b
     experiments = {_key(c): sweep.experiment_for(c) for c in cells}
     for exp in experiments.values():
         check_experiment(exp)  # every cell's names and sizes, before the first run
+    if results_file is not None:   # the same sweep run again shows its stored results
+        resume = resumes_itself(results_file, sweep.settings(), resume=resume, overwrite=overwrite)
     path = None if results_file is None else check_results_path(results_file, resume=resume, overwrite=overwrite)
     done: dict[str, CellResult] = {}
     if path is not None:

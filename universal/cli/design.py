@@ -14,10 +14,15 @@ HELP = "optimal oblivious routing of a torus by LP (worst-case, average-case or 
 
 
 def _locality(text: str) -> float:
+    import math
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r} (leave --locality out for "
+                                         "no bound)")
+    return value
 
 
 def add_arguments(ds: argparse.ArgumentParser) -> None:
@@ -55,9 +60,16 @@ def run(args: argparse.Namespace) -> None:
     torus = torus_of(args.network)
     if args.locality is not None and not args.locality >= 1:
         raise UserError(f"--locality must be at least 1 (the minimal mean path length), got {args.locality}")
+    from universal.design import check_design_size
+    solves = 1 + (args.tradeoff or 0)
+    seconds = check_design_size(torus, args.objective, args.paths, args.samples, solves)
     save = writable(args.save, "routing")
     if save is not None:
         check_replaceable(save)
+    if seconds > 60 and not machine(args):
+        minutes = max(1, round(seconds / 60))
+        print(f"note: the LP solve{'s' if solves > 1 else ''} may take about {minutes} minute"
+              f"{'s' if minutes > 1 else ''} here (a rough estimate; Ctrl-C stops it)", file=sys.stderr)
     result = design(torus, args.objective, args.paths, locality=args.locality, then=args.then,
                     samples=args.samples, seed=args.seed, name=f"lp:{args.objective}/{args.paths}")
     if save is not None:

@@ -22,10 +22,12 @@ from universal.paths.torus import designed as _designed
 
 from . import cache as _cache
 from .families import FAMILIES, route_variables, symmetrize
-from .lp import DEFAULT_SAMPLES, OBJECTIVES, LPSolution, sample_permutations, solve_design, solver_version
+from .lp import (DEFAULT_SAMPLES, OBJECTIVES, LPSolution, check_design_size, estimate_seconds, sample_permutations,
+                 solve_design, solver_version)
 
 __all__ = ["design", "tradeoff", "DesignResult", "torus_of", "evaluate_routing", "FAMILIES",
-           "OBJECTIVES", "DEFAULT_SAMPLES", "solve_design", "solver_version", "HELDOUT_SEED_OFFSET"]
+           "OBJECTIVES", "DEFAULT_SAMPLES", "solve_design", "solver_version", "HELDOUT_SEED_OFFSET",
+           "check_design_size", "estimate_seconds"]
 
 #: The held-out sample of the average case is drawn with seed ``seed + HELDOUT_SEED_OFFSET``.
 HELDOUT_SEED_OFFSET = 1
@@ -197,6 +199,7 @@ def design(network, objective: str = "worst-case", paths: str = "all",
     torus = torus_of(network)
     if paths not in FAMILIES:
         raise UserError(f"unknown path family {paths!r} (known: {', '.join(FAMILIES)})")
+    check_design_size(torus, objective, paths, samples)
     sol = solve_design(torus, objective, paths, locality=locality, then=then, samples=samples,
                        seed=seed, variables=variables)
     meta = {"objective": objective, "paths": paths, "then": then, "locality_bound": locality,
@@ -261,6 +264,7 @@ def tradeoff(network, objective: str = "worst-case", paths: str = "all", points:
     if points < 2:
         raise UserError(f"a tradeoff curve needs at least 2 points (got {points})")
     torus = torus_of(network)
+    check_design_size(torus, objective, paths, samples, solves=points)
     rv = route_variables(torus, paths)
     rv = symmetrize(rv) if objective != "average-case" else rv
     top = design(torus, objective, paths, then="locality", samples=samples, seed=seed,

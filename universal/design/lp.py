@@ -61,7 +61,8 @@ from universal.paths.torus.geometry import Torus
 from .families import RouteVariables, route_variables, symmetrize
 
 __all__ = ["OBJECTIVES", "DEFAULT_SAMPLES", "LPSolution", "solve_design", "sample_permutations",
-           "solver_version", "LEXICOGRAPHIC_SLACK"]
+           "solver_version", "LEXICOGRAPHIC_SLACK", "estimate_seconds", "check_design_size", "MAX_SAMPLES",
+           "MAX_SECONDS"]
 
 #: The objectives of the design LP and one line about each.
 OBJECTIVES = {
@@ -78,6 +79,86 @@ LEXICOGRAPHIC_SLACK = 1e-7
 
 #: HiGHS method used by default (see the module docstring for the measurement behind it).
 DEFAULT_METHOD = "highs-ipm"
+
+
+#: Most permutations an average-case sample may hold (TDB use 100).
+MAX_SAMPLES = 100_000
+#: A design estimated to take longer than this (seconds) is refused, as long load analyses are.
+MAX_SECONDS = 3600
+#: Seconds per (LP rows)^1.5, fitted to the worst-case LPs of benchmarks/design.py (k = 8, 10, 12:
+#: 6.3, 23.9 and 70.2 s for 8,179, 19,983 and 41,451 rows) and, for the denser average-case LP, to
+#: 2TURNA on the 7-ary 2-cube (19,700 rows, 259 s); both measured on this project's 2-core machine.
+SECONDS_PER_ROW_POWER = {"worst-case": 8.5e-6, "capacity": 8.5e-6, "average-case": 9.4e-5}
+
+
+def _lp_rows(torus: Torus, objective: str, paths: str, samples: int) -> int:
+    """Rows of the design LP, counted without building it (about 2 N^2 for the symmetric worst case)."""
+    N, C = torus.N, torus.num_channels
+    eq_rows = N if paths == "2turn" else N * N
+    if objective == "worst-case":
+        return N * N + eq_rows
+    if objective == "capacity":
+        return 2 * torus.n + eq_rows
+    return samples * C + eq_rows
+
+
+def estimate_seconds(torus: Torus, objective: str, paths: str = "all", samples: int = DEFAULT_SAMPLES,
+                     solves: int = 1) -> float:
+    """A rough estimate of the solver time of ``solves`` design LPs, in seconds.
+
+    Interior-point time grows about as the 1.5th power of the LP's rows here; the constants are
+    measured (:data:`SECONDS_PER_ROW_POWER`, both stages of ``--then locality``), so the estimate
+    is good to a factor of two or three, enough to refuse what would take days and to warn about
+    what takes minutes.
+
+    Examples
+    --------
+    >>> round(estimate_seconds(Torus(12, 2), "worst-case"))
+    72
+    >>> estimate_seconds(Torus(64, 2), "worst-case") > MAX_SECONDS
+    True
+    """
+    rows = _lp_rows(torus, objective, paths, samples)
+    # the constants were measured with the locality stage: an LP solved once takes about half
+    return solves * SECONDS_PER_ROW_POWER[objective] * float(rows) ** 1.5
+
+
+def check_design_size(torus: Torus, objective: str, paths: str = "all", samples: int = DEFAULT_SAMPLES,
+                      solves: int = 1) -> float:
+    """Refuse, with the estimate, a design that would take more than :data:`MAX_SECONDS`.
+
+    Returns
+    -------
+    float
+        The estimate in seconds (see :func:`estimate_seconds`).
+
+    Examples
+    --------
+    >>> check_design_size(Torus(64, 2), "worst-case")
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: designing on torus:k=64,n=2 would take about 19 days (an LP of 33,554,432 rows, estimated from measured solves), more than this tool runs (one hour): use a smaller torus
+    """
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise UserError(f"the average case takes 1 to {MAX_SAMPLES:,} permutations (got {samples:,})")
+    seconds = estimate_seconds(torus, objective, paths, samples, solves)
+    if seconds > MAX_SECONDS:
+        rows = _lp_rows(torus, objective, paths, samples)
+        what = f"{solves:,} LPs of {rows:,} rows each" if solves > 1 else f"an LP of {rows:,} rows"
+        fix = ("fewer --tradeoff points" if solves > 1 else
+               "fewer --samples or a smaller torus" if objective == "average-case" else "a smaller torus")
+        raise UserError(f"designing on {torus.name} would take about {_duration(seconds)} ({what}, estimated "
+                        f"from measured solves), more than this tool runs (one hour): use {fix}")
+    return seconds
+
+
+def _duration(seconds: float) -> str:
+    """``"5 hours"``, ``"300 days"``, ``"2e+09 years"``: a long time in words."""
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size or unit == "minutes":
+            value = seconds / size
+            return f"{value:,.0f} {unit}" if value < 1e6 else f"{value:.1g} {unit}"
+    return f"{seconds:.0f} seconds"
 
 
 def solver_version() -> str:
@@ -308,6 +389,7 @@ def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all"
         raise UserError(f"a locality bound must be at least 1 (the minimal mean path length), got {locality}")
     if objective == "average-case" and samples < 1:
         raise UserError(f"the average case needs at least one permutation (got {samples})")
+    check_design_size(torus, objective, paths, samples)
     start = time.perf_counter()
     symmetric = objective != "average-case"
     if variables is None:

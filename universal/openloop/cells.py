@@ -24,6 +24,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from universal.errors import UserError
+from universal.memory import check_link_sizes
 from universal.networks import build_network
 from universal.openloop.creation import RunSpec
 from universal.openloop.engine import PRIORITIES, simulate_batch
@@ -235,12 +236,69 @@ def _check_spec(spec: RunSpec, measurement: Measurement) -> None:
     _check_window(spec, measurement)
 
 
+#: A study estimated to take longer than this (seconds) is refused, as long load analyses are.
+MAX_STUDY_SECONDS = 3600
+#: Floor on the engine's time per step of one batch of runs (about 40 µs measured on this project's
+#: 2-core machine; the floor sits well below so that only studies clearly too long are refused).
+SECONDS_PER_STEP = 1e-5
+#: Runs that share the engine's steps in one batch, at most (:func:`chunks`).
+RUNS_PER_BATCH = 64
+
+
+def estimate_seconds(study, scale: float = 1.0) -> tuple[float, int]:
+    """A lower bound on a load sweep's engine time, and the steps of its longest run.
+
+    Every run lasts at least its shortest warm-up and its measurement window (longer when the
+    window doubles or the network drains); a batch runs as long as its longest run, and even a
+    full batch costs :data:`SECONDS_PER_STEP` per step. A saturation search counts as the one
+    run it makes at least (its zero-load run).
+
+    Parameters
+    ----------
+    study : OpenLoopStudy
+    scale : float
+        Packets per node per step of one unit of the study's loads.
+
+    Returns
+    -------
+    (seconds, steps)
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> estimate_seconds(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.1], window=10**9))
+    (10000.003, 1000000300)
+    """
+    if study.loads is None:
+        m = Measurement(window=study.window or 3000)
+        steps = [m.warmup_min + m.window_for(ZERO_LOAD * scale)]
+    else:
+        m = Measurement(window=study.window)
+        steps = [m.warmup_min + m.window_for(load * scale) for load in study.loads]
+    runs = len(study.routings) * len(study.traffics) * len(study.seeds)
+    longest = max(steps)
+    seconds = max(longest, runs * sum(steps) / RUNS_PER_BATCH) * SECONDS_PER_STEP
+    return seconds, longest
+
+
+def _big(x: float) -> str:
+    """A count for a message: grouped digits, or three significant ones when astronomical."""
+    return f"{x:,.1f}".removesuffix(".0") if x < 1e9 else f"{float(x):.2g}"
+
+
 def _check_runs(study, p: Prepared) -> None:
     """What the engine and the search would refuse at their start, refused now, before any run."""
     if study.bandwidth < 1:
         raise UserError("bandwidth B must be at least 1")
     if study.buffer is not None and study.buffer < 1:
         raise UserError("buffer size b must be at least 1 (or unbounded)")
+    check_link_sizes(study.bandwidth, study.buffer)
+    seconds, longest = estimate_seconds(study, p.scale)
+    if seconds > MAX_STUDY_SECONDS:
+        hours = seconds / 3600
+        raise UserError(f"this study would take at least {_big(hours)} hours (its longest run has {_big(longest)} "
+                        f"steps of warm-up and measurement window), more than this tool runs (one hour): "
+                        f"give a shorter --window, higher loads or fewer of them")
     for r in study.routings:
         for t in study.traffics:
             template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priority)
@@ -325,7 +383,8 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     from the i-th, so that low and high loads (quick and slow runs) mix and the workers finish
     together. A saturation table runs in this process as one chunk (the zero-load runs batched,
     then the searches in groups of :data:`SEARCH_GROUP` whose rounds run together, each group
-    handed back as it finishes) and in workers one group per task.
+    handed back as it finishes) and in workers one group per task, groups made smaller so that
+    every worker gets at least two.
 
     Examples
     --------
@@ -339,7 +398,12 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     if not pending:
         return []
     if study.loads is None:
-        return [pending] if jobs == 1 else [pending[i:i + SEARCH_GROUP] for i in range(0, len(pending), SEARCH_GROUP)]
+        if jobs == 1:
+            return [pending]
+        # at least two groups per worker where the searches allow: every worker busy, and the
+        # progress bar moves as each group comes back
+        size = max(1, min(SEARCH_GROUP, math.ceil(len(pending) / (2 * jobs))))
+        return [pending[i:i + size] for i in range(0, len(pending), size)]
     count = math.ceil(len(pending) / CHUNK_RUNS)
     if jobs > 1:
         count = max(count, min(len(pending), 2 * jobs))
@@ -523,12 +587,20 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
     return check
 
 
+#: The statuses an open-loop run ends with (:class:`universal.openloop.measure.RunResult`).
+RUN_STATUSES = ("stable", "unstable", "backlog-limit", "drain-limit", "deadlock", "steps")
+
+
 def _check_row(row: object, fields: dict, cell: dict, what: str) -> None:
     check_field_names(row, fields, what)
     for name, kinds in fields.items():
         value = row[name]
         if not (bool in kinds if isinstance(value, bool) else isinstance(value, kinds)):
             raise BadLine(f"{what}: {name} = {json.dumps(value)} has the wrong type")
+    if "status" in fields and row["status"] not in RUN_STATUSES:
+        raise BadLine(f"{what}: status {json.dumps(row['status'])} is none of {', '.join(RUN_STATUSES)}")
+    if "status" in fields and row["stable"] != (row["status"] == "stable"):
+        raise BadLine(f"{what}: stable = {json.dumps(row['stable'])} contradicts status {json.dumps(row['status'])}")
     for name in cell:
         if row[name] != cell[name]:
             raise BadLine(f"{what}: {name} = {json.dumps(row[name])} does not match its cell")

@@ -58,11 +58,21 @@ class RunSpec:
         if not self.rate > 0:
             raise UserError(f"the offered rate must be positive (got {self.rate:g} packets per node per step)")
         top = float(self.node_rates().max())
+        if not top <= MAX_PACKETS_PER_NODE_STEP:
+            raise UserError(f"this load asks a node for {top:.4g} packets per step; at most "
+                            f"{MAX_PACKETS_PER_NODE_STEP} are created per node and step (a run far beyond "
+                            "saturation holds hundreds of steps of them in memory)")
         if self.injection.name != "poisson" and top > 1 + 1e-12:
             raise UserError(f"{self.injection.name} injection creates at most one packet per node per step; "
                             f"this load asks a node for {top:.4g} packets per step (use --injection poisson)")
         if self.injection.name == "on-off" and top >= 1 - 1e-12:
             raise UserError("on-off injection needs a rate below one packet per node per step")
+
+
+#: Most packets one node may be asked to create per step (poisson sources; bernoulli and on-off
+#: create at most one). Far beyond any network's saturation, and it bounds the memory of a run
+#: that holds hundreds of steps of offered packets before it is judged unstable.
+MAX_PACKETS_PER_NODE_STEP = 100
 
 
 @dataclass

@@ -34,6 +34,8 @@ hash of ``tie + h`` (:func:`tie_uniform`).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -305,6 +307,8 @@ def _ugal(spec: Spec, network: Network) -> Router:
         threshold = float(spec.params.get("threshold", 0))
     except ValueError:
         raise UserError(f"ugal threshold must be a number (got {spec.params['threshold']!r})") from None
+    if not math.isfinite(threshold):
+        raise UserError(f"ugal threshold must be a finite number (got {spec.params['threshold']!r})")
     return Router(spec.text, "ugal", network, threshold=threshold)
 
 

@@ -8,6 +8,7 @@ per step), or packets per node per step with ``units="packets"``.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +19,18 @@ import numpy as np
 from universal.errors import UserError
 from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, check_distinct_loads, chunks,
                                       forget_prepared, parse_line, prepare, run_cells, run_chunk, study_cells)
-from universal.results import check_results_path, read_results_file, remove_stale_temporaries, write_results_file
+from universal.results import (check_results_path, read_results_file, remove_stale_temporaries, resumes_itself,
+                               write_results_file)
 
 __all__ = ["OpenLoopStudy", "OpenLoopReport", "run_study", "parse_loads", "analytic_throughput", "ZERO_LOAD",
            "MAX_CELLS"]
 
 #: Studies with more cells (runs of a load sweep, searches of a saturation table) are refused.
 MAX_CELLS = 100_000
+
+
+#: Most offered loads one study takes (an a:b:step range or a list).
+MAX_LOADS = 1000
 
 
 def parse_loads(text: str) -> list[float]:
@@ -37,19 +43,27 @@ def parse_loads(text: str) -> list[float]:
     >>> parse_loads("0.2,0.9")
     [0.2, 0.9]
     """
+    parts = text.split(":") if ":" in text else [x for x in text.split(",") if x.strip()]
+    if ":" in text and len(parts) != 3:
+        raise UserError(f"--loads {text!r}: expected a:b:step or numbers separated by commas")
+    if len(parts) > MAX_LOADS:
+        raise UserError(f"--loads lists {len(parts):,} loads (at most {MAX_LOADS:,})")
     try:
-        if ":" in text:
-            a, b, step = (float(x) for x in text.split(":"))
-            if step <= 0 or b < a:
-                raise UserError(f"--loads {text!r}: need a <= b and a positive step")
-            count = int(np.floor((b - a) / step + 1e-9)) + 1
-            if count > 1000:
-                raise UserError(f"--loads {text!r} asks for {count} loads (at most 1000)")
-            values = [round(a + i * step, 12) for i in range(count)]
-        else:
-            values = [float(x) for x in text.split(",") if x.strip()]
+        numbers = [float(x) for x in parts]
     except ValueError:
         raise UserError(f"--loads {text!r}: expected a:b:step or numbers separated by commas") from None
+    if not all(math.isfinite(v) for v in numbers):
+        raise UserError(f"--loads {text!r}: loads and steps must be finite numbers")
+    if ":" in text:
+        a, b, step = numbers
+        if step <= 0 or b < a:
+            raise UserError(f"--loads {text!r}: need a <= b and a positive step")
+        count = math.floor((b - a) / step + 1e-9) + 1
+        if count > MAX_LOADS:
+            raise UserError(f"--loads {text!r} asks for {count:,} loads (at most {MAX_LOADS:,})")
+        values = [round(a + i * step, 12) for i in range(count)]
+    else:
+        values = numbers
     if not values:
         raise UserError("--loads is empty")
     bad = [v for v in values if not v > 0]
@@ -57,7 +71,6 @@ def parse_loads(text: str) -> list[float]:
         raise UserError(f"offered loads must be positive (got {bad[0]:g})")
     check_distinct_loads(values)
     return values
-
 
 
 @dataclass
@@ -198,6 +211,8 @@ def _run(study: OpenLoopStudy, progress, results_file, resume: bool, overwrite: 
     prepared = prepare(study)  # every name and size checked before any file is touched
     cells = study_cells(study)
     keys = [cell_key(c) for c in cells]
+    if results_file is not None:   # the same study run again shows its stored results
+        resume = resumes_itself(results_file, study.settings(), resume=resume, overwrite=overwrite)
     path = None if results_file is None else check_results_path(results_file, resume=resume, overwrite=overwrite)
     done: dict[str, dict] = {}
     if path is not None:

@@ -545,6 +545,10 @@ def _mixture(spec: Spec) -> Routing:
         raise UserError(f"{spec.text!r}: give the mixture as mix:ROUTING=WEIGHT,... (e.g. mix:dor=0.25,ival=0.75)")
     parts = []
     for name, text in spec.params.items():
+        if len(text) > 40 or "e" in text.lower():
+            # Fraction("1e999999") builds a million-digit integer: weights are plain decimals or a/b
+            raise UserError(f"{spec.text[:60]!r}: weight {text[:20]!r} of {name} must be a plain decimal or "
+                            f"a fraction such as 1/3 (at most 40 characters)")
         try:
             w = Fraction(text)
         except (ValueError, ZeroDivisionError):

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from universal.datafiles import output_kind, write_atomically
+from universal.datafiles import load_json, output_kind, write_atomically
 from universal.errors import UserError
 from universal.registry import Spec, check_known_params, parse_spec
 
@@ -99,8 +99,8 @@ def check_replaceable(path: str | Path) -> None:
         raise UserError(f"cannot write {str(path)!r}: {kind}")
     if path.exists():
         try:
-            ours = json.loads(path.read_text(encoding="utf-8")).get("format") == FORMAT
-        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            ours = load_json(path.read_text(encoding="utf-8"), str(path)).get("format") == FORMAT
+        except (OSError, ValueError, AttributeError):  # UnicodeDecodeError and UserError are ValueErrors
             ours = False
         if not ours:
             raise UserError(f"{str(path)!r} exists and is not a saved routing: not replacing it")
@@ -140,7 +140,9 @@ def routing_from_json(data, name: str) -> FlowRouting:
     torus = _torus_of(data.get("network"))
     den = data.get("denominator")
     if not isinstance(den, int) or isinstance(den, bool) or den < 1:
-        raise UserError(f"'denominator' must be a positive integer (got {den!r})")
+        raise UserError(f"'denominator' must be a positive integer (got {str(den)[:40]})")
+    if den > 2 ** 62:
+        raise UserError("'denominator' is too large (at most 2**62)")
     flows = data.get("flows")
     if not isinstance(flows, dict):
         raise UserError("'flows' must map offsets to {channel: numerator}")
@@ -229,10 +231,7 @@ def read_routing(path: str | Path, name: str | None = None) -> FlowRouting:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read routing file {str(path)!r}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"routing file {str(path)!r} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    data = load_json(text, f"routing file {str(path)!r}")
     try:
         return routing_from_json(data, label)
     except UserError as exc:
