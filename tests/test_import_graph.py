@@ -60,7 +60,7 @@ def test_no_module_imports_itself_through_others():
 #: load analysis sits above the LP design because it offers the designed routings (2turn) by name;
 #: the open loop sits above it because it prints the analytic saturation beside the simulated one.
 LAYERS = [
-    {"universal", "errors", "registry", "datafiles", "interrupts", "ascii", "memory", "workers", "executors",
+    {"universal", "errors", "registry", "datafiles", "interrupts", "ascii", "memory", "workers", "executors", "extras",
      "results", "scenarios"},   # scenarios: the built-in TOML files, a package once installed
     {"networks"},
     {"workloads"},

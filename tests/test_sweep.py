@@ -88,12 +88,22 @@ def test_overwrite_starts_the_results_file_over(tmp_path):
     assert (fresh.resumed, fresh.computed) == (0, 4)
 
 
-def test_an_existing_results_file_needs_resume_or_overwrite(tmp_path):
+def test_running_the_same_sweep_again_shows_its_stored_results(tmp_path):
+    """Exercises 2 and 11 ask students to run a finished sweep again: the same settings resume."""
+    path = tmp_path / "results.jsonl"
+    first = run_sweep(small_sweep(seeds=(0,)), results_file=path)
+    before = path.read_bytes()
+    again = run_sweep(small_sweep(seeds=(0,)), results_file=path)
+    assert (again.resumed, again.computed) == (len(first.cells), 0)
+    assert rows_of(again) == rows_of(first) and path.read_bytes() == before
+
+
+def test_an_existing_results_file_of_other_settings_needs_overwrite(tmp_path):
     path = tmp_path / "results.jsonl"
     run_sweep(small_sweep(seeds=(0,)), results_file=path)
     before = path.read_bytes()
-    with pytest.raises(UserError, match="give --resume to continue it or --overwrite"):
-        run_sweep(small_sweep(seeds=(0,)), results_file=path)
+    with pytest.raises(UserError, match="other settings.*--overwrite"):
+        run_sweep(small_sweep(seeds=(0, 1)), results_file=path)
     assert path.read_bytes() == before
 
 

@@ -73,7 +73,9 @@ class DaskExecutor:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise UserError("--executor dask needs Dask distributed: pip install 'universal[distributed]'") from None
+            from universal.extras import install_hint
+            raise UserError(f"--executor dask needs Dask distributed, which is not installed: "
+                            f"{install_hint('distributed')}") from None
         if self.scheduler:
             self._client = _connect(Client, self.scheduler)
         else:

@@ -40,6 +40,8 @@ def check_opt(mode: str | None, packets: int, time_limit: float) -> None:
 
     if mode not in OPT_MODES:
         raise UserError(f"--opt takes no value (OPT of the paths) or 'free' (also R(G, π)), not {mode!r}")
+    from universal.extras import require
+    require("opt", "the offline optimum (OPT, R(G, π))")
     check_time_limit(time_limit)
     if packets > OPT_MAX_PACKETS:
         raise UserError(f"--opt: OPT is computed for problems of at most {OPT_MAX_PACKETS:,} packets; "

@@ -9,6 +9,7 @@ included).
 
 from __future__ import annotations
 
+import json
 import os
 import runpy
 import signal
@@ -112,10 +113,19 @@ def test_hard_link_to_an_input_is_the_input(sweep_folder, capsys):
     refused(capsys, sweep_folder, ["scenario", "sw.toml", "--out", "hard.jsonl"], "input of this run")
 
 
-def test_an_existing_results_file_needs_resume_or_overwrite(sweep_folder, capsys):
+def test_an_existing_results_file_of_the_same_sweep_is_shown_again(sweep_folder, capsys):
+    """Running a finished sweep again (exercises 2 and 11) shows its stored results: exit 0, the
+    same rows, nothing computed; a results file of other settings needs --overwrite."""
     assert main(["scenario", "sw.toml", "--out", "r.jsonl", "--json"]) == 0
-    capsys.readouterr()
-    refused(capsys, sweep_folder, ["scenario", "sw.toml", "--out", "r.jsonl"], "--resume", "--overwrite")
+    first = json.loads(capsys.readouterr().out)
+    before = (sweep_folder / "r.jsonl").read_bytes()
+    assert main(["scenario", "sw.toml", "--out", "r.jsonl", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["resumed_cells"] == len(again["cells"]) and (sweep_folder / "r.jsonl").read_bytes() == before
+    strip = lambda d: [[{k: v for k, v in r.items() if k != "seconds"} for r in c["rows"]] for c in d["cells"]]  # noqa: E731
+    assert strip(again) == strip(first)
+    (sweep_folder / "sw.toml").write_text(SWEEP.replace('protocols = ["fifo"]', 'protocols = ["fifo", "random-rank"]'))
+    refused(capsys, sweep_folder, ["scenario", "sw.toml", "--out", "r.jsonl"], "other settings", "--overwrite")
     refused(capsys, sweep_folder, ["scenario", "sw.toml", "--out", "r.jsonl", "--resume", "--overwrite"],
             "give one of them")
     assert main(["scenario", "sw.toml", "--out", "r.jsonl", "--overwrite", "--json"]) == 0

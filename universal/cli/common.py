@@ -258,10 +258,12 @@ def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Bar | 
     if not enabled or not console.is_terminal:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:
+    # the elapsed time ticks even while a long first unit gives no estimate of the time left yet
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("left"), TimeRemainingColumn(), console=console, transient=True) as bar:
         yield Bar(bar, bar.add_task(description, total=total))
 
 
@@ -270,7 +272,10 @@ def plot_path(args: argparse.Namespace) -> Path | None:
     ``.svg`` name that can be written and is no input of the run (:func:`protect_run_inputs`)."""
     if getattr(args, "plot", None) is None:
         return None
+    from universal.extras import require
     from universal.reporting.plots import check_plot_path
+
+    require("plot", "--plot")
 
     return check_plot_path(writable(args.plot, "plot"))
 

@@ -23,6 +23,8 @@ def run(args: argparse.Namespace) -> None:
     from universal.optimum.routing_number import routing_number
     from universal.reporting.optimum import print_routing_number, routing_number_json
 
+    from universal.extras import require
+    require("opt", "the routing number R(G)")
     network = build_network(args.network)
     with progress_bar(0, f"R({network.name}): permutation classes", not machine(args)) as bar:
         def advance(done: int, total: int) -> None:

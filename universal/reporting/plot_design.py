@@ -61,7 +61,8 @@ def plot_tradeoff(curve: list, points: dict[str, dict], path: str | Path, *, key
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise UserError("plots need matplotlib: pip install 'universal[plot]'") from None
+        from universal.extras import install_hint
+        raise UserError(f"plots need matplotlib, which is not installed: {install_hint('plot')}") from None
     fig = Figure(figsize=(6.4, 4.8), dpi=120, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()

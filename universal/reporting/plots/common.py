@@ -29,7 +29,8 @@ def _matplotlib():
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise UserError("plots need matplotlib: pip install 'universal[plot]'") from None
+        from universal.extras import install_hint
+        raise UserError(f"plots need matplotlib, which is not installed: {install_hint('plot')}") from None
     return Figure, FigureCanvasAgg
 
 
