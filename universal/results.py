@@ -219,7 +219,7 @@ def resumes_itself(path: str | Path, settings: dict, *, resume: bool = False, ov
     --------
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = write_results_file(folder / "r.jsonl", "demo", {"d": [2, 3]}, [])
+    >>> write_results_file(folder / "r.jsonl", "demo", {"d": [2, 3]}, [], None)
     >>> resumes_itself(folder / "r.jsonl", {"d": [2, 3]}), resumes_itself(folder / "r.jsonl", {"d": [4]})
     (True, False)
     """

@@ -251,8 +251,35 @@ class FitTable:
         return self._fits(self.layout_for(width), width)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for part in self.parts(options.max_width):
+        from universal.ascii import can_encode
+        table = self if can_encode(options.encoding) else self.spelled_ascii()
+        for part in table.parts(options.max_width):
             yield part.table(options.max_width)
+
+    def spelled_ascii(self) -> "FitTable":
+        """The same table with every symbol spelled in ASCII (``C̄`` as ``Cbar``, ``±`` as ``+/-``),
+        measured as printed: spelling after the layout was chosen made an ASCII-only table wider
+        than the console, and rich then cut its headers.
+
+        Examples
+        --------
+        >>> FitTable([Col("C̄"), Col("±")], [(["0.5", "—"], None)]).spelled_ascii().headers
+        ['Cbar', '+/-']
+        """
+        from dataclasses import replace
+
+        from universal.ascii import spell_ascii
+
+        def cell(c: Cell) -> Cell:
+            return Fold(*(spell_ascii(p) for p in c.parts)) if isinstance(c, Fold) else spell_ascii(c)
+
+        columns = [replace(c, header=spell_ascii(c.header),
+                           folded_header=None if c.folded_header is None else spell_ascii(c.folded_header))
+                   for c in self.columns]
+        rows = [([cell(c) for c in cells], style) for cells, style in self.rows]
+        return FitTable(columns, rows, title=None if self.title is None else spell_ascii(self.title),
+                        caption=[spell_ascii(line) for line in self.caption], sections=self.sections,
+                        wide=self.wide)
 
     # -- measuring ----------------------------------------------------------------------------
     def _shown(self, layout: Layout) -> list[int]:

@@ -38,6 +38,22 @@ def _fraction(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
+#: Longest exact fraction a table shows (both parts together); a designed routing's loads are
+#: fractions over 2^40 and more, shown as decimals in tables while JSON keeps them exact.
+SHORT_FRACTION = 12
+
+
+def _short_fraction(x: Fraction) -> str | None:
+    """``x`` as a fraction when it is short enough to read (else None)."""
+    text = _fraction(x)
+    return text if len(text) <= SHORT_FRACTION + 1 else None
+
+
+def _exact_cell(x: Fraction) -> str:
+    """An exact value for a table: its fraction if short, else ten significant digits."""
+    return _short_fraction(x) or f"{float(x):.10g}"
+
+
 def sparkline(counts: Sequence[int]) -> str:
     """One character per histogram bin, its height proportional to the count (blank for 0).
 
@@ -131,7 +147,10 @@ def _max_load(r: LoadResult) -> str | Fold:
     x = r.max_load_exact
     if x is None:
         return f"{r.max_load:.3f}"
-    return _fraction(x) if x.denominator == 1 else Fold(f"{float(x):.3f} =", _fraction(x))
+    if x.denominator == 1:
+        return _fraction(x)
+    short = _short_fraction(x)
+    return Fold(f"{float(x):.3f} =", short) if short else f"{float(x):.10g}"
 
 
 def _exactness(w: WorstCaseResult) -> str:
@@ -170,9 +189,10 @@ def worstcase_table(report: LoadReport) -> FitTable:
     rows = []
     for w in report.worst:
         throughput: str | Fold = _thr(w.throughput)
-        if w.exact and w.throughput_exact.denominator != 1:
-            throughput = Fold(f"{throughput} =", _fraction(w.throughput_exact))
-        rows.append(([w.routing, throughput, f"{w.max_load:.3f}", _fraction(w.max_load_exact),
+        short = _short_fraction(w.throughput_exact) if w.exact else None
+        if short and w.throughput_exact.denominator != 1:
+            throughput = Fold(f"{throughput} =", short)
+        rows.append(([w.routing, throughput, f"{w.max_load:.3f}", _exact_cell(w.max_load_exact),
                       f"{w.channel[0]}->{w.channel[1]}", _exactness(w)], None))
     return FitTable(cols, rows, title=f"worst case: {report.network['name']}", caption=caption)
 
@@ -201,7 +221,7 @@ def permutation_view(torus: Torus, result: WorstCaseResult) -> "_GridOrList":
     """
     perm = np.asarray(result.permutation)
     title = (f"worst-case permutation of {result.routing} on {torus.name} "
-             f"(loads {result.channel[0]}->{result.channel[1]} to {_fraction(result.max_load_exact)})")
+             f"(loads {result.channel[0]}->{result.channel[1]} to {_exact_cell(result.max_load_exact)})")
     listing = _source_list(title, [(torus.label(s), torus.label(d)) for s, d in enumerate(perm)])
     if torus.n > 2:
         return _GridOrList(None, listing)
@@ -258,7 +278,7 @@ def graph_permutation_view(network, result: WorstCaseResult) -> Table:
     9
     """
     title = (f"worst-case permutation of {result.routing} on {network.name} "
-             f"(loads {result.channel[0]}->{result.channel[1]} to {_fraction(result.max_load_exact)})")
+             f"(loads {result.channel[0]}->{result.channel[1]} to {_exact_cell(result.max_load_exact)})")
     return _source_list(title, [(network.label_of(int(s)), network.label_of(int(d)))
                                 for s, d in enumerate(result.permutation)])
 

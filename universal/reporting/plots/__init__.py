@@ -6,7 +6,7 @@ Every function draws one figure with matplotlib's object API (a fresh
 PNG or SVG, chosen by the suffix. The file is written atomically: the image goes to a temporary file
 in the same folder, which then replaces ``path``, so an error never leaves a half-written file.
 matplotlib is imported only when a figure is drawn; without it the functions raise a
-:class:`~universal.errors.UserError` that says how to install it (``pip install 'universal[plot]'``).
+:class:`~universal.errors.UserError` that says how to install it from where the user is (:mod:`universal.extras`).
 
 Call :func:`check_plot_path` before a long computation to refuse a bad file name early.
 
