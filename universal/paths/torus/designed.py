@@ -44,7 +44,8 @@ from universal.registry import Spec, check_known_params
 from .algorithms import ROUTING_FACTORIES, PathFamily, Routing, get_routing
 from .geometry import Torus
 
-__all__ = ["FlowRouting", "MixtureRouting", "DENOMINATOR", "integer_flows", "path_families", "channel_heads"]
+__all__ = ["FlowRouting", "MixtureRouting", "DENOMINATOR", "integer_flows", "path_families", "family_of_legs",
+           "channel_heads"]
 
 #: Common denominator of designed routings: 2**40 keeps rounding below 1e-12 per path and every
 #: load numerator exact in the float64 sums of the worst-case matching up to 4096 nodes.
@@ -181,6 +182,24 @@ def integer_flows(torus: Torus, flows: np.ndarray, den: int = DENOMINATOR,
     return out
 
 
+def family_of_legs(legs: list[list[tuple[int, int]]], weights) -> PathFamily:
+    """A :class:`PathFamily` from each route's legs ``[(dim, signed steps), ...]`` and its weight,
+    the shorter routes padded with empty legs.
+
+    Examples
+    --------
+    >>> family_of_legs([[(0, 2)], [(1, 1), (0, 1)]], [1, 3]).steps.tolist()
+    [[2, 0], [1, 1]]
+    """
+    width = max(1, max((len(x) for x in legs), default=1))
+    dims = np.zeros((len(legs), width), dtype=np.int64)
+    steps = np.zeros((len(legs), width), dtype=np.int64)
+    for i, route in enumerate(legs):
+        for g, (d, st) in enumerate(route):
+            dims[i, g], steps[i, g] = d, st
+    return PathFamily(dims, steps, np.asarray(weights, dtype=np.int64))
+
+
 def path_families(torus: Torus, weights: np.ndarray, paths: list[tuple[int, list[tuple[int, int]]]],
                   den: int = DENOMINATOR, eps: float = 1e-10) -> dict[int, PathFamily]:
     """Round path probabilities to integers over ``den`` per offset, keeping the paths themselves.
@@ -215,8 +234,7 @@ def path_families(torus: Torus, weights: np.ndarray, paths: list[tuple[int, list
     for j, (t, _) in enumerate(paths):
         if weights[j] > eps:
             by_offset.setdefault(int(t), []).append(j)
-    out = {0: PathFamily(np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
-                         np.array([den], dtype=np.int64))}
+    out = {0: family_of_legs([[]], [den])}          # offset 0: the empty route
     for t in range(1, torus.N):
         js = by_offset.get(t)
         if not js:
@@ -227,13 +245,7 @@ def path_families(torus: Torus, weights: np.ndarray, paths: list[tuple[int, list
         short = den - int(num.sum())
         num[np.argsort(-(exact - num), kind="stable")[:short]] += 1
         keep = [j for j, q in zip(js, num) if q > 0]
-        L = max(len(paths[j][1]) for j in keep)
-        dims = np.zeros((len(keep), L), dtype=np.int64)
-        steps = np.zeros((len(keep), L), dtype=np.int64)
-        for i, j in enumerate(keep):
-            for g, (d, st) in enumerate(paths[j][1]):
-                dims[i, g], steps[i, g] = d, st
-        out[t] = PathFamily(dims, steps, num[num > 0])
+        out[t] = family_of_legs([paths[j][1] for j in keep], num[num > 0])
     return out
 
 
@@ -470,16 +482,8 @@ def _paths_as_family(torus: Torus, heads: np.ndarray, num: np.ndarray, dest: int
     paths = _decompose(torus, heads, num.astype(object), dest, 0)
     if dest == 0:
         paths = [([], den)]
-    legs = [_channels_to_legs(torus, chans) for chans, _ in paths]
-    L = max(1, max(len(x) for x in legs))
-    dims = np.zeros((len(legs), L), dtype=np.int64)
-    steps = np.zeros((len(legs), L), dtype=np.int64)
-    for i, lg in enumerate(legs):
-        for j, (d, s) in enumerate(lg):
-            dims[i, j], steps[i, j] = d, s
     w = np.array([int(m) for _, m in paths], dtype=np.int64)
-    g = int(np.gcd.reduce(w))
-    return PathFamily(dims, steps, w // g)
+    return family_of_legs([_channels_to_legs(torus, chans) for chans, _ in paths], w // int(np.gcd.reduce(w)))
 
 
 def _channels_to_legs(torus: Torus, chans: list[int]) -> list[tuple[int, int]]:

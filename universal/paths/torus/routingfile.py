@@ -41,7 +41,7 @@ from universal.errors import UserError
 from universal.registry import Spec, check_known_params, parse_spec
 
 from .algorithms import ROUTING_FACTORIES
-from .designed import FlowRouting
+from .designed import FlowRouting, family_of_legs
 from .geometry import Torus
 
 __all__ = ["FORMAT", "read_routing", "write_routing", "check_replaceable", "routing_to_json", "routing_from_json"]
@@ -176,13 +176,11 @@ def _integer(value, what: str) -> int:
 
 def _paths_of(torus: Torus, data, den: int) -> dict:
     """The ``paths`` entry as per-offset path families (UserError if malformed)."""
-    from .algorithms import PathFamily
     if not isinstance(data, dict):
         raise UserError("'paths' must map offsets to lists of [weight, legs]")
     if sum(len(v) for v in data.values() if isinstance(v, list)) > MAX_SAVED_PATHS:
         raise UserError(f"'paths' lists more than {MAX_SAVED_PATHS:,} routes")
-    out = {0: PathFamily(np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
-                         np.array([den], dtype=np.int64))}
+    out = {0: family_of_legs([[]], [den])}          # offset 0: the empty route
     for off_label, routes in data.items():
         off = torus.parse_node(off_label)
         if off == 0:
@@ -202,13 +200,7 @@ def _paths_of(torus: Torus, data, den: int) -> dict:
             if len(leg_list) > torus.N:
                 raise UserError(f"a path of offset {off_label!r} has more legs than {torus.name} has nodes")
             legs.append(leg_list)
-        width = max(1, max(len(x) for x in legs))
-        dims = np.zeros((len(legs), width), dtype=np.int64)
-        steps = np.zeros((len(legs), width), dtype=np.int64)
-        for i, leg_list in enumerate(legs):
-            for g, (d, st) in enumerate(leg_list):
-                dims[i, g], steps[i, g] = d, st
-        out[off] = PathFamily(dims, steps, np.array(weights, dtype=np.int64))
+        out[off] = family_of_legs(legs, weights)
     return out
 
 
