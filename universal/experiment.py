@@ -222,20 +222,39 @@ def _resolve(spec: str, base_dir: Path | None) -> str:
 #: Blocked packets and full links listed in a deadlocked row (the counts are always complete).
 DEADLOCK_LISTED = 20
 
+#: The bound note of a row routed adaptively.
+ADAPTIVE_NOTE = ("the survey's bounds need paths fixed in advance: these packets chose their links hop by "
+                 "hop, so C and D are those of the paths they took")
+
+
+@dataclass
+class AdaptiveRouting:
+    """An adaptive routing named under ``paths`` (``min-adaptive``, ``goal``, ``ugal``): it has no
+    path collection before the run; :func:`universal.openloop.batch.route_batch` routes it."""
+
+    name: str
+    caption: str = ""
+
 
 def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int,
-             seconds: float, paths_label: str | None = None, protocol_label: str | None = None) -> Row:
+             seconds: float, paths_label: str | None = None, protocol_label: str | None = None,
+             adaptive: bool = False) -> Row:
     """Combine a path collection, a protocol and an engine result into a :class:`Row`.
 
     ``paths_label`` and ``protocol_label`` name them as the user did (with their parameters,
-    e.g. ``duplication:copies=4``), so that variants of one protocol stay apart.
+    e.g. ``duplication:copies=4``), so that variants of one protocol stay apart. With
+    ``adaptive`` the paths are the ones the packets took (chosen hop by hop): C and D are the
+    realised ones and no bound is given (the survey's bounds are for paths fixed in advance).
     """
     C, D, n = paths.congestion, paths.dilation, paths.size
     deadlock = result.status == "deadlock"
     finished = result.status == "delivered"
     T = result.T
     # the bound only where its theorem's hypotheses hold; else the note says which failed
-    bound, bound_note = check_bound(Setting(paths, bandwidth, result.buffer, protocol, result.copies_capped))
+    if adaptive:                 # a protocol with a bound says why there is none here
+        bound, bound_note = None, ADAPTIVE_NOTE if protocol.bound_expr else None
+    else:
+        bound, bound_note = check_bound(Setting(paths, bandwidth, result.buffer, protocol, result.copies_capped))
     p50, p99 = latency_percentiles(result.delivery) if finished else (None, None)
     return Row(
         problem=problem,
@@ -329,14 +348,16 @@ def _plan(exp: Experiment) -> _Plan:
     check_seed_count(len(exp.seeds), "the experiment")
     network = build_network(exp.network, exp.base_dir)
     paths = [default_base(network)] if exp.paths is None else exp.paths
-    systems = [build_path_system(p, network, exp.base_dir) for p in paths]
+    systems = [_adaptive_or_paths(p, network, exp.base_dir) for p in paths]
     protocols = [build_protocol(p) for p in exp.protocols]
+    if any(isinstance(system, AdaptiveRouting) for system in systems):
+        _check_adaptive(exp, network, protocols)
     problems = list(exp.problem) if isinstance(exp.problem, (list, tuple)) else [exp.problem]
     names = [p if isinstance(p, str) else p.name for p in problems]
     for spec in problems:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
-            _check_size(network, packets, system.name)
+            _check_size(network, packets, "valiant" if system.name.startswith("ugal") else system.name)
         if exp.opt is not None:
             check_opt(exp.opt, packets, exp.time_limit)
     return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
@@ -355,6 +376,31 @@ def check_seed_count(count: int, where: str) -> None:
     """
     if count > MAX_SEEDS:
         raise UserError(f"{where}: {count:,} seeds are more than this tool runs (at most {MAX_SEEDS:,})")
+
+
+def _adaptive_or_paths(name, network: Network, base_dir: Path | None):
+    """The path system ``name``, or an :class:`AdaptiveRouting` checked on ``network``."""
+    from universal.openloop.batch import is_adaptive_routing
+    if isinstance(name, str) and is_adaptive_routing(name):
+        from universal.openloop.routes import build_router
+        build_router(name, network)            # refuses networks it is not defined on, with one line
+        return AdaptiveRouting(name.strip())
+    return build_path_system(name, network, base_dir)
+
+
+def _check_adaptive(exp: Experiment, network: Network, protocols: list[Protocol]) -> None:
+    """What adaptive routing in the batch model does not do, refused before anything runs."""
+    from universal.openloop.batch import ADAPTIVE_PROTOCOLS
+    for protocol in protocols:
+        if protocol.name not in ADAPTIVE_PROTOCOLS:
+            raise UserError(f"protocol {protocol.name!r} is not available with adaptive routing (paths "
+                            f"min-adaptive, goal, ugal); use {', '.join(ADAPTIVE_PROTOCOLS)}: the bufferless "
+                            "protocols, growing rank and random delays are defined on paths fixed in advance")
+    if exp.opt is not None:
+        raise UserError("--opt computes the optimum of paths fixed in advance; adaptive routings choose "
+                        "their paths during the run")
+    if network.leveled:
+        raise UserError(f"adaptive routing is not defined on the leveled network {network.name}")
 
 
 def _labels(items: Sequence) -> list[str]:
@@ -421,6 +467,19 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             captions.append(problem.note)
         problem_rows = len(rows)
         for system, system_label in zip(systems, plan.system_labels):
+            if isinstance(system, AdaptiveRouting):
+                for bandwidth, buffer, (protocol, protocol_label) in itertools.product(
+                        bandwidths, buffers, zip(protocols, plan.protocol_labels)):
+                    if progress:
+                        progress(f"{problem_name} / {system_label} / {protocol_label} / seed {seed}")
+                    row, run = _adaptive_row(network, problem, problem_name, system, protocol, seed, protocol_ss,
+                                             bandwidth, buffer, system_label, protocol_label)
+                    rows.append(row)
+                    if keep_delivery:
+                        deliveries.append(run.result.delivery)
+                    if keep_runs:
+                        runs.append((run.paths, run.result))
+                continue
             _check_size(network, problem.size, system.name)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
             system_rows, hints = len(rows), {}
@@ -470,8 +529,25 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                             shown_buffer, deliveries, path_systems, link_loads, runs)
 
 
+def _adaptive_row(network: Network, problem, problem_name: str, system: AdaptiveRouting, protocol: Protocol,
+                  seed: int, protocol_ss, bandwidth: int, buffer: int | None, system_label: str,
+                  protocol_label: str):
+    """One batch routed adaptively (:func:`universal.openloop.batch.route_batch`) and its row."""
+    from universal.openloop.batch import route_batch
+    start = time.perf_counter()
+    run = route_batch(network, problem.sources, problem.dests, system.name, protocol.name, seed=protocol_ss,
+                      bandwidth=bandwidth, buffer=buffer)
+    row = make_row(problem_name, run.paths, protocol, seed, run.result, bandwidth, time.perf_counter() - start,
+                   system_label, protocol_label, adaptive=True)
+    return row, run
+
+
 def _expected_congestion(system: str, network: Network, exp: Experiment) -> dict:
     """The expected congestion of one path system (drawn from the experiment's first seed)."""
+    from universal.openloop.batch import is_adaptive_routing
+    if is_adaptive_routing(system):
+        return {"paths": system, "expected_congestion": None, "exact": None, "error": None, "link": None,
+                "host": None, "how": "not defined: an adaptive routing chooses its paths during the run"}
     if parse_spec(system).name == "explicit":
         return {"paths": system, "expected_congestion": None, "exact": None, "error": None, "link": None,
                 "host": None, "how": "not defined: explicit paths belong to one problem"}

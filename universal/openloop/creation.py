@@ -55,6 +55,8 @@ class RunSpec:
 
     def check(self) -> None:
         """Refuse rates the injection process cannot offer (one ``UserError``)."""
+        if self.injection.name == "batch":
+            return                         # its packets are given, not offered at a rate
         if not self.rate > 0:
             raise UserError(f"the offered rate must be positive (got {self.rate:g} packets per node per step)")
         top = float(self.node_rates().max())
@@ -155,11 +157,17 @@ def draw_chunk(spec: RunSpec, state: InjectionState, first_step: int, rng: np.ra
     >>> c.step.tolist(), c.src.tolist(), c.dst.tolist()
     ([0, 0, 0, 0, 1, 1, 1, 1], [0, 1, 2, 3, 0, 1, 2, 3], [1, 2, 3, 0, 1, 2, 3, 0])
     """
-    counts = _injection_counts(spec, state, steps, rng)
-    t, src = np.nonzero(counts)
-    reps = counts[t, src]
-    t, src = np.repeat(t, reps), np.repeat(src, reps)
-    dst = spec.traffic.destinations(src, rng)
+    if spec.injection.name == "batch":      # the problem's packets, all in step 0
+        src, dst = (np.asarray(a, dtype=np.int64) for a in spec.injection.packets)
+        if first_step > 0:
+            src, dst = src[:0], dst[:0]
+        t = np.zeros(len(src), dtype=np.int64)
+    else:
+        counts = _injection_counts(spec, state, steps, rng)
+        t, src = np.nonzero(counts)
+        reps = counts[t, src]
+        t, src = np.repeat(t, reps), np.repeat(src, reps)
+        dst = spec.traffic.destinations(src, rng)
     route = spec.router.draw(src, dst, rng)
     rank = rng.integers(0, 2**31, size=len(src)) if spec.priority == "random" else None
     tie = rng.integers(0, 2**63, size=len(src)).astype(np.uint64) if spec.router.adaptive else None

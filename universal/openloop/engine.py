@@ -210,6 +210,7 @@ class _Batch:
         self.history = np.zeros((CHUNK, R), dtype=np.int64)    # backlog after every step of the chunk
         self.in_window = self.phase == WINDOW
         self.accepted_idx: list[np.ndarray] = []                # run * N + src of window deliveries
+        self.crossing_log: list[tuple] = []                     # (step, pid, link) with record_crossings
 
     # ------------------------------------------------------------------ creation
     def _draw(self, t0: int) -> None:
@@ -302,6 +303,10 @@ class _Batch:
                 adaptive_decide(self, t)
             self._move(t)
             if fixed is not None:
+                if self.m.until_delivered:        # a batch: every packet was created in step 0
+                    for r in np.flatnonzero((self.backlog == 0) & (self.phase != DONE)):
+                        self._finish(int(r), t, "drained")
+                    self._drop_ended()
                 if t + 1 >= fixed:
                     self.phase[:] = DONE
             else:
@@ -423,6 +428,8 @@ class _Batch:
             at, crossed = at[ok], crossed[ok]
         gi = at + h
         self.link_hops += len(gi)
+        if self.m.record_crossings:
+            self.crossing_log.append((np.full(len(gi), t, dtype=np.int64), a["pid"][gi], crossed.copy()))
         np.subtract.at(self.waiting, crossed, 1)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
@@ -617,13 +624,19 @@ class _Batch:
             run, pid, step = cat(self.all_records, 0), cat(self.all_records, 1), cat(self.all_records, 2)
             crun, cpid, cstep = (cat(self.created_records, i) for i in range(3))
             ends = getattr(self, "end_step", {})
+            xstep, xpid, xlink = (cat(self.crossing_log, i) for i in range(3))
             for r, spec in enumerate(self.specs):
                 mine = np.sort(cpid[(crun == r) & (cstep < ends.get(r, steps))])
                 delivered = np.full(len(mine), -1, dtype=np.int64)
                 d = (run == r) & (step < ends.get(r, steps))
                 delivered[np.searchsorted(mine, pid[d])] = step[d]
+                records = {"pid": mine, "delivered": delivered}
+                if self.m.record_crossings:       # this run's crossings: its own packet and link numbers
+                    x = (xlink // self.L) == r
+                    records["crossings"] = np.stack([xstep[x], np.searchsorted(mine, xpid[x]),
+                                                     xlink[x] - r * self.L], axis=1)
                 out.append(RunResult(spec.rate, status=self.status[r] or "steps", steps=steps,
-                                     records={"pid": mine, "delivered": delivered}))
+                                     records=records))
             return out
         cols = [np.concatenate(c) for c in zip(*self.records)] if self.records else [np.empty(0, np.int64)] * 5
         # group by run, keeping delivery order (a radix sort on small run numbers)

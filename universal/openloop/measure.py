@@ -73,7 +73,9 @@ class Measurement:
     """How long an open-loop run warms up, measures and drains (see the module docstring).
 
     ``steps``, if given, replaces all of it: exactly that many steps, every packet recorded
-    (the equivalence tests' mode). ``window=None`` takes ``max(1000, ceil(200 / rate))`` steps,
+    (the equivalence tests' mode); with ``until_delivered`` (the batch model) a run ends, status
+    ``drained``, as soon as every packet it created is delivered, and with ``record_crossings``
+    its result holds every link crossing, ``(step, packet, link)``. ``window=None`` takes ``max(1000, ceil(200 / rate))`` steps,
     about 200 labelled packets per node at least (GOAL labels 100/load cycles).
     """
 
@@ -90,6 +92,8 @@ class Measurement:
     drain: bool = True
     overload: str = "measure"
     steps: int | None = None
+    until_delivered: bool = False
+    record_crossings: bool = False
 
     def window_for(self, rate: float) -> int:
         """The measurement window in steps at ``rate`` packets per node per step (a multiple of the

@@ -24,7 +24,7 @@ Injection processes (per node, independently):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from fractions import Fraction
 
@@ -39,11 +39,17 @@ __all__ = ["INJECTIONS", "Injection", "OfferedTraffic", "build_injection", "offe
 
 @dataclass(frozen=True)
 class Injection:
-    """An injection process: ``name`` (``bernoulli``, ``poisson``, ``on-off``) and its burst length."""
+    """An injection process: ``name`` (``bernoulli``, ``poisson``, ``on-off``) and its burst length.
+
+    ``batch`` is the batch model's workload on the same engine: the packets of one routing
+    problem, ``packets = (sources, destinations)``, all created in step 0 and none later
+    (:mod:`universal.openloop.batch`).
+    """
 
     name: str
     burst: int = 0
     text: str = ""
+    packets: tuple | None = field(default=None, compare=False, hash=False, repr=False)
 
     def max_rate(self) -> float:
         """Largest rate in packets per node per step the process can offer (inf for poisson)."""

@@ -1,0 +1,206 @@
+"""The batch model on the open-loop engine: a routing problem whose packets choose their links
+hop by hop (adaptive routing), the survey's protocols deciding contention.
+
+A batch is the packets of one problem, all created in step 0 (:class:`~universal.openloop.workload.Injection`
+``batch``); the engine runs until every packet is delivered (status ``delivered``), a deadlock of
+bounded buffers, or the step limit. Adaptive routings (MIN AD, GOAL, UGAL; Singh, Dally, Gupta &
+Towles, "GOAL: a load-balanced adaptive routing algorithm for torus networks", 2003) choose every
+next link when a packet arrives at a node, so there is no path collection before the run: the
+rows report the congestion C and dilation D of the paths the packets actually took, and no
+bound (the survey's bounds, Meyer auf der Heide & Scheideler, "Communication in Parallel
+Systems", 1996, §4, are for paths fixed in advance).
+
+The survey's buffered protocols map onto the engine's priorities, all with ranks or keys fixed
+when the packet is created (step 0 for every packet of a batch), ties to the lower packet id:
+
+* ``random-rank``: the lowest rank drawn uniformly at creation first (the engine's ``random``);
+* ``fifo``: the earliest arrival at the current node first;
+* ``farthest-to-go``: the most hops left first (for an adaptive packet, its minimal distance);
+* ``longest-in-system``: the oldest first; in a batch every packet is as old as every other,
+  so the lower packet id wins (as in the batch engine).
+
+The step numbering follows the batch engine's: packets first move in step 1, a packet that never
+waits is delivered in the step numbered by its hop count, and T is the step of the last delivery.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from universal.engine.result import RoutingResult
+from universal.errors import UserError
+from universal.networks import Network
+from universal.paths import PathCollection
+
+__all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "route_batch", "is_adaptive_routing"]
+
+#: Survey protocol -> the open-loop engine's priority that implements it for a batch.
+ADAPTIVE_PROTOCOLS = {"random-rank": "random", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
+                      "longest-in-system": "age"}
+
+
+def is_adaptive_routing(name: str) -> bool:
+    """Whether ``name`` is a routing that decides hop by hop (``min-adaptive``, ``goal``, ``ugal``).
+
+    Examples
+    --------
+    >>> is_adaptive_routing("goal"), is_adaptive_routing("ugal:threshold=2"), is_adaptive_routing("dor")
+    (True, True, False)
+    """
+    from universal.openloop.routes import ADAPTIVE_ROUTINGS
+    from universal.registry import parse_spec
+    return parse_spec(name).name in ADAPTIVE_ROUTINGS
+
+
+@dataclass
+class BatchRun:
+    """One batch routed adaptively.
+
+    Attributes
+    ----------
+    paths : PathCollection
+        The links every packet crossed, in order (``system`` the routing's name): its
+        ``congestion`` and ``dilation`` are the realised C and D. A packet not delivered (deadlock,
+        step limit) holds the links it crossed so far.
+    result : RoutingResult
+        Delivery step of every packet (batch-engine numbering, -1 if never), status, steps run,
+        the largest link buffer and the link crossings.
+    """
+
+    paths: PathCollection
+    result: RoutingResult
+
+
+def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routing: str, protocol: str, *,
+                seed: int | np.random.SeedSequence = 0, bandwidth: int = 1, buffer: int | None = None,
+                step_limit: int | None = None, engine: str = "fast") -> BatchRun:
+    """Route the packets ``sources[i] -> dests[i]`` with an adaptive routing, all starting at step 0.
+
+    Parameters
+    ----------
+    network : Network
+    sources, dests : array of int
+    routing : str
+        ``min-adaptive``, ``goal``, ``ugal[:threshold=T]`` (:data:`universal.openloop.routes.ADAPTIVE_ROUTINGS`).
+    protocol : str
+        One of :data:`ADAPTIVE_PROTOCOLS`.
+    seed : int or SeedSequence
+        The run's generator (ranks, UGAL's intermediates, ties between equally good links).
+    bandwidth, buffer : int, int or None
+        B and the link-buffer size b (None: unbounded).
+    step_limit : int, optional
+        Most steps to run (default: 4 (N + n) + 100, far beyond any run that moves).
+    engine : str
+        ``fast`` or ``reference`` (:func:`universal.openloop.reference.simulate_reference`, one
+        packet at a time: the oracle the fast engine must equal).
+
+    Returns
+    -------
+    BatchRun
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> net = build_network("torus:k=8,n=1")
+    >>> run = route_batch(net, np.arange(8), (np.arange(8) + 3) % 8, "min-adaptive", "fifo")
+    >>> run.result.status, run.result.T, run.paths.congestion, run.paths.dilation
+    ('delivered', 3, 3, 3)
+
+    References
+    ----------
+    Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for torus
+    networks" (2003); Meyer auf der Heide & Scheideler, "Communication in Parallel Systems"
+    (1996), §4 and §5.
+    """
+    from universal.openloop.creation import RunSpec
+    from universal.openloop.routes import build_router
+    from universal.openloop.workload import Injection, offered_traffic
+
+    if protocol not in ADAPTIVE_PROTOCOLS:
+        raise UserError(f"protocol {protocol!r} does not decide contention for adaptive routing here; "
+                        f"use one of {', '.join(ADAPTIVE_PROTOCOLS)} (the bufferless protocols and the "
+                        "growing or random-delay ranks are defined on paths fixed in advance)")
+    sources = np.asarray(sources, dtype=np.int64)
+    dests = np.asarray(dests, dtype=np.int64)
+    router = build_router(routing, network)
+    if not router.adaptive:
+        raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal)")
+    limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
+    spec = RunSpec(offered_traffic(network, "uniform"), router, Injection("batch", packets=(sources, dests)),
+                   1.0, seed=seed, priority=ADAPTIVE_PROTOCOLS[protocol])
+    if engine == "reference":
+        delivered, crossings, status = _reference(spec, limit, bandwidth, buffer)
+    else:
+        delivered, crossings, status = _fast(spec, limit, bandwidth, buffer)
+    return _batch_run(network, sources, dests, routing, delivered, crossings, status, limit, buffer)
+
+
+def _fast(spec, limit: int, bandwidth: int, buffer: int | None):
+    from universal.openloop.engine import simulate
+    from universal.openloop.measure import Measurement
+    res = simulate(spec, bandwidth=bandwidth, buffer=buffer,
+                   measurement=Measurement(steps=limit, until_delivered=True, record_crossings=True))
+    return res.records["delivered"], res.records["crossings"], res.status
+
+
+def _reference(spec, limit: int, bandwidth: int, buffer: int | None):
+    from universal.openloop.reference import simulate_reference
+    record: dict = {}
+    run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record)
+    crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
+    status = {"drained": "drained"}.get(run["status"], run["status"])
+    return np.array(run["delivered"], dtype=np.int64), crossings, status
+
+
+def _batch_run(network: Network, sources, dests, routing: str, delivered: np.ndarray, crossings: np.ndarray,
+               status: str, limit: int, buffer: int | None) -> BatchRun:
+    """The realised paths and the batch-engine result of one run's deliveries and crossings."""
+    n = len(sources)
+    step, pid, link = crossings[:, 0], crossings[:, 1], crossings[:, 2]
+    order = np.lexsort((step, pid))                     # by packet, its crossings in step order
+    step, pid, link = step[order], pid[order], link[order]
+    offsets = np.searchsorted(pid, np.arange(n + 1))
+    paths = PathCollection(network, offsets, link, sources, dests, routing)
+    delivery = np.where(delivered >= 0, delivered + 1, -1)           # packets first move in step 1
+    delivery[(sources == dests) & (np.diff(offsets) == 0)] = 0        # no hop to make
+    all_in = bool((delivery >= 0).all())
+    status = "delivered" if all_in else ("deadlock" if status == "deadlock" else "step-limit")
+    steps = int(delivery.max()) if all_in and n else (int(step.max()) + 1 if len(step) else 0)
+    if not all_in and status == "step-limit":
+        steps = limit
+    result = RoutingResult(delivery.astype(np.int64), status, steps, _max_buffer(step + 1, pid, link, delivered + 1, n),
+                           len(link), hop_steps=step + 1, buffer=buffer,
+                           crossings=np.stack([step + 1, link, pid], axis=1))
+    return BatchRun(paths, result)
+
+
+def _max_buffer(step: np.ndarray, pid: np.ndarray, link: np.ndarray, delivered: np.ndarray, n: int) -> int:
+    """The most packets in one link buffer at the end of a step: a packet sits in the buffer of
+    the link it crossed from the end of that step until the step it crosses its next link (it
+    leaves the buffer in that step); after its last link it is delivered and sits nowhere.
+
+    Inputs are sorted by packet, then step (batch-engine step numbers)."""
+    if not len(step):
+        return 0
+    nxt = np.empty(len(step), dtype=np.int64)
+    same = pid[1:] == pid[:-1]
+    nxt[:-1] = np.where(same, step[1:], -1)
+    nxt[-1] = -1
+    last_hop = nxt < 0
+    # the last crossing of a delivered packet delivers it; of a packet still travelling (step
+    # limit, deadlock) it leaves the packet in that buffer until the end
+    still = last_hop & (delivered[pid] <= 0)
+    stays = ~last_hop | still
+    start = step[stays]
+    end = np.where(last_hop[stays], np.iinfo(np.int64).max // 4, nxt[stays])     # [start, end)
+    where = link[stays]
+    events = np.concatenate([np.stack([where, start, np.ones_like(start)], axis=1),
+                             np.stack([where, end, -np.ones_like(end)], axis=1)])
+    events = events[np.lexsort((events[:, 2], events[:, 1], events[:, 0]))]   # a leave before an enter
+    level = np.cumsum(events[:, 2])
+    first = np.concatenate([[True], events[1:, 0] != events[:-1, 0]])
+    base = np.maximum.accumulate(np.where(first, np.arange(len(events)), 0))
+    before = np.where(base > 0, level[base - 1], 0)
+    return int((level - before).max())
