@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from universal.errors import UserError
+
 from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.openloop.routes import tie_uniform_py
 
@@ -172,6 +174,9 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     >>> simulate_reference(spec, 3)["delivered"]     # 1 hop each, one per node per step
     [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
     """
+    if spec.router.kind == "ugal-paths":
+        raise UserError("the reference engine does not model UGAL-L/G's choice between two paths; "
+                        "use the fast engine")
     rng = np.random.default_rng(spec.seed)
     state = InjectionState()
     topo = _Topology(spec)
