@@ -104,3 +104,21 @@ def test_nca_climbs_to_a_nearest_common_ancestor():
             top = levels.index(min(levels))
             assert levels[:top + 1] == sorted(levels[:top + 1], reverse=True)   # up ...
             assert levels[top:] == sorted(levels[top:])                           # ... then down
+
+
+def test_ugal_candidate_group_avoids_both_ends():
+    """UGAL's non-minimal candidate: an intermediate group uniform over the g - 2 groups other
+    than the source's and the destination's (g - 1 when they are one group); through either of
+    them Valiant's path would be the minimal path again. Chi-square-free check: every allowed
+    group within 5 standard errors of 1/(g - 2), the two ends never."""
+    from universal.paths.datacenter import other_group
+
+    g, n = 9, 63_000
+    rng = np.random.default_rng(4)
+    for G1, G2 in [(2, 5), (5, 2), (0, 8), (4, 4)]:
+        got = other_group(np.full(n, G1), np.full(n, G2), g, rng)
+        share = np.bincount(got, minlength=g) / n
+        allowed = [x for x in range(g) if x not in (G1, G2)]
+        assert share[G1] == share[G2] == 0
+        p = 1 / len(allowed)
+        assert np.all(np.abs(share[allowed] - p) <= 5 * np.sqrt(p * (1 - p) / n))

@@ -96,7 +96,10 @@ class _Batch:
         self.inj_state = [InjectionState() for _ in specs]
         self.scratch = np.empty(self.trash + 2, dtype=np.int64)
         self.arange = np.arange(0)
-        self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if buffer is not None else None
+        # packets in every link buffer (at the link's head, waiting for their next link): the
+        # bounded buffers' room, and UGAL-L's used credits (SPEC §13), so kept for both
+        self.track = buffer is not None or bool(self.ugal_mode.any())
+        self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if self.track else None
         # packets committed to each link, kept up to date (counting them afresh every step would cost
         # a pass over every waiting packet): the adaptive decisions read it, and the links with
         # packets are where the winners are
@@ -121,7 +124,7 @@ class _Batch:
             f.update(kind=(np.int8,), node=(np.int64,), target=(np.int64,), tie=(np.uint64,), via=(np.int64,))
         if self.dims:
             f.update(signs=(np.int64, self.dims), remaining=(np.int64, self.dims))
-        if self.buffer is not None:
+        if self.track:
             f["prev"] = (np.int64,)
         if self.priority == "fifo":
             f["arrived"] = (np.int64,)
@@ -370,7 +373,7 @@ class _Batch:
             want = self.store[a["cur"][lo_:hi_]]
             a["want"][lo_:hi_] = want
             np.add.at(self.waiting, want, 1)
-        if self.buffer is not None:
+        if self.track:
             a["prev"][lo_:hi_] = self.inject_slot
         if self.priority == "fifo":
             a["arrived"][lo_:hi_] = t
@@ -395,8 +398,8 @@ class _Batch:
         rows, a = lo + which, self.a
         run = a["run"][rows]
         cur, end = a["cur"][rows], a["end"][rows]
-        go = ugal_pick(self.store, self.waiting, cur, end, alt[which], alt_end[which], self.ugal_mode[run],
-                       self.ugal_threshold[run], self.first_hop, self.B)
+        go = ugal_pick(self.store, self.waiting, self.occupancy, cur, end, alt[which], alt_end[which],
+                       self.ugal_mode[run], self.ugal_threshold[run], self.first_hop, self.B)
         a["cur"][rows] = np.where(go, alt[which], cur)
         a["end"][rows] = np.where(go, alt_end[which], end)
         a["hops"][rows] = a["end"][rows] - a["cur"][rows]
@@ -459,6 +462,7 @@ class _Batch:
         np.subtract.at(self.waiting, crossed, 1)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
+        if self.track:
             np.subtract.at(self.occupancy, a["prev"][gi], 1)
         if not len(gi):
             return
@@ -474,7 +478,7 @@ class _Batch:
             a["want"][on] = want = self.store[cur[~done]]
             np.add.at(self.waiting, want, 1)
         moved_on = gi[~done]
-        if self.buffer is not None:
+        if self.track:
             a["prev"][moved_on] = crossed[~done]
             np.add.at(self.occupancy, crossed[~done], 1)
         if self.priority == "fifo":
@@ -634,7 +638,7 @@ class _Batch:
         self.ending = []
         h, a = self.head, self.a
         mine = np.flatnonzero(ended[a["run"][h:]] & (a["want"][h:] != self.trash)) + h
-        if self.buffer is not None:
+        if self.track:
             np.subtract.at(self.occupancy, a["prev"][mine], 1)
         w = a["want"][mine]
         np.subtract.at(self.waiting, w[w >= 0], 1)

@@ -30,15 +30,21 @@ waiting for it at the start of the step, ties broken at random:
     UGAL on the networks with terminals (dragonfly, fat tree, flattened butterfly, HyperX), as
     Kim, Dally, Scott & Abts ("Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA
     2008, §4.2) use it: every packet draws two candidate paths at creation, its ``minimal`` path
-    and its ``valiant`` path (on the dragonfly through a random intermediate group), and picks
+    and a non-minimal path (on the dragonfly through an intermediate group drawn among the
+    ``g - 2`` groups other than the source's and the destination's, since through either of
+    them Valiant's path is the minimal one; elsewhere ``valiant``'s random router), and picks
     one when it enters the network; it then follows that path. UGAL-L compares ``q_min * H_min``
-    with ``q_val * H_val + T``, ``q`` the packets waiting for the link out of the source router
-    (the local queue of the first router hop) and ``H`` the path's hops; UGAL-G compares the
-    packets waiting on all the links of each path, divided by the bandwidth, plus its hops (the
-    delay a router with every queue in view would estimate), ``+ T`` on the Valiant side. The
-    approximation: the choice is made in the step the packet is created at its terminal, from
-    the queues at the start of that step, one hop before a real router would make it. Minimal
-    wins ties.
+    with ``q_val * H_val + T``, ``H`` the path's hops and ``q`` what the source router knows of
+    the output port of the path's first router link: the packets waiting for it plus its used
+    credits, the packets it has put into the link's buffer at the next router that are still
+    there (with unbounded buffers too; a credit-based router sees exactly this). Without the
+    credits the local queue of a dragonfly router whose minimal path leaves its group from
+    another router never grows, and UGAL-L stays on minimal paths into a saturated global link.
+    UGAL-G compares the packets waiting on all the links of each path, divided by the
+    bandwidth, plus its hops (the delay a router with every queue in view would estimate),
+    ``+ T`` on the non-minimal side. The approximation: the choice is made in the step the
+    packet is created at its terminal, from the queues at the start of that step, one hop
+    before a real router would make it. Minimal wins ties.
 
 Random tie breaks are reproducible and independent of batching: every packet draws a 64-bit
 ``tie`` seed at creation from its run's generator, and its h-th decision uses the splitmix64
@@ -348,6 +354,14 @@ def _ugal_paths(spec: Spec, network: Network, mode: str) -> Router:
     except ValueError:
         raise UserError(f"{spec.name} threshold must be a number (got {spec.params['threshold']!r})") from None
     pair = (build_path_system("minimal", network), build_path_system("valiant", network))
+    if network.kind == "dragonfly":
+        from universal.paths.datacenter import dragonfly_paths
+        from universal.paths.systems import PathSystem
+
+        # the non-minimal candidate goes through a group other than the source's and the
+        # destination's: through either of them Valiant's path is the minimal one again
+        pair = (pair[0], PathSystem("valiant", lambda prob, net, rng: dragonfly_paths(
+            "valiant", prob.sources, prob.dests, net, rng, avoid_ends=True)))
     return Router(spec.text, "ugal-paths", network, routing=pair, threshold=threshold, extra={"mode": mode})
 
 
@@ -363,11 +377,16 @@ def _ugal_g(spec: Spec, network: Network) -> Router:
     return _ugal_paths(spec, network, "global")
 
 
-def ugal_pick(store: np.ndarray, waiting: np.ndarray, cur: np.ndarray, end: np.ndarray, alt: np.ndarray,
-              alt_end: np.ndarray, mode: np.ndarray, threshold: np.ndarray, first_hop: int,
+def ugal_pick(store: np.ndarray, waiting: np.ndarray, credits: np.ndarray, cur: np.ndarray, end: np.ndarray,
+              alt: np.ndarray, alt_end: np.ndarray, mode: np.ndarray, threshold: np.ndarray, first_hop: int,
               bandwidth: int) -> np.ndarray:
     """UGAL-L/G's choice: True where a packet takes its Valiant path ``store[alt:alt_end]`` rather
     than its minimal one ``store[cur:end]`` (see the module docstring).
+
+    UGAL-L's queue of a candidate's first router link is what its source router sees of that
+    output port: the packets waiting for the link, plus its used credits, the packets that
+    crossed it and still sit in the link's buffer at the next router. UGAL-G adds the packets
+    waiting for every link of the path.
 
     Parameters
     ----------
@@ -375,6 +394,8 @@ def ugal_pick(store: np.ndarray, waiting: np.ndarray, cur: np.ndarray, end: np.n
         The engine's route store (slot ids, one per hop).
     waiting : ndarray
         Packets waiting for every slot.
+    credits : ndarray
+        Packets in every slot's link buffer at its head (the engine's occupancy).
     cur, end, alt, alt_end : ndarray of int64
         The two candidates of every packet.
     mode : ndarray of int
@@ -392,10 +413,11 @@ def ugal_pick(store: np.ndarray, waiting: np.ndarray, cur: np.ndarray, end: np.n
     --------
     >>> store = np.array([0, 1, 2, 0, 3, 4, 5, 2])
     >>> waiting = np.array([0, 6, 0, 1, 0, 0])
+    >>> credits = np.zeros(6, dtype=np.int64)
     >>> one = lambda x: np.array([x])
-    >>> ugal_pick(store, waiting, one(0), one(3), one(3), one(8), one(1), one(0.0), 1, 1)  # 6*3 > 1*5
+    >>> ugal_pick(store, waiting, credits, one(0), one(3), one(3), one(8), one(1), one(0.0), 1, 1)  # 6*3 > 1*5
     array([ True])
-    >>> ugal_pick(store, waiting, one(0), one(3), one(3), one(8), one(2), one(0.0), 1, 1)  # 6+3 > 1+5
+    >>> ugal_pick(store, waiting, credits, one(0), one(3), one(3), one(8), one(2), one(0.0), 1, 1)  # 6+3 > 1+5
     array([ True])
 
     References
@@ -404,10 +426,14 @@ def ugal_pick(store: np.ndarray, waiting: np.ndarray, cur: np.ndarray, end: np.n
     Singh, "Load-balanced routing in interconnection networks", PhD thesis, Stanford 2005, §3.
     """
     h_min, h_val = end - cur, alt_end - alt
-    first = lambda start, hops: np.where(hops > first_hop, waiting[store[np.minimum(start + first_hop, len(store) - 1)]], 0)  # noqa: E731
+
+    def first(start: np.ndarray, hops: np.ndarray) -> np.ndarray:
+        slot = store[np.minimum(start + first_hop, len(store) - 1)]
+        return np.where(hops > first_hop, waiting[slot] + credits[slot], 0)
+
     local = first(cur, h_min) * h_min > first(alt, h_val) * h_val + threshold
 
-    def along(start, hops):
+    def along(start: np.ndarray, hops: np.ndarray) -> np.ndarray:
         owner = np.repeat(np.arange(len(start)), hops)
         at = np.repeat(start - np.concatenate([[0], np.cumsum(hops)[:-1]]), hops) + np.arange(int(hops.sum()))
         return np.bincount(owner, weights=waiting[store[at]], minlength=len(start))

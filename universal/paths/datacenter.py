@@ -46,7 +46,7 @@ from universal.networks import Network
 from universal.paths.collection import PathCollection
 
 __all__ = ["DRAGONFLY_ROUTINGS", "dragonfly_router_paths", "dragonfly_paths", "dragonfly_choices",
-           "dragonfly_pair_loads", "dragonfly_params"]
+           "dragonfly_pair_loads", "dragonfly_params", "other_group"]
 
 #: The dragonfly's oblivious routings and what they are.
 DRAGONFLY_ROUTINGS = {
@@ -157,6 +157,22 @@ def _draw_choices(network: Network, count: int, rng: np.random.Generator) -> np.
     return np.stack([rng.integers(0, g, count), rng.integers(0, m, count), rng.integers(0, m, count)], axis=1)
 
 
+def other_group(G1: np.ndarray, G2: np.ndarray, g: int, rng: np.random.Generator) -> np.ndarray:
+    """A group drawn uniformly among those that are neither ``G1`` nor ``G2`` (``g - 2`` of
+    them, ``g - 1`` where ``G1 == G2``): UGAL's non-minimal candidate, which through the source's
+    or the destination's group would be the minimal path again.
+
+    >>> other_group(np.array([0, 3, 1]), np.array([1, 3, 2]), 4, np.random.default_rng(0)).tolist()
+    [3, 0, 0]
+    """
+    lo, hi = np.minimum(G1, G2), np.maximum(G1, G2)
+    count = np.where(lo == hi, g - 1, g - 2)
+    u = (rng.random(len(G1)) * count).astype(np.int64)
+    u += u >= lo
+    u += (u >= hi) & (hi != lo)
+    return u
+
+
 def _terminal_links(network: Network, sources: np.ndarray, dests: np.ndarray, routers: np.ndarray,
                     length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Flat link ids and offsets of terminal paths: injection link, router hops, ejection link.
@@ -184,7 +200,7 @@ def _terminal_links(network: Network, sources: np.ndarray, dests: np.ndarray, ro
 
 
 def dragonfly_paths(routing: str, sources: np.ndarray, dests: np.ndarray, network: Network,
-                    rng: np.random.Generator) -> PathCollection:
+                    rng: np.random.Generator, *, avoid_ends: bool = False) -> PathCollection:
     """Terminal-to-terminal paths of ``minimal`` or ``valiant`` on a dragonfly, choices drawn from ``rng``.
 
     Parameters
@@ -195,6 +211,9 @@ def dragonfly_paths(routing: str, sources: np.ndarray, dests: np.ndarray, networ
         Terminals (node ids ``0..T-1``).
     network : Network
     rng : numpy.random.Generator
+    avoid_ends : bool
+        Valiant only: draw the intermediate group among those other than the source's and the
+        destination's (:func:`other_group`; UGAL's non-minimal candidate), not among all ``g``.
 
     Returns
     -------
@@ -217,7 +236,11 @@ def dragonfly_paths(routing: str, sources: np.ndarray, dests: np.ndarray, networ
     if len(sources) and max(sources.max(), dests.max()) >= T:
         raise UserError(f"on {network.name} packets go between terminals (nodes 0..{T - 1})")
     r1, r2 = network.router_of[sources] - T, network.router_of[dests] - T
-    routers, length = dragonfly_router_paths(network, r1, r2, routing, _draw_choices(network, len(sources), rng))
+    choices = _draw_choices(network, len(sources), rng)
+    if avoid_ends and routing == "valiant" and network.params["g"] > 2:
+        a, g = network.params["a"], network.params["g"]
+        choices[:, 0] = other_group(r1 // a, r2 // a, g, rng)
+    routers, length = dragonfly_router_paths(network, r1, r2, routing, choices)
     links, offsets = _terminal_links(network, sources, dests, routers, length)
     return PathCollection(network, offsets, links, sources, dests, routing)
 
