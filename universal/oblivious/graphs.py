@@ -63,6 +63,7 @@ from universal.oblivious import ROUTINGS, LoadResult, Torus, WorstCaseResult, ge
 from universal.oblivious.loads import advance_progress
 from universal.oblivious.matching import max_weight_matching
 from universal.oblivious.throughput import exact_column_sums, throughput_histogram
+from universal.oblivious.terminals import terminal_traffic, wc_group_traffic
 from universal.oblivious.traffic import Grid, Traffic, make_traffic, rational_traffic
 from universal.paths import PATH_SYSTEMS, default_base, route_paths
 from universal.paths.datacenter import dragonfly_pair_loads
@@ -425,7 +426,7 @@ def graph_traffic(network: Network, text: str) -> Traffic:
     """
     spec = parse_spec(text)
     if network.terminals is not None:
-        return _terminal_traffic(network, spec, text)
+        return terminal_traffic(network, spec, text)
     if spec.name == "wc-group":
         raise UserError(f"traffic 'wc-group' is defined on the dragonfly, not on {network.name}")
     if spec.name == "neighbor":
@@ -439,54 +440,6 @@ def graph_traffic(network: Network, text: str) -> Traffic:
     else:
         grid = Grid(network.num_nodes, 1, network.name)
     return make_traffic(grid, text)
-
-
-def _terminal_traffic(network: Network, spec: Spec, text: str) -> Traffic:
-    """A pattern over the terminals: ``wc-group`` on a dragonfly, the line-of-T patterns otherwise."""
-    if spec.name == "wc-group":
-        check_known_params(spec, set())
-        return wc_group_traffic(network)
-    if spec.name in ("neighbor", "transpose", "tornado", "diagonal"):
-        raise UserError(f"traffic {spec.name!r} needs a mesh, torus or graph; on {network.name} use uniform, "
-                        f"random-perms, bitcomp, bitrev, shuffle, hotspot, matrix:file=, permutation:file=" +
-                        (" or wc-group" if network.kind == "dragonfly" else ""))
-    return make_traffic(Grid(len(network.terminals), 1, network.name), text)
-
-
-def wc_group_traffic(network: Network) -> Traffic:
-    """The dragonfly's worst case for minimal routing (Kim et al. 2008, §4.2): every terminal of
-    group ``i`` sends to group ``i + 1 (mod g)``, spread uniformly over its ``a*p`` terminals (a
-    matrix, ``1/(a*p)`` to each, not one permutation).
-
-    Parameters
-    ----------
-    network : Network
-        A dragonfly.
-
-    Returns
-    -------
-    Traffic
-        A T x T matrix pattern named ``wc-group``, exact.
-
-    Examples
-    --------
-    >>> from universal.networks import build_network
-    >>> t = wc_group_traffic(build_network("dragonfly:p=2"))
-    >>> t.exact[1], int(t.exact[0][0].sum()), t.exact[0][0, 8:16].tolist()   # group 0 -> group 1
-    (8, 8, [1, 1, 1, 1, 1, 1, 1, 1])
-
-    References
-    ----------
-    J. Kim, W. J. Dally, S. Scott & D. Abts, "Technology-Driven, Highly-Scalable Dragonfly
-    Topology", ISCA 2008, §4.2 (adversarial traffic: group i to group i+1).
-    """
-    if network.kind != "dragonfly":
-        raise UserError(f"traffic 'wc-group' is defined on the dragonfly, not on {network.name}")
-    p, a, g = network.params["p"], network.params["a"], network.params["g"]
-    T = len(network.terminals)
-    group = np.arange(T) // (a * p)
-    num = (group[None, :] == (group[:, None] + 1) % g).astype(np.int64)
-    return rational_traffic("wc-group", num, a * p)
 
 
 def graph_load_row(pl: GraphPairLoads, traffic: Traffic, capacity: Capacity, min_length: float,
