@@ -56,7 +56,27 @@ DRAGONFLY_ROUTINGS = {
 
 
 def dragonfly_params(network: Network) -> tuple[int, int, int, int, int, int]:
-    """``(p, a, h, g, m, T)``: the dragonfly's parameters, links per group pair and terminals."""
+    """``(p, a, h, g, m, T)``: the dragonfly's parameters, links per group pair and terminals.
+
+    Parameters
+    ----------
+    network : Network
+        A dragonfly (anything else is a UserError).
+
+    Returns
+    -------
+    tuple of int
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> dragonfly_params(build_network("dragonfly:p=2,g=5"))
+    (2, 4, 2, 5, 2, 40)
+
+    References
+    ----------
+    Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008, §3.
+    """
     if network.kind != "dragonfly":
         raise UserError(f"this routing is defined on the dragonfly (dragonfly:p=,a=,h=), not on {network.name}")
     p, a, h, g = (network.params[x] for x in "pahg")
@@ -139,6 +159,20 @@ def dragonfly_router_paths(network: Network, r1: np.ndarray, r2: np.ndarray, rou
 def dragonfly_choices(network: Network, routing: str) -> tuple[np.ndarray, int]:
     """Every choice of one routing, equally likely: rows ``(group, link 1, link 2)`` and their count.
 
+    Parameters
+    ----------
+    network : Network
+        A dragonfly.
+    routing : str
+        ``minimal`` (one of the ``m`` links) or ``valiant`` (every group and two links).
+
+    Returns
+    -------
+    choices : ndarray of int64, shape (count, 3)
+    count : int
+
+    Examples
+    --------
     >>> from universal.networks import build_network
     >>> dragonfly_choices(build_network("dragonfly:p=2,g=5"), "valiant")[0].shape   # 5 groups x 2 x 2 links
     (20, 3)
@@ -162,8 +196,28 @@ def other_group(G1: np.ndarray, G2: np.ndarray, g: int, rng: np.random.Generator
     them, ``g - 1`` where ``G1 == G2``): UGAL's non-minimal candidate, which through the source's
     or the destination's group would be the minimal path again.
 
+    Parameters
+    ----------
+    G1, G2 : ndarray of int64
+        Source and destination groups, one pair per packet.
+    g : int
+        Groups, at least 3.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of int64
+        One intermediate group per packet.
+
+    Examples
+    --------
     >>> other_group(np.array([0, 3, 1]), np.array([1, 3, 2]), 4, np.random.default_rng(0)).tolist()
     [3, 0, 0]
+
+    References
+    ----------
+    Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008,
+    §4.2 (UGAL chooses between the minimal path and a Valiant path).
     """
     lo, hi = np.minimum(G1, G2), np.maximum(G1, G2)
     count = np.where(lo == hi, g - 1, g - 2)
@@ -253,6 +307,13 @@ def dragonfly_pair_loads(network: Network, routing: str) -> tuple[np.ndarray, np
     Computed once per pair of routers (every choice's router path), then spread to the
     terminals with their injection and ejection links.
 
+    Parameters
+    ----------
+    network : Network
+        A dragonfly.
+    routing : str
+        ``minimal`` or ``valiant``.
+
     Returns
     -------
     num : ndarray of int64, shape (T, T, links)
@@ -265,6 +326,11 @@ def dragonfly_pair_loads(network: Network, routing: str) -> tuple[np.ndarray, np
     >>> num, den = dragonfly_pair_loads(net, "valiant")
     >>> int(num[0, 9].sum()), int(den[0, 9])     # links crossed in all 9 choices together
     (50, 9)
+
+    References
+    ----------
+    Towles, Dally & Boyd, "Throughput-centric routing algorithm design", SPAA 2003, §2 (pair
+    loads and channel load); Kim, Dally, Scott & Abts, ISCA 2008, §4 (the routings).
     """
     _, _, _, _, _, T = dragonfly_params(network)
     R, L = network.num_nodes - T, network.num_links
