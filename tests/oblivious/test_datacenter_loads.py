@@ -139,3 +139,23 @@ def test_cli_json_and_capacity(capsys):
     assert out["rows"][0]["throughput"] == pytest.approx(1 / 2)        # 1/(a*p) with a = 2, p = 1
     assert main(["load", "--network", "fattree:k=2,n=2", "--traffic", "wc-group"]) == 2
     assert "defined on the dragonfly" in capsys.readouterr().err
+
+
+def test_hyperx_minimal_uniform():
+    """HyperX 4 x 4, T = 2 (32 terminals), minimal = one hop per wrong dimension in a random
+    order; uniform sends 1/32 of a terminal's packets to each terminal.
+
+    * a terminal's own links: 31/32 (the share to itself crosses nothing);
+    * router link (x0, x1) -> (x0', x1): its 2 terminals to the 2 of (x0', x1) (4/32), to the
+      2 * 3 terminals of (x0', y), y != x1, with dimension 0 first (6/32), and the 3 * 2
+      terminals of (x0, z), z != x1, to the 2 of (x0', x1) with dimension 1 first (6/32):
+      1/2. By symmetry every router link carries 1/2, and so does the flattened butterfly with
+      the same shape."""
+    for name in ("hyperx:S=4,4,T=2", "flatfly:k=4,n=3,c=2"):
+        net = build_network(name)
+        pl = graph_pair_loads(net, "minimal")
+        assert pl.exact
+        loads = exact_loads(pl, graph_traffic(net, "uniform"))
+        term = (net.link_tail < 32) | (net.link_head < 32)
+        assert {loads[c] for c in np.flatnonzero(term)} == {Fraction(31, 32)}
+        assert {loads[c] for c in np.flatnonzero(~term)} == {Fraction(1, 2)}
