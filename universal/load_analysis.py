@@ -133,9 +133,12 @@ class Target:
 
 
 def default_routing(network: Network) -> str:
-    """``dor`` on tori, ``dimension-order`` on meshes and hypercubes, ``shortest`` elsewhere."""
+    """``dor`` on tori, ``dimension-order`` on meshes and hypercubes, ``minimal`` on the networks
+    with terminals (dragonfly, fat tree, flattened butterfly, HyperX), ``shortest`` elsewhere."""
     if network.kind == "torus" and network.params["k"] >= 3:
         return "dor"
+    if network.terminals is not None:
+        return "minimal"
     return "dimension-order" if network.kind in ("mesh", "hypercube", "torus") else "shortest"
 
 

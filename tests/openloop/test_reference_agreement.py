@@ -36,6 +36,14 @@ CASES = [
     ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "age", 1, 1),
     ("torus:k=4,n=2", "goal", "uniform", 0.9, "bernoulli", "age", 1, 1),
     ("torus:k=4,n=2", "min-adaptive", "uniform", 0.9, "bernoulli", "fifo", 2, 2),
+    # networks with terminals (issue 26): the oblivious routings, and UGAL-L/G's choice between
+    # two paths (UGAL-L reads the used credits, so one case with bounded buffers too)
+    ("dragonfly:p=1,a=4,h=1", "minimal", "wc-group", 0.5, "bernoulli", "age", 1, None),
+    ("dragonfly:p=1,a=4,h=1", "valiant", "uniform", 0.6, "bernoulli", "age", 1, None),
+    ("dragonfly:p=1,a=4,h=1", "ugal-l", "wc-group", 0.6, "bernoulli", "age", 1, None),
+    ("dragonfly:p=1,a=4,h=1", "ugal-g", "wc-group", 0.6, "poisson", "farthest-to-go", 1, None),
+    ("dragonfly:p=1,a=4,h=1", "ugal-l:threshold=2", "uniform", 0.9, "bernoulli", "age", 1, 4),
+    ("fattree:k=2,n=3", "ugal-g", "bitcomp", 0.8, "bernoulli", "fifo", 2, None),
 ]
 
 

@@ -402,12 +402,14 @@ def analysis_arguments(parser: argparse.ArgumentParser) -> None:
     """``--network``, ``--routing`` and ``--samples``: what ``load`` and ``worstcase`` analyse."""
     parser.add_argument("--network", required=True,
                         help="torus:k=K,n=N (up to 4096 nodes with the torus routings), or any network of at "
-                             "most 256 nodes: mesh:k=,n=, hypercube:d=, torus:k=,n=, edgelist:FILE")
+                             "most 256 nodes: mesh:k=,n=, hypercube:d=, torus:k=,n=, edgelist:FILE, and with "
+                             "terminals dragonfly:p=2, fattree:k=,n=, flatfly:k=,n=, hyperx:S=4,4,T=2")
     parser.add_argument("--routing",
                         help="comma-separated: dor, val, romm, rlb, rlbth, ival, 2turn, 2turna, lp:file=PATH, "
                              "mix:dor=0.25,ival=0.75 (tori), or any path system: "
-                             "shortest, random-shortest, dimension-order, valiant[:base=NAME] (default: dor on "
-                             "tori, dimension-order on meshes and hypercubes, shortest elsewhere)")
+                             "shortest, random-shortest, dimension-order, valiant[:base=NAME], and with terminals "
+                             "minimal, nca (fat tree) (default: dor on tori, dimension-order on meshes and "
+                             "hypercubes, minimal with terminals, shortest elsewhere)")
     parser.add_argument("--samples", type=positive, default=None,
                         help="paths per pair when a path system's loads cannot be enumerated exactly "
                              "(default 200)")

@@ -16,7 +16,8 @@ HELP = "throughput and locality of oblivious routings under traffic patterns"
 def add_arguments(ld: argparse.ArgumentParser) -> None:
     analysis_arguments(ld)
     ld.add_argument("--traffic", default="uniform",
-                    help="comma-separated, e.g. uniform,bitcomp,transpose,tornado,random-perms:10000")
+                    help="comma-separated, e.g. uniform,bitcomp,transpose,tornado,random-perms:10000; "
+                         "wc-group on a dragonfly (group i to group i+1)")
     ld.add_argument("--seed", type=nonnegative, default=0, help="seed of the random permutations (default 0)")
     ld.add_argument("--links", type=output_file("links"), metavar="FILE",
                     help="write the expected load of every link under the first routing and the first traffic "

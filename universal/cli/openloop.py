@@ -15,14 +15,15 @@ HELP = "open-loop runs: latency against offered load, saturation throughput"
 
 
 def add_arguments(ol: argparse.ArgumentParser) -> None:
-    ol.add_argument("--network", required=True, help="e.g. torus:k=8,n=2, mesh:k=8,n=2, hypercube:d=6")
+    ol.add_argument("--network", required=True, help="e.g. torus:k=8,n=2, mesh:k=8,n=2, hypercube:d=6, dragonfly:p=2, fattree:k=4,n=3")
     ol.add_argument("--routing", default="dor",
                     help="comma-separated: dor, val, romm, rlb, rlbth, ival (tori), any path system (shortest, "
-                         "valiant, ...), or adaptive: min-adaptive, goal (tori), ugal[:threshold=T] (default dor)")
+                         "valiant, minimal, ...), or adaptive: min-adaptive, goal (tori), ugal[:threshold=T], "
+                         "ugal-l, ugal-g (networks with terminals) (default dor)")
     ol.add_argument("--traffic", default="uniform",
                     help="comma-separated: uniform, neighbor, bitcomp, transpose, tornado, bitrev, shuffle, "
-                         "hotspot, diagonal, booksim-tornado, booksim-neighbor, matrix:file=P, permutation:file=P "
-                         "(default uniform)")
+                         "hotspot, diagonal, booksim-tornado, booksim-neighbor, matrix:file=P, permutation:file=P, "
+                         "wc-group (dragonfly) (default uniform)")
     what = ol.add_mutually_exclusive_group(required=True)
     what.add_argument("--loads", help="offered loads a:b:step (inclusive) or a list, e.g. 0.05:1.0:0.05")
     what.add_argument("--saturation", action="store_true", help="search the saturation throughput of every "

@@ -16,7 +16,7 @@ HELP = "route a problem on a network"
 
 
 def add_arguments(rt: argparse.ArgumentParser) -> None:
-    rt.add_argument("--network", required=True, help="e.g. butterfly:d=8, torus:k=8,n=2, edgelist:FILE")
+    rt.add_argument("--network", required=True, help="e.g. butterfly:d=8, torus:k=8,n=2, edgelist:FILE, dragonfly:p=2, fattree:k=4,n=3")
     rt.add_argument("--problem", required=True,
                     help="e.g. permutation:random, h-relation:h=4 (comma-separated for several)")
     rt.add_argument("--paths", help="comma-separated path systems (default: dimension-order where the network has "

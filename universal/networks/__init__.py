@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from universal.errors import UserError
 from universal.networks.base import Network
 from universal.networks.multibutterfly import multibutterfly
+from universal.networks.datacenter import dragonfly, fat_tree, flattened_butterfly, hyperx
 from universal.networks.generators import (
     butterfly,
     from_networkx,
@@ -67,6 +68,54 @@ def _torus(spec: Spec, base_dir: Path | None) -> Network:
 def _hypercube(spec: Spec, base_dir: Path | None) -> Network:
     check_known_params(spec, {"d"})
     return hypercube(take_int(spec, "d", low=1, high=22))
+
+
+@NETWORKS.register("dragonfly", "Kim et al.'s dragonfly: p terminals per router, a routers per group, "
+                   "h global links per router, g groups (default a = 2p = 2h, g = a*h + 1)")
+def _dragonfly(spec: Spec, base_dir: Path | None) -> Network:
+    check_known_params(spec, {"p", "a", "h", "g"})
+    p = take_int(spec, "p", low=1, high=1000)
+    a = take_int(spec, "a", default=2 * p, low=1, high=10_000)
+    h = take_int(spec, "h", default=p, low=1, high=10_000)
+    g = take_int(spec, "g", default=a * h + 1, low=2)
+    return dragonfly(p, a, h, g)
+
+
+@NETWORKS.register("fattree", "the k-ary n-tree: k^n terminals, n levels of k^(n-1) switches")
+def _fattree(spec: Spec, base_dir: Path | None) -> Network:
+    check_known_params(spec, {"k", "n"})
+    return fat_tree(take_int(spec, "k", low=2, high=1000), take_int(spec, "n", low=1, high=24))
+
+
+@NETWORKS.register("flatfly", "the flattened butterfly (k-ary n-flat), c terminals per router (default k)")
+def _flatfly(spec: Spec, base_dir: Path | None) -> Network:
+    check_known_params(spec, {"k", "n", "c"})
+    k = take_int(spec, "k", low=2, high=10_000)
+    return flattened_butterfly(k, take_int(spec, "n", low=2, high=24), take_int(spec, "c", default=k, low=1))
+
+
+@NETWORKS.register("hyperx", "HyperX: dimension sizes S=s1,s2,..., links per router pair K, T terminals per router")
+def _hyperx(spec: Spec, base_dir: Path | None) -> Network:
+    check_known_params(spec, {"s", "k", "t"})
+    sizes = _int_list(spec, "s")
+    mult = _int_list(spec, "k") if "k" in spec.params else [1] * len(sizes)
+    if len(mult) == 1 and len(sizes) > 1:
+        mult = mult * len(sizes)
+    return hyperx(sizes, mult, take_int(spec, "t", default=1, low=1), name=spec.text)
+
+
+def _int_list(spec: Spec, key: str) -> list[int]:
+    """``S=4,4,2`` -> ``[4, 4, 2]`` (UserError on a missing or non-integer entry)."""
+    raw = spec.params.get(key)
+    if raw is None:
+        raise UserError(f"{spec.text!r} needs parameter {key.upper()}=...")
+    try:
+        values = [int(x) for x in raw.split(",")]
+    except ValueError:
+        raise UserError(f"parameter {key.upper()}={raw!r} in {spec.text!r} is not a list of integers") from None
+    if len(values) > 24:
+        raise UserError(f"parameter {key.upper()}={raw!r} in {spec.text!r} has more than 24 entries")
+    return values
 
 
 @NETWORKS.register("edgelist", "any graph from a file with one 'u v' pair per line")
@@ -124,7 +173,11 @@ __all__ = [
     "Network",
     "build_network",
     "butterfly",
+    "dragonfly",
+    "fat_tree",
+    "flattened_butterfly",
     "from_networkx",
+    "hyperx",
     "hypercube",
     "mesh",
     "multibutterfly",

@@ -73,6 +73,12 @@ class Network:
         nodes on a wrapped butterfly). Problems on leveled networks go from inputs to outputs.
     label_of : callable
         ``label_of(node) -> str``, the printed name of a node.
+    terminals : ndarray or None
+        The nodes that send and receive, on networks with concentration (dragonfly, fat tree,
+        flattened butterfly, HyperX): there terminals are nodes ``0..T-1``, each joined to one
+        router, and routers only forward. None means every node is an endpoint.
+    router_of : ndarray or None
+        ``router_of[t]``, the router (node id) terminal ``t`` hangs off; None without terminals.
     """
 
     name: str
@@ -86,6 +92,8 @@ class Network:
     outputs: np.ndarray | None = None
     label_of: Callable[[int], str] = str
     node_names: list[str] | None = None
+    terminals: np.ndarray | None = None
+    router_of: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # A host network that only a path system's arithmetic needs (the two butterflies of
@@ -121,6 +129,25 @@ class Network:
     @property
     def leveled(self) -> bool:
         return self.levels is not None
+
+    @property
+    def endpoints(self) -> np.ndarray:
+        """The nodes traffic runs between: the terminals, or every node of a network without them.
+
+        >>> from universal.networks import build_network
+        >>> len(build_network("dragonfly:p=2").endpoints), len(build_network("torus:k=4,n=2").endpoints)
+        (72, 16)
+        """
+        if self.terminals is not None:
+            return self.terminals
+        return np.arange(self.num_nodes, dtype=np.int64)
+
+    @property
+    def routers(self) -> np.ndarray:
+        """The nodes that forward: every node that is not a terminal (all nodes without terminals)."""
+        if self.terminals is None:
+            return np.arange(self.num_nodes, dtype=np.int64)
+        return np.arange(len(self.terminals), self.num_nodes, dtype=np.int64)
 
     @cached_property
     def link_tail(self) -> np.ndarray:
@@ -277,5 +304,9 @@ class Network:
         return csr_matrix((data, (self.link_tail, self.link_head)), shape=(n, n))
 
     def summary(self) -> dict:
-        """``{"name", "nodes", "links"}`` as in the CLI's JSON output."""
-        return {"name": self.name, "nodes": int(self.num_nodes), "links": int(self.num_links)}
+        """``{"name", "nodes", "links"}`` as in the CLI's JSON output, and ``terminals`` on
+        networks with concentration."""
+        out = {"name": self.name, "nodes": int(self.num_nodes), "links": int(self.num_links)}
+        if self.terminals is not None:
+            out["terminals"] = int(len(self.terminals))
+        return out

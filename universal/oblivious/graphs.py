@@ -16,10 +16,21 @@ denominator per pair, by a provider registered for the path system in :data:`PAI
 * any other path system: ``M`` sampled paths per pair, and the output says
   ``sampled, M paths per pair``.
 
+* ``minimal``, ``valiant`` on a dragonfly: enumerated over every choice of global link and
+  intermediate group (:func:`universal.paths.datacenter.dragonfly_pair_loads`, exact);
+  ``minimal`` and ``nca`` elsewhere are the ``random-shortest`` walk (exact).
+
 Capacity on a general graph: the largest channel load of uniform traffic under minimal routing,
 the smaller of ``random-shortest`` (balanced over next hops) and ``dimension-order`` (meshes,
 tori and hypercubes); on a torus with k >= 3 it is k/8 or (k^2-1)/(8k), as SPEC §7 defines.
-Throughput is ``capacity_load / max_load``. Locality is the average path length over all pairs
+Throughput is ``capacity_load / max_load``.
+
+On a network with terminals (dragonfly, fat tree, flattened butterfly, HyperX) traffic runs
+between terminals only: the pair loads are a T x T x links array, and the capacity load is 1,
+the load of a terminal's own injection link when it sends one packet per step. Throughput is
+then in packets per terminal per step: 1.0 means every terminal injects at its link's full rate
+(one packet per step) and the network carries it; a throughput of 1/8 means a terminal can
+inject one packet every 8 steps before some channel is loaded beyond one packet per step. Locality is the average path length over all pairs
 divided by the average BFS distance.
 
 The worst case is a max-weight perfect matching for every link (no symmetry is assumed), exact
@@ -52,13 +63,15 @@ from universal.oblivious import ROUTINGS, LoadResult, Torus, WorstCaseResult, ge
 from universal.oblivious.loads import advance_progress
 from universal.oblivious.matching import max_weight_matching
 from universal.oblivious.throughput import exact_column_sums, throughput_histogram
+from universal.oblivious.terminals import terminal_traffic, wc_group_traffic
 from universal.oblivious.traffic import Grid, Traffic, make_traffic, rational_traffic
 from universal.paths import PATH_SYSTEMS, default_base, route_paths
+from universal.paths.datacenter import dragonfly_pair_loads
 from universal.registry import Spec, check_known_params, parse_spec
 from universal.workloads import Problem
 
 __all__ = ["GraphPairLoads", "PAIR_LOADS", "MAX_GRAPH_NODES", "check_graph", "graph_pair_loads", "graph_link_loads",
-           "graph_capacity", "graph_traffic", "graph_load_row", "graph_worst_case", "routing_names"]
+           "graph_capacity", "graph_traffic", "wc_group_traffic", "graph_load_row", "graph_worst_case", "routing_names"]
 
 #: Largest network analysed on all pairs (the pair loads are an N x N x links array).
 MAX_GRAPH_NODES = 256
@@ -79,6 +92,8 @@ class GraphPairLoads:
     network : Network
     routing : str
     num : ndarray of int64, shape (N, N, links)
+        Over the endpoints (``network.endpoints``: the T terminals of a network with terminals,
+        numbered first, else all N nodes), so row ``s`` is node ``s``.
     den : ndarray of int64, shape (N, N)
     how : str
         ``"exact"`` or ``"sampled, M paths per pair"``.
@@ -93,6 +108,11 @@ class GraphPairLoads:
     @property
     def exact(self) -> bool:
         return self.how == "exact"
+
+    @property
+    def size(self) -> int:
+        """The number of endpoints (terminals, or all nodes)."""
+        return self.num.shape[0]
 
     @cached_property
     def gamma(self) -> np.ndarray:
@@ -118,13 +138,14 @@ PAIR_LOADS: dict[str, Provider] = {}
 
 
 def _all_pairs(N: int) -> Problem:
+    """Every ordered pair of the endpoints ``0..N-1`` (terminals come first where there are any)."""
     src = np.repeat(np.arange(N, dtype=np.int64), N)
     return Problem("all pairs", src, np.tile(np.arange(N, dtype=np.int64), N))
 
 
 def _count_paths(network: Network, problem: Problem, coll, copies: int) -> np.ndarray:
-    """Link crossings of every (s, d) pair, shape (N, N, links), from a routed collection."""
-    N, L = network.num_nodes, network.num_links
+    """Link crossings of every (s, d) pair of endpoints, shape (N, N, links), from a routed collection."""
+    N, L = len(network.endpoints), network.num_links
     owner = np.repeat(np.arange(coll.size), coll.lengths)
     pair = problem.sources[owner] * N + problem.dests[owner]
     counts = np.bincount(pair * L + coll.links, minlength=N * N * L)
@@ -132,9 +153,9 @@ def _count_paths(network: Network, problem: Problem, coll, copies: int) -> np.nd
 
 
 def _deterministic(spec: Spec, network: Network, base_dir: Path | None):
-    problem = _all_pairs(network.num_nodes)
+    N = len(network.endpoints)
+    problem = _all_pairs(N)
     coll = route_paths(spec.text, problem, network, np.random.default_rng(0), base_dir)
-    N = network.num_nodes
     return _count_paths(network, problem, coll, 1), np.ones((N, N), dtype=np.int64)
 
 
@@ -170,23 +191,36 @@ def _random_shortest(spec: Spec, network: Network, base_dir: Path | None):
 
 
 def _valiant(spec: Spec, network: Network, base_dir: Path | None):
-    """Valiant's trick over a base: ``gamma(s, d) = (1/N) sum_w gamma_b(s, w) + gamma_b(w, d)``
-    (a uniformly random intermediate among all N nodes, as :func:`valiant_paths` draws it)."""
+    """Valiant's trick over a base: ``gamma(s, d) = (1/W) sum_w gamma_b(s, w) + gamma_b(w, d)``
+    (a uniformly random intermediate among all N nodes, or the W routers of a network with
+    terminals, as :func:`valiant_paths` draws it). On the dragonfly without ``base=``: a random
+    intermediate group, enumerated by :func:`dragonfly_pair_loads`."""
     check_known_params(spec, {"base"})
+    if network.kind == "dragonfly" and "base" not in spec.params:
+        return dragonfly_pair_loads(network, "valiant")
     base = parse_spec(spec.params.get("base", default_base(network)))
-    inner = _exact(base, network, base_dir)
+    inner = _exact_all_nodes(base, network, base_dir)
     if inner is None:
         return None
     bnum, bden = inner
     D = math.lcm(*map(int, np.unique(bden)))
-    N = network.num_nodes
-    if D * N * int(bnum.max(initial=0) + 1) * 2 >= _INT_LIMIT:
+    ends, via = network.endpoints, network.routers
+    W = len(via)
+    if D * W * int(bnum.max(initial=0) + 1) * 2 >= _INT_LIMIT:
         return None
     scaled = bnum * (D // bden)[:, :, None]
-    first = scaled.sum(axis=1)                                # (s, links): to every w
-    second = scaled.sum(axis=0)                               # (d, links): from every w
+    first = scaled[np.ix_(ends, via)].sum(axis=1)             # (s, links): to every w
+    second = scaled[np.ix_(via, ends)].sum(axis=0)            # (d, links): from every w
     num = first[:, None, :] + second[None, :, :]
-    return num, np.full((N, N), N * D, dtype=np.int64)
+    return num, np.full((len(ends), len(ends)), W * D, dtype=np.int64)
+
+
+def _dragonfly_minimal(spec: Spec, network: Network, base_dir: Path | None):
+    """``minimal``: enumerated on the dragonfly, the random-shortest walk on the other networks with terminals."""
+    check_known_params(spec, set())
+    if network.kind == "dragonfly":
+        return dragonfly_pair_loads(network, "minimal")
+    return _random_shortest(spec, network, base_dir)
 
 
 def _oblivious(spec: Spec, network: Network, base_dir: Path | None):
@@ -211,18 +245,32 @@ for _name in ("shortest", "dimension-order"):
     PAIR_LOADS[_name] = _deterministic
 PAIR_LOADS["random-shortest"] = _random_shortest
 PAIR_LOADS["valiant"] = _valiant
+PAIR_LOADS["minimal"] = _dragonfly_minimal
+PAIR_LOADS["nca"] = _random_shortest
 for _name in ROUTINGS:
     PAIR_LOADS[_name] = _oblivious
 
 
-def _exact(spec: Spec, network: Network, base_dir: Path | None):
+def _exact_all_nodes(spec: Spec, network: Network, base_dir: Path | None):
+    """A provider's ``(num, den)``: over all N nodes, except where the provider works on the
+    endpoints directly (the dragonfly's own routings), over the endpoints."""
     provider = PAIR_LOADS.get(spec.name)
     return None if provider is None else provider(spec, network, base_dir)
 
 
+def _exact(spec: Spec, network: Network, base_dir: Path | None):
+    """Exact ``(num, den)`` over the endpoints (the terminals, or all nodes), or None."""
+    result = _exact_all_nodes(spec, network, base_dir)
+    ends = network.endpoints
+    if result is not None and result[0].shape[0] != len(ends):
+        num, den = result                     # a provider over every node: keep the terminals' pairs
+        result = num[np.ix_(ends, ends)], den[np.ix_(ends, ends)]
+    return result
+
+
 def _sampled(spec: Spec, network: Network, samples: int, rng: np.random.Generator,
              base_dir: Path | None) -> tuple[np.ndarray, np.ndarray]:
-    N = network.num_nodes
+    N = len(network.endpoints)
     pairs = _all_pairs(N)
     problem = Problem("all pairs", np.repeat(pairs.sources, samples), np.repeat(pairs.dests, samples))
     coll = route_paths(spec.text, problem, network, rng, base_dir)
@@ -308,6 +356,10 @@ def graph_pair_loads(network: Network, routing: str, samples: int = DEFAULT_SAMP
     return GraphPairLoads(network, spec.text, num, den, how=f"sampled, {samples} paths per pair")
 
 
+#: The capacity rule of networks with terminals (see the module docstring).
+TERMINAL_CAPACITY_RULE = "1 = one packet per step on a terminal's injection link"
+
+
 @dataclass(frozen=True)
 class Capacity:
     """The per-channel load that counts as throughput 1.
@@ -338,6 +390,8 @@ def graph_capacity(network: Network) -> Capacity:
     if network.kind == "torus" and network.params["k"] >= 3:
         t = Torus(network.params["k"], network.params["n"])
         return Capacity(t.capacity_load, "k/8 (k even)" if t.k % 2 == 0 else "(k²-1)/(8k) (k odd)")
+    if network.terminals is not None:
+        return Capacity(Fraction(1), TERMINAL_CAPACITY_RULE)
     minimal = ["random-shortest"] + (["dimension-order"] if network.kind in ("mesh", "torus", "hypercube") else [])
     best = None
     for name in minimal:
@@ -350,7 +404,7 @@ def graph_capacity(network: Network) -> Capacity:
 
 def _uniform_max(pl: GraphPairLoads) -> Fraction:
     """Exact largest channel load of uniform traffic (1/N to every destination)."""
-    N = pl.network.num_nodes
+    N = pl.size
     sums = {}
     for dv in np.unique(pl.den).tolist():          # group pairs by denominator: exact integer sums
         mask = pl.den == dv
@@ -367,9 +421,14 @@ def graph_traffic(network: Network, text: str) -> Traffic:
 
     Meshes and hypercubes keep their coordinates (``transpose``, ``tornado``, ``bitcomp`` as on
     tori); other graphs are one line of N nodes. ``neighbor`` is uniform over the graph's
-    neighbours.
+    neighbours. On a network with terminals the patterns act on the T terminals, one line of T,
+    and the dragonfly adds ``wc-group`` (see :func:`wc_group_traffic`).
     """
     spec = parse_spec(text)
+    if network.terminals is not None:
+        return terminal_traffic(network, spec, text)
+    if spec.name == "wc-group":
+        raise UserError(f"traffic 'wc-group' is defined on the dragonfly, not on {network.name}")
     if spec.name == "neighbor":
         check_known_params(spec, set())
         A = network.adjacency.toarray().astype(np.int64)
@@ -388,7 +447,7 @@ def graph_load_row(pl: GraphPairLoads, traffic: Traffic, capacity: Capacity, min
     """Throughput (fraction of capacity) and locality of one path system under one traffic."""
     cap = float(capacity.load)
     loc = pl.mean_length() / min_length if min_length > 0 else 1.0
-    N = pl.network.num_nodes
+    N = pl.size
     src = np.arange(N)
     if traffic.is_random:
         worst = np.empty(traffic.count)
@@ -416,7 +475,7 @@ def _exact_matrix_max(pl: GraphPairLoads, traffic: Traffic) -> Fraction | None:
     num, den = traffic.exact
     floats = np.einsum("sd,sdc->c", traffic.matrix, pl.gamma)
     near = np.flatnonzero(floats >= float(floats.max()) * (1 - 1e-9))
-    N = pl.network.num_nodes
+    N = pl.size
     values = pl.num[:, :, near].reshape(N * N, len(near))
     sums, common = exact_column_sums(values, np.asarray(num).reshape(-1), pl.den.reshape(-1))
     return Fraction(int(max(sums)), common) / den
@@ -436,7 +495,7 @@ def graph_link_loads(pl: GraphPairLoads, traffic: Traffic) -> np.ndarray:
     if traffic.is_random:
         raise UserError(f"link loads need one traffic pattern, not {traffic.name!r} (random permutations)")
     if traffic.perm is not None:
-        return pl.gamma[np.arange(pl.network.num_nodes), traffic.perm].sum(axis=0)
+        return pl.gamma[np.arange(pl.size), traffic.perm].sum(axis=0)
     return np.einsum("sd,sdc->c", traffic.matrix, pl.gamma)
 
 
@@ -482,5 +541,7 @@ def graph_worst_case(pl: GraphPairLoads, capacity: Capacity, progress=None) -> W
 
 
 def min_mean_length(network: Network) -> float:
-    """Average BFS distance over all N^2 ordered pairs (the minimal average path length)."""
-    return float(_distances(network).mean())
+    """Average BFS distance over all N^2 ordered pairs of endpoints (terminals where there are
+    any): the minimal average path length."""
+    ends = network.endpoints
+    return float(_distances(network)[np.ix_(ends, ends)].mean())

@@ -78,6 +78,8 @@ def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
     from universal.oblivious import ROUTINGS, load_table
     from universal.registry import parse_spec
 
+    if network.terminals is not None:
+        return _terminal_throughput(network, routing, traffic)
     if network.kind != "torus" or parse_spec(routing).name not in ROUTINGS or network.params["k"] < 3:
         return None
     k, n = network.params["k"], network.params["n"]
@@ -88,6 +90,27 @@ def analytic_throughput(network, routing: str, traffic: str) -> Fraction | None:
         return Torus(k, n).capacity_load / row.max_load_exact
     guess = Fraction(row.throughput).limit_denominator(10**6)
     return guess if abs(float(guess) - row.throughput) <= 1e-12 else None
+
+
+def _terminal_throughput(network, routing: str, traffic: str) -> Fraction | None:
+    """The exact throughput (packets per terminal per step) of an oblivious routing on a network
+    with terminals, from the all-pairs analysis; None for adaptive routings, patterns without an
+    exact matrix and networks beyond the analysis's size."""
+    from universal.oblivious import graphs
+    from universal.paths import PATH_SYSTEMS
+    from universal.registry import parse_spec
+
+    if parse_spec(routing).name not in PATH_SYSTEMS or parse_spec(traffic).name == "random-perms":
+        return None
+    try:
+        pl = graphs.graph_pair_loads(network, routing)
+    except UserError:
+        return None                         # beyond the all-pairs analysis: no analytic column
+    if not pl.exact:
+        return None
+    row = graphs.graph_load_row(pl, graphs.graph_traffic(network, traffic), graphs.graph_capacity(network),
+                                graphs.min_mean_length(network), np.random.default_rng(0))
+    return None if row.max_load_exact is None else 1 / row.max_load_exact
 
 
 @dataclass

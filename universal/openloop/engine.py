@@ -60,7 +60,8 @@ PRIORITIES = {
     "farthest-to-go": "most hops left first, then the oldest",
 }
 
-_KIND = {"torus": 0, "paths": 0, "min-adaptive": 1, "goal": 2, "ugal": 3}
+#: Engine kinds: 0 follows a path from the store (UGAL-L/G too, once it has picked one of its two).
+_KIND = {"torus": 0, "paths": 0, "ugal-paths": 0, "min-adaptive": 1, "goal": 2, "ugal": 3}
 _BIG = np.int64(1) << 40
 #: Waiting packets across a batch beyond this are refused (memory), checked as the pool grows.
 MAX_WAITING = 40_000_000
@@ -86,11 +87,19 @@ class _Batch:
         self.kinds = np.array([_KIND[s.router.kind] for s in specs])
         self.adaptive = bool((self.kinds > 0).any())
         self.dims = int(net.params.get("n", 1)) if (self.kinds == 2).any() else 0
+        # UGAL-L/G: 1 local, 2 global, 0 for other routings; a terminal's own link comes first
+        self.ugal_mode = np.array([{"local": 1, "global": 2}[s.router.extra["mode"]]
+                                   if s.router.kind == "ugal-paths" else 0 for s in specs])
+        self.ugal_threshold = np.array([s.router.threshold for s in specs], dtype=float)
+        self.first_hop = 1 if net.terminals is not None else 0
         self.rngs = [np.random.default_rng(s.seed) for s in specs]
         self.inj_state = [InjectionState() for _ in specs]
         self.scratch = np.empty(self.trash + 2, dtype=np.int64)
         self.arange = np.arange(0)
-        self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if buffer is not None else None
+        # packets in every link buffer (at the link's head, waiting for their next link): the
+        # bounded buffers' room, and UGAL-L's used credits (SPEC §13), so kept for both
+        self.track = buffer is not None or bool(self.ugal_mode.any())
+        self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if self.track else None
         # packets committed to each link, kept up to date (counting them afresh every step would cost
         # a pass over every waiting packet): the adaptive decisions read it, and the links with
         # packets are where the winners are
@@ -115,7 +124,7 @@ class _Batch:
             f.update(kind=(np.int8,), node=(np.int64,), target=(np.int64,), tie=(np.uint64,), via=(np.int64,))
         if self.dims:
             f.update(signs=(np.int64, self.dims), remaining=(np.int64, self.dims))
-        if self.buffer is not None:
+        if self.track:
             f["prev"] = (np.int64,)
         if self.priority == "fifo":
             f["arrived"] = (np.int64,)
@@ -235,10 +244,18 @@ class _Batch:
         # oblivious routes: one append of every run's links (global link ids) to the store
         lengths = cat(lambda r, c: np.diff(c.route.offsets) if c.route.offsets is not None else None)
         links = [c.route.links + r * self.L for r, c in parts if c.route.offsets is not None]
+        # UGAL-L/G: the Valiant candidates follow the minimal paths in the same append
+        alt_lengths = cat(lambda r, c: np.diff(c.route.alt_offsets) if c.route.alt_offsets is not None else None)
+        links += [c.route.alt_links + r * self.L for r, c in parts if c.route.alt_offsets is not None]
         at = self._store_append(np.concatenate(links)) if links else 0
         cur = at + np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         p = {"step": step, "run": run, "src": cat(lambda r, c: c.src), "dst": cat(lambda r, c: c.dst),
              "cur": cur, "end": cur + lengths, "hops": lengths}
+        if self.ugal_mode.any():
+            alt = at + int(lengths.sum()) + np.concatenate([[0], np.cumsum(alt_lengths)[:-1]]).astype(np.int64)
+            # a packet to itself with an empty minimal path is delivered at creation, not rerouted
+            p["alt"] = np.where((self.ugal_mode[run] > 0) & (lengths > 0), alt, -1)
+            p["alt_end"] = alt + alt_lengths
         if self.adaptive:
             p["kind"] = self.kinds[run].astype(np.int8)
             p["tie"] = cat(lambda r, c: c.tie, dtype=np.uint64)
@@ -339,27 +356,29 @@ class _Batch:
         for name in ("pid", "src", "dst", "run", "hops", "cur", "end", "label"):
             a[name][lo_:hi_] = p[name][sel]
         a["created"][lo_:hi_] = t
+        if "alt" in p:
+            self._ugal_pick(lo_, p["alt"][sel], p["alt_end"][sel])
         if self.adaptive:
             kind = p["kind"][sel]
             for name in ("kind", "tie", "via"):
                 a[name][lo_:hi_] = p[name][sel]
             a["node"][lo_:hi_] = p["src"][sel]
             a["target"][lo_:hi_] = p["dst"][sel]
-            a["hops"][lo_:hi_] = np.where(kind > 0, 0, p["hops"][sel])
+            a["hops"][lo_:hi_] = np.where(kind > 0, 0, a["hops"][lo_:hi_])
             if self.dims:
                 a["signs"][lo_:hi_] = p["signs"][sel]
                 a["remaining"][lo_:hi_] = p["remaining"][sel]
             obl = kind == 0
             want = np.full(m, -1, dtype=np.int64)
-            want[obl] = self.store[p["cur"][sel][obl]]
+            want[obl] = self.store[a["cur"][lo_:hi_][obl]]
             a["want"][lo_:hi_] = want
             np.add.at(self.waiting, want[obl], 1)
             self.pending_decide = np.concatenate([self.pending_decide, np.flatnonzero(~obl) + lo_])
         else:
-            want = self.store[p["cur"][sel]]
+            want = self.store[a["cur"][lo_:hi_]]
             a["want"][lo_:hi_] = want
             np.add.at(self.waiting, want, 1)
-        if self.buffer is not None:
+        if self.track:
             a["prev"][lo_:hi_] = self.inject_slot
         if self.priority == "fifo":
             a["arrived"][lo_:hi_] = t
@@ -372,6 +391,23 @@ class _Batch:
         else:
             self.backlog += np.bincount(p["run"][sel], minlength=self.R)
             self.outstanding += np.bincount(p["run"][sel][p["label"][sel]], minlength=self.R)
+
+    def _ugal_pick(self, lo: int, alt: np.ndarray, alt_end: np.ndarray) -> None:
+        """UGAL-L/G: the packets injected at ``lo..`` take their Valiant path where the queues say
+        so (:func:`universal.openloop.routes.ugal_pick`), from the counts at the start of the step."""
+        from universal.openloop.routes import ugal_pick
+
+        which = np.flatnonzero(alt >= 0)
+        if not len(which):
+            return
+        rows, a = lo + which, self.a
+        run = a["run"][rows]
+        cur, end = a["cur"][rows], a["end"][rows]
+        go = ugal_pick(self.store, self.waiting, self.occupancy, cur, end, alt[which], alt_end[which],
+                       self.ugal_mode[run], self.ugal_threshold[run], self.first_hop, self.B)
+        a["cur"][rows] = np.where(go, alt[which], cur)
+        a["end"][rows] = np.where(go, alt_end[which], end)
+        a["hops"][rows] = a["end"][rows] - a["cur"][rows]
 
     def _order(self) -> np.ndarray | None:
         """Positions (relative to head) lowest priority first, or None when the layout already is."""
@@ -433,6 +469,7 @@ class _Batch:
         np.subtract.at(self.waiting, crossed, 1)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
+        if self.track:
             np.subtract.at(self.occupancy, a["prev"][gi], 1)
         if not len(gi):
             return
@@ -448,7 +485,7 @@ class _Batch:
             a["want"][on] = want = self.store[cur[~done]]
             np.add.at(self.waiting, want, 1)
         moved_on = gi[~done]
-        if self.buffer is not None:
+        if self.track:
             a["prev"][moved_on] = crossed[~done]
             np.add.at(self.occupancy, crossed[~done], 1)
         if self.priority == "fifo":
@@ -608,7 +645,7 @@ class _Batch:
         self.ending = []
         h, a = self.head, self.a
         mine = np.flatnonzero(ended[a["run"][h:]] & (a["want"][h:] != self.trash)) + h
-        if self.buffer is not None:
+        if self.track:
             np.subtract.at(self.occupancy, a["prev"][mine], 1)
         w = a["want"][mine]
         np.subtract.at(self.waiting, w[w >= 0], 1)

@@ -4,7 +4,9 @@
 It follows the model of the fast engine's docstring literally with Python lists and dicts:
 every step, the packets created in the step join the network, every adaptive packet that must
 choose its next link does so from the counts of the packets waiting for each link at the start
-of the step, then every link sorts its contenders by priority and lets the first B cross (with
+of the step (a UGAL-L/G packet takes one of its two candidate paths as it is created, from the
+counts and the used credits before the step's new packets), then every link sorts its
+contenders by priority and lets the first B cross (with
 bounded buffers, only those that find room counted from the start of the step, or cross their
 last link). It shares nothing with the fast engine but the random draws of
 :func:`universal.openloop.creation.draw_chunk` and the tie hash, so with one seed the two must
@@ -43,6 +45,7 @@ class _Packet:
     arrived: int = 0
     want: int | None = None
     buffer: int | None = None      # the link whose buffer it sits in (None: source queue)
+    alt: list | None = None        # UGAL-L/G: the non-minimal candidate, until the choice
 
 
 class _Topology:
@@ -102,6 +105,26 @@ def _decide(p: _Packet, topo: _Topology, counts: dict, kind: str, threshold: flo
             p.target = p.via
         p.via = -1
     p.want = _choose(topo.productive(p.node, p.target), counts, p)
+
+
+def _ugal_choose(p: _Packet, counts: dict, occupancy: dict, spec: RunSpec, bandwidth: int) -> None:
+    """UGAL-L/G as :func:`universal.openloop.routes.ugal_pick` describes it, one packet at a time."""
+    first = 1 if spec.router.network.terminals is not None else 0
+
+    def local(path: list) -> int:            # the first router link's queue and used credits
+        return counts[path[first]] + occupancy[path[first]] if len(path) > first else 0
+
+    def along(path: list) -> float:          # every link's queue, plus the hops
+        return sum(counts[e] for e in path) / bandwidth + len(path)
+
+    if spec.router.extra["mode"] == "local":
+        longer = local(p.path) * len(p.path) > local(p.alt) * len(p.alt) + spec.router.threshold
+    else:
+        longer = along(p.path) > along(p.alt) + spec.router.threshold
+    if longer:
+        p.path = p.alt
+        p.want = p.path[0]
+    p.alt = None
 
 
 def _final(p: _Packet, topo: _Topology) -> bool:
@@ -196,14 +219,19 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                 if record is not None:
                     packets.extend(new[step])
             delivered.extend([-1] * sum(len(v) for v in new.values()))
-        for p in (new.get(t, []) if t < creating else []):
-            if p.src == p.dst and not p.path:          # no path to travel (VAL's s = d packets have one)
-                delivered[p.pid] = t
-            else:
-                waiting.append(p)
         counts: dict[int, int] = defaultdict(int)
         for p in waiting:
             if p.want is not None:
+                counts[p.want] += 1
+        for p in (new.get(t, []) if t < creating else []):
+            if p.src == p.dst and not p.path:          # no path to travel (VAL's s = d packets have one)
+                delivered[p.pid] = t
+                continue
+            if p.alt is not None:                      # UGAL-L/G, from the counts before the step's new packets
+                _ugal_choose(p, counts, occupancy, spec, bandwidth)
+            waiting.append(p)
+        for p in (new.get(t, []) if t < creating else []):
+            if p.want is not None and delivered[p.pid] < 0:
                 counts[p.want] += 1
         for p in waiting:
             if p.want is None:
@@ -274,5 +302,7 @@ def _unpack(c, first_pid: int, spec: RunSpec) -> dict[int, list[_Packet]]:
             p.rank = int(c.rank[i])
         if path:
             p.want = path[0]
+            if r.alt_offsets is not None:
+                p.alt = [int(e) for e in r.alt_links[r.alt_offsets[i]:r.alt_offsets[i + 1]]]
         out[p.created].append(p)
     return out

@@ -26,6 +26,25 @@ waiting for it at the start of the step, ties broken at random:
     goes through a uniformly random intermediate node); on ``<=`` route minimally adaptively to
     the destination, else minimally adaptively to the intermediate and then to the destination
     (Singh, "Load-balanced routing in interconnection networks", 2005, §3; threshold 0 by default).
+``ugal-l[:threshold=T]``, ``ugal-g[:threshold=T]``
+    UGAL on the networks with terminals (dragonfly, fat tree, flattened butterfly, HyperX), as
+    Kim, Dally, Scott & Abts ("Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA
+    2008, §4.2) use it: every packet draws two candidate paths at creation, its ``minimal`` path
+    and a non-minimal path (on the dragonfly through an intermediate group drawn among the
+    ``g - 2`` groups other than the source's and the destination's, since through either of
+    them Valiant's path is the minimal one; elsewhere ``valiant``'s random router), and picks
+    one when it enters the network; it then follows that path. UGAL-L compares ``q_min * H_min``
+    with ``q_val * H_val + T``, ``H`` the path's hops and ``q`` what the source router knows of
+    the output port of the path's first router link: the packets waiting for it plus its used
+    credits, the packets it has put into the link's buffer at the next router that are still
+    there (with unbounded buffers too; a credit-based router sees exactly this). Without the
+    credits the local queue of a dragonfly router whose minimal path leaves its group from
+    another router never grows, and UGAL-L stays on minimal paths into a saturated global link.
+    UGAL-G compares the packets waiting on all the links of each path, divided by the
+    bandwidth, plus its hops (the delay a router with every queue in view would estimate),
+    ``+ T`` on the non-minimal side. The approximation: the choice is made in the step the
+    packet is created at its terminal, from the queues at the start of that step, one hop
+    before a real router would make it. Minimal wins ties.
 
 Random tie breaks are reproducible and independent of batching: every packet draws a 64-bit
 ``tie`` seed at creation from its run's generator, and its h-th decision uses the splitmix64
@@ -46,7 +65,7 @@ from universal.networks import Network
 from universal.registry import Registry, Spec, check_known_params, parse_spec
 
 __all__ = ["ADAPTIVE_ROUTINGS", "Router", "RouteDraw", "build_router", "tie_uniform", "tie_uniform_py",
-           "MAX_ADAPTIVE_NODES"]
+           "MAX_ADAPTIVE_NODES", "ugal_pick"]
 
 #: Adaptive routing keeps an N x N x degree table of productive links.
 MAX_ADAPTIVE_NODES = 1024
@@ -88,6 +107,8 @@ class RouteDraw:
     ``offsets``/``links``: oblivious paths, path ``i`` is ``links[offsets[i]:offsets[i+1]]``.
     ``signs`` (GOAL): the direction per dimension, +1 or -1, shape (P, n); ``remaining`` the
     hops per dimension. ``via`` (UGAL): the candidate intermediate node of every packet.
+    ``alt_offsets``/``alt_links`` (UGAL-L/G): every packet's second candidate path, the Valiant
+    one, beside its minimal one in ``offsets``/``links``.
     """
 
     offsets: np.ndarray | None = None
@@ -95,6 +116,8 @@ class RouteDraw:
     signs: np.ndarray | None = None
     remaining: np.ndarray | None = None
     via: np.ndarray | None = None
+    alt_offsets: np.ndarray | None = None
+    alt_links: np.ndarray | None = None
 
 
 @dataclass(eq=False)
@@ -102,7 +125,8 @@ class Router:
     """One routing of an open-loop run: its name, kind and the tables it needs.
 
     ``kind`` is ``"torus"`` (a load-analysis routing), ``"paths"`` (a path system),
-    ``"min-adaptive"``, ``"goal"`` or ``"ugal"``.
+    ``"min-adaptive"``, ``"goal"``, ``"ugal"`` or ``"ugal-paths"`` (UGAL-L/G: two candidate paths
+    drawn at creation, one chosen at injection; ``extra["mode"]`` is ``local`` or ``global``).
     """
 
     name: str
@@ -172,6 +196,16 @@ class Router:
 
             coll = route_paths(self.routing, Problem("open-loop", sources, dests), self.network, rng)
             return RouteDraw(offsets=coll.offsets, links=coll.links)
+        if self.kind == "ugal-paths":
+            from universal.paths import route_paths
+            from universal.workloads import Problem
+
+            problem = Problem("open-loop", sources, dests)
+            minimal, valiant = self.routing
+            first = route_paths(minimal, problem, self.network, rng)
+            second = route_paths(valiant, problem, self.network, rng)
+            return RouteDraw(offsets=first.offsets, links=first.links, alt_offsets=second.offsets,
+                             alt_links=second.links)
         if self.kind == "goal":
             k, n = self.k_n
             from universal.paths.torus.algorithms import ROUTINGS
@@ -312,6 +346,106 @@ def _ugal(spec: Spec, network: Network) -> Router:
     return Router(spec.text, "ugal", network, threshold=threshold)
 
 
+def _ugal_paths(spec: Spec, network: Network, mode: str) -> Router:
+    from universal.paths import build_path_system
+
+    check_known_params(spec, {"threshold"})
+    if network.terminals is None:
+        raise UserError(f"{spec.name} chooses between the minimal and Valiant paths of a network with terminals "
+                        f"(dragonfly, fattree, flatfly, hyperx), not {network.name}; on tori use ugal")
+    try:
+        threshold = float(spec.params.get("threshold", 0))
+    except ValueError:
+        raise UserError(f"{spec.name} threshold must be a number (got {spec.params['threshold']!r})") from None
+    pair = (build_path_system("minimal", network), build_path_system("valiant", network))
+    if network.kind == "dragonfly":
+        from universal.paths.datacenter import dragonfly_paths
+        from universal.paths.systems import PathSystem
+
+        # the non-minimal candidate goes through a group other than the source's and the
+        # destination's: through either of them Valiant's path is the minimal one again
+        pair = (pair[0], PathSystem("valiant", lambda prob, net, rng: dragonfly_paths(
+            "valiant", prob.sources, prob.dests, net, rng, avoid_ends=True)))
+    return Router(spec.text, "ugal-paths", network, routing=pair, threshold=threshold, extra={"mode": mode})
+
+
+@ADAPTIVE_ROUTINGS.register("ugal-l", "UGAL-L: minimal or Valiant path by the source router's queue x hops "
+                            "(networks with terminals), threshold=T")
+def _ugal_l(spec: Spec, network: Network) -> Router:
+    return _ugal_paths(spec, network, "local")
+
+
+@ADAPTIVE_ROUTINGS.register("ugal-g", "UGAL-G: minimal or Valiant path by the queues along each path "
+                            "(networks with terminals), threshold=T")
+def _ugal_g(spec: Spec, network: Network) -> Router:
+    return _ugal_paths(spec, network, "global")
+
+
+def ugal_pick(store: np.ndarray, waiting: np.ndarray, credits: np.ndarray, cur: np.ndarray, end: np.ndarray,
+              alt: np.ndarray, alt_end: np.ndarray, mode: np.ndarray, threshold: np.ndarray, first_hop: int,
+              bandwidth: int) -> np.ndarray:
+    """UGAL-L/G's choice: True where a packet takes its Valiant path ``store[alt:alt_end]`` rather
+    than its minimal one ``store[cur:end]`` (see the module docstring).
+
+    UGAL-L's queue of a candidate's first router link is what its source router sees of that
+    output port: the packets waiting for the link, plus its used credits, the packets that
+    crossed it and still sit in the link's buffer at the next router. UGAL-G adds the packets
+    waiting for every link of the path.
+
+    Parameters
+    ----------
+    store : ndarray
+        The engine's route store (slot ids, one per hop).
+    waiting : ndarray
+        Packets waiting for every slot.
+    credits : ndarray
+        Packets in every slot's link buffer at its head (the engine's occupancy).
+    cur, end, alt, alt_end : ndarray of int64
+        The two candidates of every packet.
+    mode : ndarray of int
+        1 for UGAL-L, 2 for UGAL-G, per packet.
+    threshold : ndarray of float
+    first_hop : int
+        Index of the first router link on a path (1 behind a terminal's own link).
+    bandwidth : int
+
+    Returns
+    -------
+    ndarray of bool
+
+    Examples
+    --------
+    >>> store = np.array([0, 1, 2, 0, 3, 4, 5, 2])
+    >>> waiting = np.array([0, 6, 0, 1, 0, 0])
+    >>> credits = np.zeros(6, dtype=np.int64)
+    >>> one = lambda x: np.array([x])
+    >>> ugal_pick(store, waiting, credits, one(0), one(3), one(3), one(8), one(1), one(0.0), 1, 1)  # 6*3 > 1*5
+    array([ True])
+    >>> ugal_pick(store, waiting, credits, one(0), one(3), one(3), one(8), one(2), one(0.0), 1, 1)  # 6+3 > 1+5
+    array([ True])
+
+    References
+    ----------
+    Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008, §4.2;
+    Singh, "Load-balanced routing in interconnection networks", PhD thesis, Stanford 2005, §3.
+    """
+    h_min, h_val = end - cur, alt_end - alt
+
+    def first(start: np.ndarray, hops: np.ndarray) -> np.ndarray:
+        slot = store[np.minimum(start + first_hop, len(store) - 1)]
+        return np.where(hops > first_hop, waiting[slot] + credits[slot], 0)
+
+    local = first(cur, h_min) * h_min > first(alt, h_val) * h_val + threshold
+
+    def along(start: np.ndarray, hops: np.ndarray) -> np.ndarray:
+        owner = np.repeat(np.arange(len(start)), hops)
+        at = np.repeat(start - np.concatenate([[0], np.cumsum(hops)[:-1]]), hops) + np.arange(int(hops.sum()))
+        return np.bincount(owner, weights=waiting[store[at]], minlength=len(start))
+
+    glob = along(cur, h_min) / bandwidth + h_min > along(alt, h_val) / bandwidth + h_val + threshold
+    return np.where(mode == 1, local, glob)
+
+
 def build_router(text: str, network: Network) -> Router:
     """The routing named ``text`` on ``network``: adaptive, a torus routing, or a path system.
 
@@ -330,6 +464,8 @@ def build_router(text: str, network: Network) -> Router:
     from universal.paths import PATH_SYSTEMS, build_path_system
 
     spec = parse_spec(text)
+    if spec.name in ("ugal-l", "ugal-g"):              # source-routed: no per-node tables
+        return ADAPTIVE_ROUTINGS.entry(spec.name).factory(spec, network)
     if spec.name in ADAPTIVE_ROUTINGS:
         if network.num_nodes > MAX_ADAPTIVE_NODES:
             raise UserError(f"adaptive routing handles at most {MAX_ADAPTIVE_NODES} nodes; "

@@ -142,7 +142,7 @@ def offered_traffic(network: Network, text: str) -> OfferedTraffic:
     from universal.oblivious.graphs import graph_traffic
 
     spec = parse_spec(text)
-    N = network.num_nodes
+    N = len(network.endpoints)            # the terminals, numbered first, where there are any
     if N > 4096:
         raise UserError(f"open-loop traffic matrices handle at most 4096 nodes; {network.name} has {N:,}")
     if spec.name == "random-perms":
@@ -163,7 +163,8 @@ def offered_traffic(network: Network, text: str) -> OfferedTraffic:
 def capacity_rate(network: Network, bandwidth: int = 1) -> Fraction:
     """Packets per node per step at 1.0 of capacity: ``B / capacity_load`` (SPEC §7).
 
-    On the k-ary n-cube that is ``8B/k`` for even k (GOAL §2.1).
+    On the k-ary n-cube that is ``8B/k`` for even k (GOAL §2.1); on a network with terminals
+    ``B`` packets per terminal per step (the capacity load is a terminal's own link, 1).
 
     Examples
     --------
@@ -173,7 +174,7 @@ def capacity_rate(network: Network, bandwidth: int = 1) -> Fraction:
     """
     from universal.oblivious.graphs import graph_capacity
 
-    if network.num_nodes > 256 and network.kind != "torus":
+    if network.num_nodes > 256 and network.kind != "torus" and network.terminals is None:
         raise UserError(f"the capacity of {network.name} needs the all-pairs analysis (at most 256 nodes); "
                         "give rates with --units packets")
     return Fraction(bandwidth) / graph_capacity(network).load

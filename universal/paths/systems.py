@@ -7,6 +7,10 @@
 * ``valiant``: Valiant's trick over a base system: first to a uniformly random intermediate
   node (a random row on leveled networks), then to the destination.
 * ``explicit:file=PATH``: the user's own paths, one per line as node names, validated.
+* ``minimal`` (dragonfly, fat tree, flattened butterfly, HyperX) and ``nca`` (fat tree): the
+  minimal routings of the networks with terminals (:mod:`universal.paths.datacenter`); on the
+  dragonfly ``valiant`` goes through a random intermediate group, on the others through a random
+  router.
 * ``dor``, ``val``, ``romm``, ``rlb``, ``rlbth``, ``ival`` (tori only): the oblivious routings of
   the load analysis (:mod:`universal.paths.torus`, analysed by :mod:`universal.oblivious`), each path drawn from the same distribution
   whose exact channel loads ``universal load`` reports.
@@ -28,6 +32,7 @@ from universal.networks import Network, butterfly, resolve_path
 from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS, get_routing, sample_paths
 from universal.paths.torus.geometry import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.paths.collection import PathCollection
+from universal.paths.datacenter import dragonfly_paths
 from universal.registry import Registry, Spec, check_known_params, parse_spec, with_file_resolved
 from universal.workloads import Problem
 
@@ -336,7 +341,8 @@ def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
 
     On BF(d) with the default base see :func:`valiant_butterfly_paths`. On W-BF(d) the
     intermediate is a random row and both passes use the level paths of the same links.
-    Elsewhere the intermediate is a uniformly random node. ``middle`` gives the intermediates
+    Elsewhere the intermediate is a uniformly random node, or router on a network with terminals
+    (the dragonfly's own ``valiant`` picks a group instead: :mod:`universal.paths.datacenter`). ``middle`` gives the intermediates
     instead of drawing them: one per packet, as indices into the inputs (rows) on leveled
     networks and as nodes elsewhere.
 
@@ -354,7 +360,9 @@ def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
     elif network.inputs is not None:
         middle = network.inputs[rng.integers(0, len(network.inputs), size=problem.size)]
     else:
-        middle = rng.integers(0, network.num_nodes, size=problem.size)
+        # a uniformly random router: terminals only send and receive (every node elsewhere)
+        routers = network.routers
+        middle = routers[rng.integers(0, len(routers), size=problem.size)]
     first = base.route(Problem(problem.name, problem.sources, middle), network, rng)
     second = base.route(Problem(problem.name, middle, problem.dests), network, rng)
     note = VALIANT_WRAPPED_NOTE if network.kind == "wrapped-butterfly" else f"valiant over {base.name}"
@@ -383,7 +391,8 @@ def longest_path_bound(network: Network, system: str) -> int:
 def default_base(network: Network) -> str:
     """The path system used when none is named: by Valiant's trick and by ``route`` without ``--paths``.
 
-    Dimension order where the network has dimensions, shortest paths elsewhere (edge lists,
+    Dimension order where the network has dimensions, ``minimal`` on the networks with terminals
+    (dragonfly, fat tree, flattened butterfly, HyperX), shortest paths elsewhere (edge lists,
     networkx graphs), where dimension order does not exist.
 
     Parameters
@@ -403,6 +412,8 @@ def default_base(network: Network) -> str:
     """
     if network.kind in ("butterfly", "wrapped-butterfly", "multibutterfly", "mesh", "torus", "hypercube"):
         return "dimension-order"
+    if network.kind in TERMINAL_KINDS:
+        return "minimal"
     return "shortest"
 
 
@@ -470,9 +481,42 @@ def _random_splitter(spec: Spec, network: Network, base_dir: Path | None) -> Pat
     return PathSystem("random-splitter", lambda prob, net, rng: multibutterfly_paths(prob, net, rng))
 
 
+#: Network kinds with terminals, and their ``minimal`` routing.
+TERMINAL_KINDS = ("dragonfly", "fattree", "flatfly", "hyperx")
+
+
+@PATH_SYSTEMS.register("minimal", "minimal routing of a dragonfly (local-global-local), fat tree "
+                       "(nearest common ancestor), flattened butterfly or HyperX (random dimension order)")
+def _minimal(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+    check_known_params(spec, set())
+    if network.kind not in TERMINAL_KINDS:
+        raise UserError(f"path system 'minimal' is defined on dragonfly, fattree, flatfly and hyperx networks, "
+                        f"not on {network.name} (use shortest, random-shortest or dimension-order)")
+    if network.kind == "dragonfly":
+        return PathSystem("minimal", lambda prob, net, rng: dragonfly_paths("minimal", prob.sources, prob.dests, net, rng))
+    return PathSystem("minimal", lambda prob, net, rng: _named(shortest_paths(prob, net, rng), "minimal"))
+
+
+@PATH_SYSTEMS.register("nca", "fat tree: up through random parents to a nearest common ancestor, then down")
+def _nca(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+    check_known_params(spec, set())
+    if network.kind != "fattree":
+        raise UserError(f"path system 'nca' (nearest common ancestor) is defined on fat trees (fattree:k=,n=), "
+                        f"not on {network.name}")
+    return PathSystem("nca", lambda prob, net, rng: _named(shortest_paths(prob, net, rng), "nca"))
+
+
+def _named(coll: PathCollection, system: str) -> PathCollection:
+    coll.system = system
+    return coll
+
+
 @PATH_SYSTEMS.register("valiant", "Valiant's trick: via a random intermediate (valiant:base=NAME)")
 def _valiant(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
     check_known_params(spec, {"base"})
+    if network.kind == "dragonfly" and "base" not in spec.params:
+        return PathSystem("valiant", lambda prob, net, rng: dragonfly_paths("valiant", prob.sources, prob.dests, net, rng),
+                          "valiant on the dragonfly: via a random intermediate group")
     base_name = spec.params.get("base", default_base(network))
     if parse_spec(base_name).name == "valiant":
         raise UserError("valiant:base= cannot itself be valiant")

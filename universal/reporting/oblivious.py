@@ -78,6 +78,10 @@ def sparkline(counts: Sequence[int]) -> str:
 
 def _capacity_caption(report: LoadReport) -> str:
     net = report.network
+    if "terminals" in net:
+        return (f"{net['nodes']:,} nodes ({net['terminals']:,} terminals), {net['links']:,} channels; "
+                f"throughput = 1 / max channel load, in packets per terminal per step (capacity load "
+                f"{report.capacity_rule}); traffic between terminals only")
     text = (f"{net['nodes']:,} nodes, {net['links']:,} channels; throughput = fraction of capacity = "
             f"capacity load / max channel load, capacity load = {_fraction(report.capacity_load)} = "
             f"{report.capacity_rule}")

@@ -2,7 +2,8 @@
 §2.2: permutations, h-functions, h-relations, broadcasting and gossiping, plus user pairs.
 
 On a leveled network (butterflies) a problem goes from the inputs to the outputs, and named
-permutations act on row numbers; elsewhere they act on node ids. Packet ``i`` of a problem is
+permutations act on row numbers; on a network with terminals (dragonfly, fat tree, flattened
+butterfly, HyperX) it goes between terminals, numbered first; elsewhere they act on node ids. Packet ``i`` of a problem is
 the pair ``(sources[i], dests[i])``.
 """
 
@@ -44,10 +45,11 @@ class Problem:
 
 
 def endpoints(network: Network) -> tuple[np.ndarray, np.ndarray]:
-    """The nodes problems start and end at: inputs and outputs of a leveled network, else all nodes."""
+    """The nodes problems start and end at: inputs and outputs of a leveled network, the terminals
+    of a network with concentration (dragonfly, fat tree, ...), else all nodes."""
     if network.inputs is not None and network.outputs is not None:
         return network.inputs, network.outputs
-    every = np.arange(network.num_nodes, dtype=np.int64)
+    every = network.endpoints
     return every, every
 
 
@@ -114,7 +116,7 @@ def _perm_transpose(network: Network, m: int, rng: np.random.Generator) -> np.nd
 
 def _perm_bit_complement(network: Network, m: int, rng: np.random.Generator) -> np.ndarray:
     idx = np.arange(m, dtype=np.int64)
-    if _is_bit_strings(network) or network.kind == "graph":
+    if _is_bit_strings(network) or network.kind == "graph" or network.terminals is not None:
         _bits(m, "bit-complement")
         return idx ^ (m - 1)
     k, n = _grid_shape(network, "bit-complement")
@@ -297,6 +299,10 @@ def _pairs_from_file(network: Network, path: Path) -> Problem:
             raise UserError(f"{path}:{lineno}: expected 'source destination', got {' '.join(fields)!r}")
         srcs[i] = network.node(fields[0])
         dsts[i] = network.node(fields[1])
+        if network.terminals is not None and max(srcs[i], dsts[i]) >= len(network.terminals):
+            router = srcs[i] if srcs[i] >= len(network.terminals) else dsts[i]
+            raise UserError(f"{path}:{lineno}: node {network.label_of(int(router))} is a router of "
+                            f"{network.name}; packets go between terminals")
     return Problem(str(path), srcs, dsts)
 
 
