@@ -45,6 +45,19 @@ def test_fast_equals_reference(routing, protocol, network, bandwidth, buffer):
         assert np.array_equal(a.result.crossings, b.result.crossings)
 
 
+@pytest.mark.parametrize("routing", ["ugal-l", "ugal-g"])
+def test_dragonfly_ugal_fast_equals_reference(routing):
+    net = build_network("dragonfly:p=2")
+    rng = np.random.default_rng(5)
+    src = np.repeat(net.terminals, 2)
+    dst = rng.permutation(src)
+    for protocol in ("fifo", "random-rank"):
+        a = route_batch(net, src, dst, routing, protocol, seed=3)
+        b = route_batch(net, src, dst, routing, protocol, seed=3, engine="reference")
+        assert a.result.status == b.result.status == "delivered"
+        assert np.array_equal(a.result.delivery, b.result.delivery) and np.array_equal(a.paths.links, b.paths.links)
+
+
 def test_a_ring_by_hand():
     """Tornado on the 8-ring, every packet 3 hops clockwise: they move in lock-step, each link
     carries 3 packets one after the other, nobody waits, and one packet sits in each buffer."""

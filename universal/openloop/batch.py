@@ -42,7 +42,8 @@ ADAPTIVE_PROTOCOLS = {"random-rank": "random", "fifo": "fifo", "farthest-to-go":
 
 
 def is_adaptive_routing(name: str) -> bool:
-    """Whether ``name`` is a routing that decides hop by hop (``min-adaptive``, ``goal``, ``ugal``).
+    """Whether ``name`` is a routing that decides as packets travel (``min-adaptive``, ``goal``, ``ugal``,
+    and on networks with terminals ``ugal-l`` and ``ugal-g``, which choose at the source).
 
     Examples
     --------
@@ -125,8 +126,8 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     sources = np.asarray(sources, dtype=np.int64)
     dests = np.asarray(dests, dtype=np.int64)
     router = build_router(routing, network)
-    if not router.adaptive:
-        raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal)")
+    if not (router.adaptive or router.kind == "ugal-paths"):
+        raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal, ugal-l, ugal-g)")
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
     spec = RunSpec(offered_traffic(network, "uniform"), router, Injection("batch", packets=(sources, dests)),
                    1.0, seed=seed, priority=ADAPTIVE_PROTOCOLS[protocol])
