@@ -381,6 +381,10 @@ def check_seed_count(count: int, where: str) -> None:
 def _adaptive_or_paths(name, network: Network, base_dir: Path | None):
     """The path system ``name``, or an :class:`AdaptiveRouting` checked on ``network``."""
     from universal.openloop.batch import is_adaptive_routing
+    if isinstance(name, str) and name.strip() == "splitter" and network.kind == "butterfly":
+        # the butterfly is the multibutterfly whose output sets hold one edge each: the splitter
+        # rule has no choice there, and its route is the unique level path
+        return build_path_system("dimension-order", network, base_dir)
     if isinstance(name, str) and is_adaptive_routing(name):
         from universal.openloop.routes import build_router
         build_router(name, network)            # refuses networks it is not defined on, with one line
@@ -399,8 +403,6 @@ def _check_adaptive(exp: Experiment, network: Network, protocols: list[Protocol]
     if exp.opt is not None:
         raise UserError("--opt computes the optimum of paths fixed in advance; adaptive routings choose "
                         "their paths during the run")
-    if network.leveled:
-        raise UserError(f"adaptive routing is not defined on the leveled network {network.name}")
 
 
 def _labels(items: Sequence) -> list[str]:

@@ -10,6 +10,10 @@ other's choices. The candidate with the smallest count wins; among ``c`` tied ca
 ``floor(u * c)``-th, with ``u`` the packet's tie number for this decision
 (:func:`universal.openloop.routes.tie_uniform` of its tie seed and its hop count).
 
+The multibutterfly's splitter rule orders its allowed edges by count, then by the row they
+reach, and the packets of one node bound for one output set that decide in the same step take
+them in turn, in packet-id order (deterministic: no tie numbers).
+
 UGAL decides once, at creation (its first decision): with ``q`` the smallest count among the
 first links toward a target and ``H`` the hops, it routes toward the random intermediate when
 ``q_min * H_min > q_val * H_val + threshold`` and toward the destination otherwise; the
@@ -23,17 +27,19 @@ import numpy as np
 
 from universal.openloop.routes import tie_uniform
 
-__all__ = ["decide", "advance", "final_hop", "adaptive_hops_left", "choose"]
+__all__ = ["decide", "advance", "final_hop", "adaptive_hops_left", "choose", "splitter_turns", "SPLITTER"]
 
 _BIG = np.int64(1) << 40
+#: The engine's kind number of the multibutterfly's splitter routing.
+SPLITTER = 4
 
 
 def _tables(batch):
     """The network tables of the batch's adaptive runs (shared: one network)."""
     if not hasattr(batch, "_adaptive_tables"):
-        router = next(s.router for s in batch.specs if s.router.adaptive)
         tabs = {"head": batch.net.link_head}
-        if (batch.kinds != 2).any() and (batch.kinds > 0).any():
+        if ((batch.kinds == 1) | (batch.kinds == 3)).any():      # MIN AD, UGAL: node-pair tables
+            router = next(s.router for s in batch.specs if s.router.kind in ("min-adaptive", "ugal"))
             tabs["productive"] = router.productive
             tabs["distance"] = router.distance
         if (batch.kinds == 2).any():
@@ -87,8 +93,12 @@ def decide(batch, t: int) -> None:
     want = np.empty(len(idx), dtype=np.int64)
     node = a["node"][idx]
     goal = kind == 2
-    if (~goal).any():
-        sel = np.flatnonzero(~goal)
+    splitter = kind == SPLITTER
+    if splitter.any():
+        sel = np.flatnonzero(splitter)
+        want[sel] = _splitter_choice(batch, idx[sel], node[sel], base[sel], q)
+    if (~goal & ~splitter).any():
+        sel = np.flatnonzero(~goal & ~splitter)
         cand = tabs["productive"][node[sel], a["target"][idx[sel]]]
         slots = np.where(cand >= 0, cand + base[sel, None], -1)
         pick = choose(slots, q, a["tie"][idx[sel]], a["hops"][idx[sel]])
@@ -103,6 +113,48 @@ def decide(batch, t: int) -> None:
         want[sel] = slots[np.arange(len(sel)), pick]
     a["want"][idx] = want
     np.add.at(q, want, 1)
+
+
+def splitter_turns(key: np.ndarray, pid: np.ndarray) -> np.ndarray:
+    """Each packet's turn among the packets with the same ``key`` (node and output set), in
+    packet-id order: 0, 1, 2, ...
+
+    Examples
+    --------
+    >>> splitter_turns(np.array([5, 7, 5, 5]), np.array([9, 1, 3, 4])).tolist()
+    [2, 0, 0, 1]
+    """
+    order = np.lexsort((pid, key))
+    sorted_key = key[order]
+    first = np.concatenate([[True], sorted_key[1:] != sorted_key[:-1]])
+    start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
+    turns = np.empty(len(key), dtype=np.int64)
+    turns[order] = np.arange(len(key)) - start
+    return turns
+
+
+def _splitter_choice(batch, idx: np.ndarray, node: np.ndarray, base: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The splitter rule (:func:`universal.openloop.routes._splitter`): the allowed edges ordered by
+    the packets waiting for them (then by the row they reach), taken in turn in packet-id order."""
+    from universal.networks.multibutterfly import splitter_table
+    a, net = batch.a, batch.net
+    table = splitter_table(net)
+    rows = len(net.inputs)
+    root = int(round(net.params["s"] ** 0.5))
+    level = net.levels[node].astype(np.int64)
+    row = node - level * rows
+    dest_row = a["dst"][idx] - net.depth * rows
+    want = np.empty(len(idx), dtype=np.int64)
+    for i in np.unique(level).tolist():
+        sel = np.flatnonzero(level == i)
+        out_set = (dest_row[sel] // table.block[i]) % root
+        cand = table.links[i][row[sel], out_set] + base[sel, None]          # (m, k) global link ids
+        k = cand.shape[1]
+        order = np.argsort(q[cand] * k + np.arange(k)[None, :], axis=1, kind="stable")
+        key = (a["run"][idx[sel]] * net.num_nodes + node[sel]) * root + out_set
+        turn = splitter_turns(key, a["pid"][idx[sel]]) % k
+        want[sel] = cand[np.arange(len(sel)), order[np.arange(len(sel)), turn]]
+    return want
 
 
 def _ugal_choice(batch, idx: np.ndarray, base: np.ndarray, q: np.ndarray, tabs: dict) -> None:
@@ -183,4 +235,6 @@ def adaptive_hops_left(batch, h: int) -> np.ndarray:
         left = dist[node, target] + np.where(target != dst, dist[target, dst], 0)
     if batch.dims:
         left = np.where(kind == 2, a["remaining"][h:].sum(axis=1), left)
+    if (kind == SPLITTER).any():            # one level per hop down to the outputs
+        left = np.where(kind == SPLITTER, batch.net.depth - batch.net.levels[a["node"][h:]], left)
     return left

@@ -117,7 +117,7 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     """
     from universal.openloop.creation import RunSpec
     from universal.openloop.routes import build_router
-    from universal.openloop.workload import Injection, offered_traffic
+    from universal.openloop.workload import Injection, OfferedTraffic
 
     if protocol not in ADAPTIVE_PROTOCOLS:
         raise UserError(f"protocol {protocol!r} does not decide contention for adaptive routing here; "
@@ -129,8 +129,10 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     if not (router.adaptive or router.kind == "ugal-paths"):
         raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal, ugal-l, ugal-g)")
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
-    spec = RunSpec(offered_traffic(network, "uniform"), router, Injection("batch", packets=(sources, dests)),
-                   1.0, seed=seed, priority=ADAPTIVE_PROTOCOLS[protocol])
+    # a batch offers nothing at a rate: its traffic is the given packets (no N x N matrix)
+    traffic = OfferedTraffic("batch", np.zeros(network.num_nodes), None, None, np.zeros((0, 0)))
+    spec = RunSpec(traffic, router, Injection("batch", packets=(sources, dests)), 1.0, seed=seed,
+                   priority=ADAPTIVE_PROTOCOLS[protocol])
     if engine == "reference":
         delivered, crossings, status = _reference(spec, limit, bandwidth, buffer)
     else:

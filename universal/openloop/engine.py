@@ -61,7 +61,7 @@ PRIORITIES = {
 }
 
 #: Engine kinds: 0 follows a path from the store (UGAL-L/G too, once it has picked one of its two).
-_KIND = {"torus": 0, "paths": 0, "ugal-paths": 0, "min-adaptive": 1, "goal": 2, "ugal": 3}
+_KIND = {"torus": 0, "paths": 0, "ugal-paths": 0, "min-adaptive": 1, "goal": 2, "ugal": 3, "splitter": 4}
 _BIG = np.int64(1) << 40
 #: Waiting packets across a batch beyond this are refused (memory), checked as the pool grows.
 MAX_WAITING = 40_000_000

@@ -61,6 +61,8 @@ class _Topology:
         self.dist = spec.router.distance.tolist() if spec.router.kind in ("min-adaptive", "ugal") else None
         if spec.router.kind == "goal":
             self.k, self.n = spec.router.k_n
+        if spec.router.kind == "splitter":
+            self.depth, self.level = int(net.depth), [int(x) for x in net.levels]
 
     def productive(self, v: int, target: int) -> list[int]:
         return sorted(e for e in self.out[v] if self.dist[self.head[e]][target] == self.dist[v][target] - 1)
@@ -77,6 +79,8 @@ def _priority(rule: str, topo: _Topology, kind: str):
             return len(p.path) - p.pos
         if kind == "goal":
             return sum(p.remaining)
+        if kind == "splitter":               # one level per hop down to the outputs
+            return topo.depth - topo.level[p.node]
         extra = topo.dist[p.target][p.dst] if p.target != p.dst else 0
         return topo.dist[p.node][p.target] + extra
 
@@ -125,6 +129,22 @@ def _ugal_choose(p: _Packet, counts: dict, occupancy: dict, spec: RunSpec, bandw
         p.path = p.alt
         p.want = p.path[0]
     p.alt = None
+
+
+def _splitter_decide(packets: list[_Packet], network, counts: dict) -> None:
+    """The splitter rule, literally: the packets of one node bound for one output set, in
+    packet-id order, take the allowed edges in turn, ordered by the packets waiting for them
+    (counted at the start of the step) and then by the row they reach."""
+    from universal.networks.multibutterfly import splitter_links
+    rows = len(network.inputs)
+    groups: dict[tuple, list] = defaultdict(list)
+    for p in sorted(packets, key=lambda p: p.pid):
+        edges = [int(e) for e in splitter_links(network, [p.node], [p.dst - network.depth * rows])[0]]
+        groups[(p.node, tuple(edges))].append(p)
+    for (_, edges), group in groups.items():
+        ordered = sorted(edges, key=lambda e: (counts.get(e, 0), edges.index(e)))
+        for turn, p in enumerate(group):
+            p.want = ordered[turn % len(ordered)]
 
 
 def _final(p: _Packet, topo: _Topology) -> bool:
@@ -233,6 +253,8 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         for p in (new.get(t, []) if t < creating else []):
             if p.want is not None and delivered[p.pid] < 0:
                 counts[p.want] += 1
+        if kind == "splitter":
+            _splitter_decide([p for p in waiting if p.want is None], spec.router.network, counts)
         for p in waiting:
             if p.want is None:
                 _decide(p, topo, counts, kind, spec.router.threshold)

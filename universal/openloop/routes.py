@@ -138,7 +138,7 @@ class Router:
 
     @property
     def adaptive(self) -> bool:
-        return self.kind in ("min-adaptive", "goal", "ugal")
+        return self.kind in ("min-adaptive", "goal", "ugal", "splitter")
 
     @cached_property
     def k_n(self) -> tuple[int, int]:
@@ -230,6 +230,8 @@ class Router:
             return n * (k - 1)
         if self.kind in ("min-adaptive", "ugal"):
             return 2 * int(self.distance.max())
+        if self.kind == "splitter":
+            return int(self.network.depth)
         return N
 
 
@@ -369,6 +371,21 @@ def _ugal_paths(spec: Spec, network: Network, mode: str) -> Router:
     return Router(spec.text, "ugal-paths", network, routing=pair, threshold=threshold, extra={"mode": mode})
 
 
+@ADAPTIVE_ROUTINGS.register("splitter", "the multibutterfly's splitter rule: any edge into the output set "
+                            "toward the destination, deterministic (multibutterfly:s=,d= only)")
+def _splitter(spec: Spec, network: Network) -> Router:
+    """The deterministic splitter routing of the multibutterfly (Meyer auf der Heide & Scheideler,
+    "Communication in Parallel Systems", 1996, §5.1, after Upfal 1989): a packet at level i may take
+    any of its node's edges into the output set that leads to its destination row
+    (:func:`universal.networks.multibutterfly.splitter_links`). The packets of one node bound for
+    one output set that decide in the same step take those edges in turn, in packet-id order,
+    starting with the one with the fewest packets waiting (ties to the lower row)."""
+    check_known_params(spec, set())
+    if network.kind != "multibutterfly":
+        raise UserError(f"splitter routing needs a multibutterfly (multibutterfly:s=,d=), not {network.name}")
+    return Router(spec.text, "splitter", network)
+
+
 @ADAPTIVE_ROUTINGS.register("ugal-l", "UGAL-L: minimal or Valiant path by the source router's queue x hops "
                             "(networks with terminals), threshold=T")
 def _ugal_l(spec: Spec, network: Network) -> Router:
@@ -464,7 +481,7 @@ def build_router(text: str, network: Network) -> Router:
     from universal.paths import PATH_SYSTEMS, build_path_system
 
     spec = parse_spec(text)
-    if spec.name in ("ugal-l", "ugal-g"):              # source-routed: no per-node tables
+    if spec.name in ("ugal-l", "ugal-g", "splitter"):  # no per-node-pair tables (and splitter is leveled)
         return ADAPTIVE_ROUTINGS.entry(spec.name).factory(spec, network)
     if spec.name in ADAPTIVE_ROUTINGS:
         if network.num_nodes > MAX_ADAPTIVE_NODES:

@@ -316,14 +316,28 @@ def plot_scaling(series: Sequence[Curve | Mapping], path: str | Path, *, x_label
     return _save(fig, path)
 
 
+def _family(network_name: str) -> str:
+    """``butterfly`` of ``butterfly:d=4``: the family a network name belongs to."""
+    return network_name.split(":")[0]
+
+
 def plot_sweep(result, path: str | Path) -> list[Path]:
     """T against the number of nodes N for every (problem, paths, protocol) of a sweep, next to
     C + D, the lower bound max(C/B, D) and the theorem bounds (log-log).
 
-    ``result`` is a :class:`~universal.sweep.SweepResult`.
+    ``result`` is a :class:`~universal.sweep.SweepResult`. A sweep over several network families
+    (butterflies beside multibutterflies, meshes beside tori) draws one curve per family: a curve
+    through unlike networks would zigzag between them.
     """
-    by_size = {cell.network["nodes"]: cell.rows for cell in result.cells}
-    curves = scaling_series(by_size)
+    from dataclasses import replace
+
+    families = {_family(cell.network["name"]) for cell in result.cells}
+    by_size = {}
+    for cell in result.cells:
+        family = _family(cell.network["name"])
+        rows = cell.rows if len(families) < 2 else [replace(r, paths=f"{r.paths} on {family}") for r in cell.rows]
+        by_size[(family, cell.network["nodes"])] = rows
+    curves = scaling_series(by_size, size_to_x=lambda key: key[1])
     axes = ", ".join(result.sweep.axes)
     title = f"{result.sweep.name}: routing time versus size (sweep over {axes})"
     return [plot_scaling(curves, path, x_label="N, nodes of the network", title=title)]
