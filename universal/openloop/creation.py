@@ -3,7 +3,7 @@ at a time, from the run's own generator (SPEC §11).
 
 Drawing a chunk (:data:`CHUNK` steps) makes, in this order: the injection counts of every node
 and step, the destinations, the routing choices (:meth:`Router.draw`), then, when the run needs
-them, the random ranks (``random`` priority) and the tie seeds (adaptive routing). Packets are
+them, the random ranks (``random-rank``, ``random`` and ``growing-rank`` priorities) and the tie seeds (adaptive routing). Packets are
 listed by (creation step, source node). Both engines - the fast one and the plain reference -
 use these draws, so with one seed they see the same packets; a run's draws never depend on the
 runs batched with it.
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from universal.errors import UserError
+from universal.openloop.priorities import RANK_RANGE, RANKED
 from universal.openloop.routes import RouteDraw, Router
 from universal.openloop.workload import Injection, OfferedTraffic
 
@@ -39,7 +40,7 @@ class RunSpec:
         Offered rate in packets per node per step (a node with row sum ``r`` creates ``rate * r``).
     seed : int or numpy.random.SeedSequence
     priority : str
-        ``age`` (default), ``fifo``, ``random`` or ``farthest-to-go``.
+        ``age`` (default) or another rule of :mod:`universal.openloop.priorities`.
     """
 
     traffic: OfferedTraffic
@@ -88,8 +89,8 @@ class InjectionState:
 class Creations:
     """The packets a run creates in one chunk, in creation order.
 
-    ``step``, ``src``, ``dst`` per packet; ``route`` the routing choices; ``rank`` (random
-    priority) and ``tie`` (adaptive routing) when the run needs them.
+    ``step``, ``src``, ``dst`` per packet; ``route`` the routing choices; ``rank`` (the ranked
+    priorities) and ``tie`` (adaptive routing) when the run needs them.
     """
 
     step: np.ndarray
@@ -169,6 +170,6 @@ def draw_chunk(spec: RunSpec, state: InjectionState, first_step: int, rng: np.ra
         t, src = np.repeat(t, reps), np.repeat(src, reps)
         dst = spec.traffic.destinations(src, rng)
     route = spec.router.draw(src, dst, rng)
-    rank = rng.integers(0, 2**31, size=len(src)) if spec.priority == "random" else None
+    rank = rng.integers(0, RANK_RANGE, size=len(src)) if spec.priority in RANKED else None
     tie = rng.integers(0, 2**63, size=len(src)).astype(np.uint64) if spec.router.adaptive else None
     return Creations(t + first_step, src.astype(np.int64), dst.astype(np.int64), route, rank, tie)
