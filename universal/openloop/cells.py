@@ -1,9 +1,9 @@
 """The cells of an open-loop study: the unit of work that ``--jobs`` hands to worker processes,
 that the results file holds one line each and that ``--resume`` skips (SPEC §8, §11).
 
-A load sweep's cell is one run, ``(routing, traffic, offered, seed)``; a saturation table's cell
-is one search, ``(routing, traffic, seed)``, with its zero-load run. Cells run in *chunks*: the
-runs of a chunk share one array state of the engine (batching independent runs is what makes
+A load sweep's cell is one run, ``(routing, traffic, priority, offered, seed)``; a saturation
+table's cell is one search, ``(routing, traffic, priority, seed)``, with its zero-load run. Cells run in *chunks*: the
+runs of a chunk with one priority rule share one array state of the engine (batching independent runs is what makes
 :mod:`universal.openloop.engine` fast on small networks), and a chunk is one task of a worker.
 Every random draw of a run comes from the run's own seeded generator, so a cell's rows are the
 same whichever chunk, process or order it ran in: ``--jobs N`` and resumed runs give the rows of
@@ -27,9 +27,10 @@ from universal.errors import UserError
 from universal.memory import check_link_sizes
 from universal.networks import build_network
 from universal.openloop.creation import RunSpec
-from universal.openloop.engine import PRIORITIES, simulate_batch
+from universal.openloop.engine import simulate_batch
 from universal.openloop.engine import _check_window
 from universal.openloop.measure import Measurement, RunResult
+from universal.openloop.priorities import check_priority
 from universal.openloop.routes import build_router
 from universal.openloop.saturation import find_saturations, rate_ceiling
 from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
@@ -218,14 +219,17 @@ def _check_distinct(values, name, why: str = "each one makes its own cells of th
 def _build(study) -> Prepared:
     if study.units not in ("capacity", "packets"):
         raise UserError(f"--units must be capacity or packets (got {study.units!r})")
-    if study.priority not in PRIORITIES:
-        raise UserError(f"unknown priority {study.priority!r} (known: {', '.join(PRIORITIES)})")
+    if not study.priorities:
+        raise UserError("give at least one priority")
+    for rule in study.priorities:
+        check_priority(rule)
     if (study.loads is None) == (not study.saturation):
         raise UserError("give offered loads (--loads a:b:step) or ask for --saturation, one of the two")
     if study.loads is not None:
         check_distinct_loads(study.loads)
     _check_distinct(study.routings, lambda r: f"routing {r!r}")   # each names cells of the results file
     _check_distinct(study.traffics, lambda t: f"traffic {t!r}")
+    _check_distinct(study.priorities, lambda t: f"priority {t!r}")
     from universal.load_analysis import _resolve_traffic
     from universal.registry import with_file_resolved
 
@@ -298,7 +302,7 @@ def estimate_seconds(study, scale: float = 1.0) -> tuple[float, int]:
     else:
         m = Measurement(window=study.window)
         steps = [m.warmup_min + m.window_for(load * scale) for load in study.loads]
-    runs = len(study.routings) * len(study.traffics) * len(study.seeds)
+    runs = len(study.routings) * len(study.traffics) * len(study.priorities) * len(study.seeds)
     longest = max(steps)
     seconds = max(longest, runs * sum(steps) / RUNS_PER_BATCH) * SECONDS_PER_STEP
     return seconds, longest
@@ -324,7 +328,7 @@ def _check_runs(study, p: Prepared) -> None:
                         f"give a shorter --window, higher loads or fewer of them")
     for r in study.routings:
         for t in study.traffics:
-            template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priority)
+            template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priorities[0])
             if study.loads is not None:
                 for load in study.loads:
                     _check_injection_limit(study, p, t, load)
@@ -372,19 +376,22 @@ def _parse_pair(net, text: str) -> tuple[int, int]:
 
 
 def study_cells(study) -> list[dict]:
-    """Every cell of the study, in the order of its rows (routing, traffic, offered load, seed).
+    """Every cell of the study, in the order of its rows (routing, traffic, priority, offered load, seed).
 
     Examples
     --------
     >>> from universal.openloop.study import OpenLoopStudy
-    >>> study_cells(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform", "tornado"], saturation=True))
-    [{'routing': 'dor', 'traffic': 'uniform', 'seed': 0}, {'routing': 'dor', 'traffic': 'tornado', 'seed': 0}]
+    >>> study_cells(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform", "tornado"], saturation=True))[0]
+    {'routing': 'dor', 'traffic': 'uniform', 'priority': 'age', 'seed': 0}
+    >>> [c["priority"] for c in study_cells(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], saturation=True,
+    ...                                                   priority=["age", "growing-rank"]))]
+    ['age', 'growing-rank']
     """
     if study.loads is not None:
-        return [{"routing": r, "traffic": t, "offered": load, "seed": s} for r in study.routings
-                for t in study.traffics for load in study.loads for s in study.seeds]
-    return [{"routing": r, "traffic": t, "seed": s} for r in study.routings for t in study.traffics
-            for s in study.seeds]
+        return [{"routing": r, "traffic": t, "priority": q, "offered": load, "seed": s} for r in study.routings
+                for t in study.traffics for q in study.priorities for load in study.loads for s in study.seeds]
+    return [{"routing": r, "traffic": t, "priority": q, "seed": s} for r in study.routings for t in study.traffics
+            for q in study.priorities for s in study.seeds]
 
 
 def cell_key(cell: dict) -> str:
@@ -407,7 +414,8 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     together. A saturation table runs in this process as one chunk (the zero-load runs batched,
     then the searches in groups of :data:`SEARCH_GROUP` whose rounds run together, each group
     handed back as it finishes) and in workers one group per task, groups made smaller so that
-    every worker gets at least two.
+    every worker gets at least two. The runs of a batch share one priority rule, so the cells of
+    each priority are chunked apart.
 
     Examples
     --------
@@ -420,6 +428,11 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     """
     if not pending:
         return []
+    rules = list(dict.fromkeys(c["priority"] for c in pending))
+    if len(rules) > 1:      # each rule's cells apart, the workers shared out among the rules
+        share = max(1, math.ceil(jobs / len(rules)))
+        return [chunk for rule in rules
+                for chunk in chunks(study, [c for c in pending if c["priority"] == rule], share if jobs > 1 else 1)]
     if study.loads is None:
         if jobs == 1:
             return [pending]
@@ -461,8 +474,13 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
 
     def spec(c: dict, rate: float) -> RunSpec:
         return RunSpec(p.traffics[c["traffic"]], p.routers[c["routing"]], p.injection, rate * p.scale,
-                       seed=c["seed"], priority=study.priority)
+                       seed=c["seed"], priority=c["priority"])
 
+    rules = list(dict.fromkeys(c["priority"] for c in cells))
+    if len(rules) > 1:      # the runs of a batch share one priority rule
+        for rule in rules:
+            yield from run_cells(study, [c for c in cells if c["priority"] == rule], progress)
+        return
     if study.loads is not None:
         results = simulate_batch([spec(c, c["offered"]) for c in cells], bandwidth=study.bandwidth,
                                  buffer=study.buffer, measurement=Measurement(window=study.window), progress=progress)
@@ -508,7 +526,7 @@ def run_chunk(study, cells: list[dict]) -> list[dict]:
 
 
 def _base(c: dict) -> dict:
-    return {"routing": c["routing"], "traffic": c["traffic"], "seed": c["seed"]}
+    return {"routing": c["routing"], "traffic": c["traffic"], "priority": c["priority"], "seed": c["seed"]}
 
 
 def _load_line(study, p: Prepared, c: dict, res: RunResult) -> dict:
@@ -541,7 +559,7 @@ def _saturation_line(p: Prepared, c: dict, sat, z: RunResult) -> dict:
 
 # The fields of the rows, for checking a results file before it is resumed.
 _INT, _NUM, _STR, _BOOL, _NONE = (int,), (int, float), (str,), (bool,), (type(None),)
-_CELL = {"routing": _STR, "traffic": _STR, "seed": _INT}
+_CELL = {"routing": _STR, "traffic": _STR, "priority": _STR, "seed": _INT}
 LOAD_FIELDS = {**_CELL, "offered": _NUM, "accepted": _NUM + _NONE, "accepted_min": _NUM + _NONE,
                "latency_mean": _NUM + _NONE, "latency_p50": _NUM + _NONE, "latency_p99": _NUM + _NONE,
                "latency_max": _NUM + _NONE, "hops_mean": _NUM + _NONE, "stable": _BOOL, "status": _STR,
@@ -582,7 +600,7 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
     >>> check = parse_line(study, {cell_key(c): c for c in study_cells(study)})
     >>> line, = run_chunk(study, study_cells(study))
     >>> check(line)[0]
-    '{"offered": 0.2, "routing": "dor", "seed": 0, "traffic": "tornado"}'
+    '{"offered": 0.2, "priority": "age", "routing": "dor", "seed": 0, "traffic": "tornado"}'
     >>> check({**line, "row": {**line["row"], "stable": "yes"}})
     Traceback (most recent call last):
     ...
@@ -594,6 +612,7 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
     def check(data: object) -> tuple[str, dict]:
         if not isinstance(data, dict) or set(data) != {"cell", "row", "pairs"}:
             raise BadLine("not a cell line of an open-loop study (an object with cell, row and pairs)")
+        data = _with_priority(data, study.priorities)
         cell = data["cell"]
         if not isinstance(cell, dict) or cell_key(cell) not in cells:
             raise BadLine(f"cell {json.dumps(cell)} is not a cell of this study")
@@ -608,6 +627,26 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
         return cell_key(cell), data
 
     return check
+
+
+def _with_priority(data: dict, rules: list[str]) -> dict:
+    """A line written before the priority was an axis of the study (its cell, row and pairs have
+    no ``priority``) as this version writes it, when the study has one rule: the rule the
+    results file's header names (it matched the study's before any line is read)."""
+    cell = data["cell"]
+    if len(rules) != 1 or not isinstance(cell, dict) or "priority" in cell:
+        return data
+
+    def add(row):
+        if not isinstance(row, dict) or "priority" in row:
+            return row
+        items = list(row.items())
+        at = next((i + 1 for i, (k, _) in enumerate(items) if k == "traffic"), len(items))
+        return dict(items[:at] + [("priority", rules[0])] + items[at:])
+
+    pairs = data["pairs"]
+    return {"cell": add(cell), "row": add(data["row"]),
+            "pairs": [add(x) for x in pairs] if isinstance(pairs, list) else pairs}
 
 
 #: The statuses an open-loop run ends with (:class:`universal.openloop.measure.RunResult`).
