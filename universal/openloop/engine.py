@@ -407,7 +407,6 @@ class _Batch:
         if self.priority in ("age", "longest-in-system"):
             return None
         h, a = self.head, self.a
-        pid = a["pid"][h:]
         dead = a["want"][h:] == self.trash
         if self.priority == "fifo":
             primary = -a["arrived"][h:]
@@ -420,7 +419,10 @@ class _Batch:
         else:
             primary = self._hops_left()
         primary = np.where(dead, np.iinfo(np.int64).min, primary)
-        return np.lexsort((-pid, primary))
+        # the layout is already oldest last (ids decrease from head on), so a stable sort on the
+        # rule's key alone breaks its ties toward the older packet: lexsort((-pid, primary)) in
+        # about half the time
+        return np.argsort(primary, kind="stable")
 
     def _hops_made(self) -> np.ndarray:
         """Links each live packet has crossed (an oblivious packet's ``hops`` is its path length)."""
