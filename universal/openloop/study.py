@@ -18,7 +18,8 @@ import numpy as np
 
 from universal.errors import UserError
 from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, check_distinct_loads, chunks,
-                                      forget_prepared, parse_line, prepare, run_cells, run_chunk, study_cells)
+                                      forget_prepared, prepare, run_cells, run_chunk, study_cells)
+from universal.openloop.lines import parse_line
 from universal.results import (check_results_path, read_results_file, remove_stale_temporaries, resumes_itself,
                                write_results_file)
 
