@@ -111,7 +111,20 @@ class OpenLoopStudy:
 
     def priority_setting(self) -> str | list[str]:
         """The priority as results files and ``--json`` name it: the name of a study's one rule (as
-        before priorities could be an axis, so older results files still resume), else the list."""
+        before priorities could be an axis, so older results files still resume), else the list.
+
+        Returns
+        -------
+        str or list of str
+
+        Examples
+        --------
+        >>> OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.5], priority=["age"]).priority_setting()
+        'age'
+        >>> OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.5],
+        ...               priority=["age", "growing-rank"]).priority_setting()
+        ['age', 'growing-rank']
+        """
         rules = self.priorities
         return rules[0] if len(rules) == 1 else rules
 
