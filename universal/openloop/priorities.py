@@ -65,10 +65,10 @@ RANK_RANGE = 2**31
 _NOT_PRIORITIES = {
     "trial-and-failure": "it is bufferless: a packet that loses a link is discarded and resent in rounds of 4D "
                          "steps over a batch known in advance, and the open-loop engine buffers every packet it "
-                         "creates (run it with 'universal route --protocol trial-and-failure')",
+                         "creates (run it with 'universal route --protocols trial-and-failure')",
     "duplication": "it is bufferless: copies that collide are discarded and resent in rounds over a batch known "
                    "in advance, and the open-loop engine buffers every packet it creates (run it with "
-                   "'universal route --protocol duplication')",
+                   "'universal route --protocols duplication')",
 }
 
 
@@ -92,7 +92,7 @@ def check_priority(name: str) -> str:
     ...
     universal.errors.UserError: priority 'trial-and-failure' has no open-loop form: it is bufferless: a packet \
 that loses a link is discarded and resent in rounds of 4D steps over a batch known in advance, and the open-loop \
-engine buffers every packet it creates (run it with 'universal route --protocol trial-and-failure')
+engine buffers every packet it creates (run it with 'universal route --protocols trial-and-failure')
     """
     if name in PRIORITIES:
         return name
