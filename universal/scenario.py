@@ -348,7 +348,13 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
     if not isinstance(saturation, bool):
         raise UserError(f"{path}: 'saturation' must be true or false")
     options = {}
-    for key, kind in (("injection", str), ("units", str), ("priority", str), ("bandwidth", int), ("window", int),
+    if "priority" in data:  # one rule, or several (a list or comma-separated): an axis of the study
+        rules = _string_list(data, "priority", path)
+        rules = [part.strip() for rule in rules for part in rule.split(",") if part.strip()]
+        if not rules:
+            raise UserError(f"{path}: 'priority' must be a name or a non-empty list of names")
+        options["priority"] = rules[0] if len(rules) == 1 else rules
+    for key, kind in (("injection", str), ("units", str), ("bandwidth", int), ("window", int),
                       ("tolerance", float)):
         if key in data:
             ok = isinstance(data[key], (int, float) if kind is float else kind)

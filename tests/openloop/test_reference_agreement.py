@@ -44,6 +44,19 @@ CASES = [
     ("dragonfly:p=1,a=4,h=1", "ugal-g", "wc-group", 0.6, "poisson", "farthest-to-go", 1, None),
     ("dragonfly:p=1,a=4,h=1", "ugal-l:threshold=2", "uniform", 0.9, "bernoulli", "age", 1, 4),
     ("fattree:k=2,n=3", "ugal-g", "bitcomp", 0.8, "bernoulli", "fifo", 2, None),
+    # the survey's protocols as open-loop priorities, unbounded and bounded buffers
+    ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "random-rank", 1, None),
+    ("torus:k=4,n=2", "val", "uniform", 0.6, "bernoulli", "growing-rank", 1, None),
+    ("torus:k=4,n=2", "ugal", "bitcomp", 0.9, "bernoulli", "growing-rank", 1, None),
+    ("mesh:k=4,n=2", "shortest", "uniform", 0.5, "bernoulli", "growing-rank", 2, None),
+    ("torus:k=4,n=2", "romm", "uniform", 0.9, "bernoulli", "nearest-to-go", 1, None),
+    ("torus:k=4,n=2", "goal", "tornado", 0.9, "bernoulli", "nearest-to-go", 1, None),
+    ("torus:k=4,n=2", "val", "bitcomp", 0.5, "bernoulli", "longest-in-system", 1, None),
+    ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "random-rank", 1, 2),
+    ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "growing-rank", 1, 2),
+    ("torus:k=4,n=2", "min-adaptive", "uniform", 0.9, "bernoulli", "growing-rank", 2, 2),
+    ("torus:k=4,n=2", "dor", "tornado", 0.9, "bernoulli", "nearest-to-go", 1, 1),
+    ("torus:k=4,n=2", "min-adaptive", "uniform", 0.9, "bernoulli", "longest-in-system", 1, 2),
 ]
 
 

@@ -26,7 +26,7 @@ Command modules import the heavy parts of the library (scipy, networkx, matplotl
 (``tests/cli/test_imports.py`` checks this).
 
     python -m universal openloop --network NET --routing A,B --traffic X,Y (--loads a:b:step | --saturation)
-        [--injection bernoulli|poisson|on-off] [--units capacity|packets] [--priority age] [--seeds N]
+        [--injection bernoulli|poisson|on-off] [--units capacity|packets] [--priority age,growing-rank] [--seeds N]
         [--json | --csv] [--plot FILE] [--out FILE] [--resume | --overwrite] [--jobs N]
 
     python -m universal adversary --network butterfly:d=D --protocol Q --congestion C[,C2...] [--seeds N]

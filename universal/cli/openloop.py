@@ -31,7 +31,10 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     ol.add_argument("--injection", default="bernoulli", help="bernoulli (default), poisson, on-off[:burst=B]")
     ol.add_argument("--units", choices=["capacity", "packets"], default="capacity",
                     help="rates as a fraction of capacity (default) or in packets per node per step")
-    ol.add_argument("--priority", default="age", help="contention rule: age (default), fifo, random, farthest-to-go")
+    ol.add_argument("--priority", default="age",
+                    help="comma-separated contention rules: age (default), longest-in-system, fifo, random-rank "
+                         "(random), growing-rank, farthest-to-go, nearest-to-go; several make the priority a "
+                         "column of the study")
     ol.add_argument("--bandwidth", type=positive, default=1, help="B, packets per link per step (default 1)")
     ol.add_argument("--buffer", type=buffer_list, default=[None], metavar="b",
                     help="size of every link buffer (default unbounded)")
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
     study = OpenLoopStudy(args.network, names(args.routing), names(args.traffic),
                           loads=parse_loads(args.loads) if args.loads else None, saturation=args.saturation,
                           injection=args.injection, units=args.units,
-                          seeds=seeds_from(args.seeds, args.seed, "command line"), priority=args.priority,
+                          seeds=seeds_from(args.seeds, args.seed, "command line"), priority=_priorities(args.priority),
                           bandwidth=args.bandwidth, buffer=args.buffer[0], window=args.window,
                           tolerance=args.tolerance)
     view = None
@@ -106,13 +109,22 @@ def run(args: argparse.Namespace) -> None:
         plotted(plot_openloop(report.rows, plot, study.units))
 
 
+def _priorities(text: str) -> str | list[str]:
+    """``--priority``: one rule (a name) or several (comma-separated)."""
+    rules = names(text)
+    if not rules:
+        raise UserError("--priority is empty (give age, growing-rank, ...)")
+    return rules[0] if len(rules) == 1 else rules
+
+
 def _html_load(study, args: argparse.Namespace) -> float:
     """The one run ``--html`` draws (its load), checked before the study runs."""
     from universal.reporting.html.data import MAX_HTML_STEPS
 
     if study.loads is None:
         raise UserError("--html draws one run of a load sweep: use it with --loads")
-    several = [o for o, v in [("--routing", study.routings), ("--traffic", study.traffics)] if len(v) > 1]
+    several = [o for o, v in [("--routing", study.routings), ("--traffic", study.traffics),
+                              ("--priority", study.priorities)] if len(v) > 1]
     if several:
         raise UserError(f"--html draws one run: give one value for {' and '.join(several)}")
     if args.html_steps > MAX_HTML_STEPS:

@@ -1,16 +1,17 @@
 """The cells of an open-loop study: the unit of work that ``--jobs`` hands to worker processes,
 that the results file holds one line each and that ``--resume`` skips (SPEC §8, §11).
 
-A load sweep's cell is one run, ``(routing, traffic, offered, seed)``; a saturation table's cell
-is one search, ``(routing, traffic, seed)``, with its zero-load run. Cells run in *chunks*: the
-runs of a chunk share one array state of the engine (batching independent runs is what makes
+A load sweep's cell is one run, ``(routing, traffic, priority, offered, seed)``; a saturation
+table's cell is one search, ``(routing, traffic, priority, seed)``, with its zero-load run. Cells run in *chunks*: the
+runs of a chunk with one priority rule share one array state of the engine (batching independent runs is what makes
 :mod:`universal.openloop.engine` fast on small networks), and a chunk is one task of a worker.
 Every random draw of a run comes from the run's own seeded generator, so a cell's rows are the
 same whichever chunk, process or order it ran in: ``--jobs N`` and resumed runs give the rows of
 one uninterrupted run, byte for byte.
 
 A results-file line is ``{"cell": {...}, "row": {...}, "pairs": [...]}`` with the ``--json`` row
-of the cell and, for a load sweep with pairs, the cell's pair latencies.
+of the cell and, for a load sweep with pairs, the cell's pair latencies
+(:mod:`universal.openloop.lines` checks them before a study resumes).
 """
 
 from __future__ import annotations
@@ -27,16 +28,16 @@ from universal.errors import UserError
 from universal.memory import check_link_sizes
 from universal.networks import build_network
 from universal.openloop.creation import RunSpec
-from universal.openloop.engine import PRIORITIES, simulate_batch
+from universal.openloop.engine import simulate_batch
 from universal.openloop.engine import _check_window
 from universal.openloop.measure import Measurement, RunResult
+from universal.openloop.priorities import check_priority
 from universal.openloop.routes import build_router
 from universal.openloop.saturation import find_saturations, rate_ceiling
 from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
-from universal.results import BadLine, check_field_names
 
 __all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "forget_prepared", "study_cells", "cell_key",
-           "chunks", "run_cells", "run_chunk", "parse_line"]
+           "chunks", "run_cells", "run_chunk"]
 
 #: Offered load (fraction of capacity) of the zero-load latency runs of a saturation table.
 ZERO_LOAD = 0.02
@@ -218,14 +219,17 @@ def _check_distinct(values, name, why: str = "each one makes its own cells of th
 def _build(study) -> Prepared:
     if study.units not in ("capacity", "packets"):
         raise UserError(f"--units must be capacity or packets (got {study.units!r})")
-    if study.priority not in PRIORITIES:
-        raise UserError(f"unknown priority {study.priority!r} (known: {', '.join(PRIORITIES)})")
+    if not study.priorities:
+        raise UserError("give at least one priority")
+    for rule in study.priorities:
+        check_priority(rule)
     if (study.loads is None) == (not study.saturation):
         raise UserError("give offered loads (--loads a:b:step) or ask for --saturation, one of the two")
     if study.loads is not None:
         check_distinct_loads(study.loads)
     _check_distinct(study.routings, lambda r: f"routing {r!r}")   # each names cells of the results file
     _check_distinct(study.traffics, lambda t: f"traffic {t!r}")
+    _check_distinct(study.priorities, lambda t: f"priority {t!r}")
     from universal.load_analysis import _resolve_traffic
     from universal.registry import with_file_resolved
 
@@ -298,7 +302,7 @@ def estimate_seconds(study, scale: float = 1.0) -> tuple[float, int]:
     else:
         m = Measurement(window=study.window)
         steps = [m.warmup_min + m.window_for(load * scale) for load in study.loads]
-    runs = len(study.routings) * len(study.traffics) * len(study.seeds)
+    runs = len(study.routings) * len(study.traffics) * len(study.priorities) * len(study.seeds)
     longest = max(steps)
     seconds = max(longest, runs * sum(steps) / RUNS_PER_BATCH) * SECONDS_PER_STEP
     return seconds, longest
@@ -324,7 +328,7 @@ def _check_runs(study, p: Prepared) -> None:
                         f"give a shorter --window, higher loads or fewer of them")
     for r in study.routings:
         for t in study.traffics:
-            template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priority)
+            template = RunSpec(p.traffics[t], p.routers[r], p.injection, 1.0, priority=study.priorities[0])
             if study.loads is not None:
                 for load in study.loads:
                     _check_injection_limit(study, p, t, load)
@@ -372,19 +376,22 @@ def _parse_pair(net, text: str) -> tuple[int, int]:
 
 
 def study_cells(study) -> list[dict]:
-    """Every cell of the study, in the order of its rows (routing, traffic, offered load, seed).
+    """Every cell of the study, in the order of its rows (routing, traffic, priority, offered load, seed).
 
     Examples
     --------
     >>> from universal.openloop.study import OpenLoopStudy
-    >>> study_cells(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform", "tornado"], saturation=True))
-    [{'routing': 'dor', 'traffic': 'uniform', 'seed': 0}, {'routing': 'dor', 'traffic': 'tornado', 'seed': 0}]
+    >>> study_cells(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform", "tornado"], saturation=True))[0]
+    {'routing': 'dor', 'traffic': 'uniform', 'priority': 'age', 'seed': 0}
+    >>> [c["priority"] for c in study_cells(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], saturation=True,
+    ...                                                   priority=["age", "growing-rank"]))]
+    ['age', 'growing-rank']
     """
     if study.loads is not None:
-        return [{"routing": r, "traffic": t, "offered": load, "seed": s} for r in study.routings
-                for t in study.traffics for load in study.loads for s in study.seeds]
-    return [{"routing": r, "traffic": t, "seed": s} for r in study.routings for t in study.traffics
-            for s in study.seeds]
+        return [{"routing": r, "traffic": t, "priority": q, "offered": load, "seed": s} for r in study.routings
+                for t in study.traffics for q in study.priorities for load in study.loads for s in study.seeds]
+    return [{"routing": r, "traffic": t, "priority": q, "seed": s} for r in study.routings for t in study.traffics
+            for q in study.priorities for s in study.seeds]
 
 
 def cell_key(cell: dict) -> str:
@@ -407,7 +414,8 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     together. A saturation table runs in this process as one chunk (the zero-load runs batched,
     then the searches in groups of :data:`SEARCH_GROUP` whose rounds run together, each group
     handed back as it finishes) and in workers one group per task, groups made smaller so that
-    every worker gets at least two.
+    every worker gets at least two. The runs of a batch share one priority rule, so the cells of
+    each priority are chunked apart.
 
     Examples
     --------
@@ -420,6 +428,11 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     """
     if not pending:
         return []
+    rules = list(dict.fromkeys(c["priority"] for c in pending))
+    if len(rules) > 1:      # each rule's cells apart, the workers shared out among the rules
+        share = max(1, math.ceil(jobs / len(rules)))
+        return [chunk for rule in rules
+                for chunk in chunks(study, [c for c in pending if c["priority"] == rule], share if jobs > 1 else 1)]
     if study.loads is None:
         if jobs == 1:
             return [pending]
@@ -461,8 +474,13 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
 
     def spec(c: dict, rate: float) -> RunSpec:
         return RunSpec(p.traffics[c["traffic"]], p.routers[c["routing"]], p.injection, rate * p.scale,
-                       seed=c["seed"], priority=study.priority)
+                       seed=c["seed"], priority=c["priority"])
 
+    rules = list(dict.fromkeys(c["priority"] for c in cells))
+    if len(rules) > 1:      # the runs of a batch share one priority rule
+        for rule in rules:
+            yield from run_cells(study, [c for c in cells if c["priority"] == rule], progress)
+        return
     if study.loads is not None:
         results = simulate_batch([spec(c, c["offered"]) for c in cells], bandwidth=study.bandwidth,
                                  buffer=study.buffer, measurement=Measurement(window=study.window), progress=progress)
@@ -508,7 +526,7 @@ def run_chunk(study, cells: list[dict]) -> list[dict]:
 
 
 def _base(c: dict) -> dict:
-    return {"routing": c["routing"], "traffic": c["traffic"], "seed": c["seed"]}
+    return {"routing": c["routing"], "traffic": c["traffic"], "priority": c["priority"], "seed": c["seed"]}
 
 
 def _load_line(study, p: Prepared, c: dict, res: RunResult) -> dict:
@@ -537,93 +555,3 @@ def _saturation_line(p: Prepared, c: dict, sat, z: RunResult) -> dict:
            "ratio": None if exact is None or exact == 0 else theta / float(exact),
            "zero_load_latency": z.latency_mean, "hops_mean": z.hops_mean, "runs": len(sat.runs)}
     return {"cell": c, "row": row, "pairs": []}
-
-
-# The fields of the rows, for checking a results file before it is resumed.
-_INT, _NUM, _STR, _BOOL, _NONE = (int,), (int, float), (str,), (bool,), (type(None),)
-_CELL = {"routing": _STR, "traffic": _STR, "seed": _INT}
-LOAD_FIELDS = {**_CELL, "offered": _NUM, "accepted": _NUM + _NONE, "accepted_min": _NUM + _NONE,
-               "latency_mean": _NUM + _NONE, "latency_p50": _NUM + _NONE, "latency_p99": _NUM + _NONE,
-               "latency_max": _NUM + _NONE, "hops_mean": _NUM + _NONE, "stable": _BOOL, "status": _STR,
-               "analytic_value": _NUM + _NONE}
-SATURATION_FIELDS = {**_CELL, "saturation": _NUM, "upper": _NUM, "limited": _BOOL, "analytic": _STR + _NONE,
-                     "analytic_value": _NUM + _NONE, "ratio": _NUM + _NONE, "zero_load_latency": _NUM + _NONE,
-                     "hops_mean": _NUM + _NONE, "runs": _INT}
-PAIR_FIELDS = {**_CELL, "offered": _NUM, "pair": _STR, "latency_mean": _NUM + _NONE, "hops_mean": _NUM + _NONE,
-               "packets": _INT}
-
-
-def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, dict]]:
-    """The checker of one results-file line of ``study`` (for
-    :func:`universal.results.read_results_file`): its cell is one of ``cells`` (keyed by
-    :func:`cell_key`), its row and pairs have the fields and types this version writes, and
-    they belong to the cell.
-
-    Parameters
-    ----------
-    study : universal.openloop.study.OpenLoopStudy
-    cells : dict
-        :func:`cell_key` -> cell, for every cell of the study.
-
-    Returns
-    -------
-    callable
-        Takes a parsed JSON line and returns ``(key, line)``.
-
-    Raises
-    ------
-    universal.results.BadLine
-        (raised by the returned function) Saying what is wrong.
-
-    Examples
-    --------
-    >>> from universal.openloop.study import OpenLoopStudy
-    >>> study = OpenLoopStudy("torus:k=8,n=1", ["dor"], ["tornado"], loads=[0.2], window=300)
-    >>> check = parse_line(study, {cell_key(c): c for c in study_cells(study)})
-    >>> line, = run_chunk(study, study_cells(study))
-    >>> check(line)[0]
-    '{"offered": 0.2, "routing": "dor", "seed": 0, "traffic": "tornado"}'
-    >>> check({**line, "row": {**line["row"], "stable": "yes"}})
-    Traceback (most recent call last):
-    ...
-    universal.results.BadLine: the row: stable = "yes" has the wrong type
-    """
-    fields = LOAD_FIELDS if study.loads is not None else SATURATION_FIELDS
-    pairs_per_cell = len(study.pairs) if study.loads is not None else 0
-
-    def check(data: object) -> tuple[str, dict]:
-        if not isinstance(data, dict) or set(data) != {"cell", "row", "pairs"}:
-            raise BadLine("not a cell line of an open-loop study (an object with cell, row and pairs)")
-        cell = data["cell"]
-        if not isinstance(cell, dict) or cell_key(cell) not in cells:
-            raise BadLine(f"cell {json.dumps(cell)} is not a cell of this study")
-        _check_row(data["row"], fields, cell, "the row")
-        pairs = data["pairs"]
-        if not isinstance(pairs, list) or len(pairs) != pairs_per_cell:
-            raise BadLine(f"cell {json.dumps(cell)} should hold {pairs_per_cell} pair latencies")
-        for number, (pair, text) in enumerate(zip(pairs, study.pairs), 1):
-            _check_row(pair, PAIR_FIELDS, cell, f"pair {number}")
-            if pair["pair"] != text:
-                raise BadLine(f"pair {number} is {json.dumps(pair['pair'])}, not {json.dumps(text)}")
-        return cell_key(cell), data
-
-    return check
-
-
-#: The statuses an open-loop run ends with (:class:`universal.openloop.measure.RunResult`).
-RUN_STATUSES = ("stable", "unstable", "backlog-limit", "drain-limit", "deadlock", "steps")
-
-
-def _check_row(row: object, fields: dict, cell: dict, what: str) -> None:
-    check_field_names(row, fields, what)
-    for name, kinds in fields.items():
-        value = row[name]
-        if not (bool in kinds if isinstance(value, bool) else isinstance(value, kinds)):
-            raise BadLine(f"{what}: {name} = {json.dumps(value)} has the wrong type")
-    if "status" in fields and row["status"] not in RUN_STATUSES:
-        raise BadLine(f"{what}: status {json.dumps(row['status'])} is none of {', '.join(RUN_STATUSES)}")
-    if "status" in fields and row["stable"] != (row["status"] == "stable"):
-        raise BadLine(f"{what}: stable = {json.dumps(row['stable'])} contradicts status {json.dumps(row['status'])}")
-    for name in cell:
-        if row[name] != cell[name]:
-            raise BadLine(f"{what}: {name} = {json.dumps(row[name])} does not match its cell")

@@ -3,7 +3,10 @@ at a time, from the run's own generator (SPEC §11).
 
 Drawing a chunk (:data:`CHUNK` steps) makes, in this order: the injection counts of every node
 and step, the destinations, the routing choices (:meth:`Router.draw`), then, when the run needs
-them, the random ranks (``random`` priority) and the tie seeds (adaptive routing). Packets are
+them, the tie seeds (adaptive routing). The random ranks of the ranked priorities
+(``random-rank``, ``random``, ``growing-rank``) come from a second generator of the run
+(:func:`rank_generator`), so a run offers the same packets on the same paths under every
+priority: priorities are compared on common random numbers. Packets are
 listed by (creation step, source node). Both engines - the fast one and the plain reference -
 use these draws, so with one seed they see the same packets; a run's draws never depend on the
 runs batched with it.
@@ -16,10 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from universal.errors import UserError
+from universal.openloop.priorities import RANK_RANGE, RANKED
 from universal.openloop.routes import RouteDraw, Router
 from universal.openloop.workload import Injection, OfferedTraffic
 
-__all__ = ["CHUNK", "RunSpec", "Creations", "InjectionState", "draw_chunk"]
+__all__ = ["CHUNK", "RunSpec", "Creations", "InjectionState", "draw_chunk", "rank_generator"]
 
 #: Steps drawn at once; part of the random stream's definition (changing it changes the draws).
 #: The measurement's phases change only at these boundaries (``measure.PERIOD``).
@@ -39,7 +43,7 @@ class RunSpec:
         Offered rate in packets per node per step (a node with row sum ``r`` creates ``rate * r``).
     seed : int or numpy.random.SeedSequence
     priority : str
-        ``age`` (default), ``fifo``, ``random`` or ``farthest-to-go``.
+        ``age`` (default) or another rule of :mod:`universal.openloop.priorities`.
     """
 
     traffic: OfferedTraffic
@@ -82,14 +86,15 @@ class InjectionState:
     """What an injection process carries from one chunk to the next (on-off: the node states)."""
 
     on: np.ndarray | None = None
+    ranks: np.random.Generator | None = None     # the run's rank stream, made at its first chunk
 
 
 @dataclass
 class Creations:
     """The packets a run creates in one chunk, in creation order.
 
-    ``step``, ``src``, ``dst`` per packet; ``route`` the routing choices; ``rank`` (random
-    priority) and ``tie`` (adaptive routing) when the run needs them.
+    ``step``, ``src``, ``dst`` per packet; ``route`` the routing choices; ``rank`` (the ranked
+    priorities) and ``tie`` (adaptive routing) when the run needs them.
     """
 
     step: np.ndarray
@@ -126,6 +131,33 @@ def _injection_counts(spec: RunSpec, state: InjectionState, steps: int, rng: np.
         on = np.where(on, u[t + 1] >= beta, u[t + 1] < alpha)
     state.on = on
     return counts
+
+
+#: The spawn key that makes a run's rank stream from its seed (far from the children 0, 1, ...
+#: that ``SeedSequence.spawn`` numbers).
+RANK_STREAM = 0x52414E4B
+
+
+def rank_generator(seed) -> np.random.Generator:
+    """The generator of a run's random ranks: a child of its seed that no other draw uses.
+
+    Parameters
+    ----------
+    seed : int or numpy.random.SeedSequence
+        The run's seed (:attr:`RunSpec.seed`); a SeedSequence is not changed.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Examples
+    --------
+    >>> int(rank_generator(7).integers(0, 100)) == int(rank_generator(np.random.SeedSequence(7)).integers(0, 100))
+    True
+    """
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, RANK_STREAM), pool_size=ss.pool_size)
+    return np.random.default_rng(child)
 
 
 def draw_chunk(spec: RunSpec, state: InjectionState, first_step: int, rng: np.random.Generator,
@@ -169,6 +201,10 @@ def draw_chunk(spec: RunSpec, state: InjectionState, first_step: int, rng: np.ra
         t, src = np.repeat(t, reps), np.repeat(src, reps)
         dst = spec.traffic.destinations(src, rng)
     route = spec.router.draw(src, dst, rng)
-    rank = rng.integers(0, 2**31, size=len(src)) if spec.priority == "random" else None
     tie = rng.integers(0, 2**63, size=len(src)).astype(np.uint64) if spec.router.adaptive else None
+    rank = None
+    if spec.priority in RANKED:
+        if state.ranks is None:
+            state.ranks = rank_generator(spec.seed)
+        rank = state.ranks.integers(0, RANK_RANGE, size=len(src))
     return Creations(t + first_step, src.astype(np.int64), dst.astype(np.int64), route, rank, tie)

@@ -73,7 +73,31 @@ class _Topology:
         return self.link[(v, v + (((x + sign) % k) - x) * k ** dim)]
 
 
-def _priority(rule: str, topo: _Topology, kind: str):
+def _diameter(topo: _Topology, nodes: int) -> int:
+    """The network's diameter, by breadth-first search from every node (growing rank's D)."""
+    best = 0
+    for s in range(nodes):
+        dist = {s: 0}
+        frontier = [s]
+        while frontier:
+            nxt = []
+            for v in frontier:
+                for e in topo.out[v]:
+                    w = topo.head[e]
+                    if w not in dist:
+                        dist[w] = dist[v] + 1
+                        nxt.append(w)
+            frontier = nxt
+        best = max(best, max(dist.values()))
+    return max(best, 1)
+
+
+#: K of the ranked rules: ranks are drawn from [0, 2**31) (:func:`universal.openloop.creation.draw_chunk`).
+_K = 2**31
+
+
+def _priority(rule: str, topo: _Topology, kind: str, nodes: int):
+    """The sort key of ``rule``: the smallest key crosses first."""
     def left(p: _Packet) -> int:
         if p.path is not None:
             return len(p.path) - p.pos
@@ -84,8 +108,14 @@ def _priority(rule: str, topo: _Topology, kind: str):
         extra = topo.dist[p.target][p.dst] if p.target != p.dst else 0
         return topo.dist[p.node][p.target] + extra
 
-    return {"age": lambda p: (p.pid,), "fifo": lambda p: (p.arrived, p.pid), "random": lambda p: (p.rank, p.pid),
-            "farthest-to-go": lambda p: (-left(p), p.pid)}[rule]
+    if rule == "growing-rank":
+        D = _diameter(topo, nodes)
+        # rank + hops * K / D, compared exactly after multiplying by D; p.hops = links crossed
+        return lambda p: (p.rank * D + p.hops * _K, p.pid)
+    return {"age": lambda p: (p.pid,), "longest-in-system": lambda p: (p.created, p.pid),
+            "fifo": lambda p: (p.arrived, p.pid), "random": lambda p: (p.rank, p.pid),
+            "random-rank": lambda p: (p.rank, p.pid), "farthest-to-go": lambda p: (-left(p), p.pid),
+            "nearest-to-go": lambda p: (left(p), p.pid)}[rule]
 
 
 def _choose(cands: list[int], counts: dict, p: _Packet) -> int:
@@ -219,7 +249,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     state = InjectionState()
     topo = _Topology(spec)
     kind = spec.router.kind
-    key = _priority(spec.priority, topo, kind)
+    key = _priority(spec.priority, topo, kind, spec.router.network.num_nodes)
     waiting: list[_Packet] = []
     delivered: list[int] = []
     occupancy: dict[int, int] = defaultdict(int)

@@ -18,7 +18,8 @@ import numpy as np
 
 from universal.errors import UserError
 from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, check_distinct_loads, chunks,
-                                      forget_prepared, parse_line, prepare, run_cells, run_chunk, study_cells)
+                                      forget_prepared, prepare, run_cells, run_chunk, study_cells)
+from universal.openloop.lines import parse_line
 from universal.results import (check_results_path, read_results_file, remove_stale_temporaries, resumes_itself,
                                write_results_file)
 
@@ -85,7 +86,8 @@ class OpenLoopStudy:
     injection: str = "bernoulli"
     units: str = "capacity"
     seeds: list[int] = field(default_factory=lambda: [0])
-    priority: str = "age"
+    #: One contention rule (a name) or several (a list: the priority becomes an axis of the study).
+    priority: str | list[str] = "age"
     bandwidth: int = 1
     buffer: int | None = None
     window: int | None = None
@@ -95,6 +97,36 @@ class OpenLoopStudy:
     pairs: list[str] = field(default_factory=list)
     #: Worker processes a scenario asks for by default (``--jobs`` overrides); rows never depend on it.
     jobs: int = 1
+
+    @property
+    def priorities(self) -> list[str]:
+        """The contention rules, as a list (one for a study of one rule).
+
+        Examples
+        --------
+        >>> OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.5], priority="fifo").priorities
+        ['fifo']
+        """
+        return [self.priority] if isinstance(self.priority, str) else list(self.priority)
+
+    def priority_setting(self) -> str | list[str]:
+        """The priority as results files and ``--json`` name it: the name of a study's one rule (as
+        before priorities could be an axis, so older results files still resume), else the list.
+
+        Returns
+        -------
+        str or list of str
+
+        Examples
+        --------
+        >>> OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.5], priority=["age"]).priority_setting()
+        'age'
+        >>> OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.5],
+        ...               priority=["age", "growing-rank"]).priority_setting()
+        ['age', 'growing-rank']
+        """
+        rules = self.priorities
+        return rules[0] if len(rules) == 1 else rules
 
     def settings(self) -> dict:
         """What the rows depend on: the header of a results file, compared on ``--resume``.
@@ -107,7 +139,7 @@ class OpenLoopStudy:
         return {"kind": "openloop", "network": self.network, "routings": list(self.routings),
                 "traffics": list(self.traffics), "loads": None if self.loads is None else list(self.loads),
                 "saturation": self.saturation, "injection": self.injection, "units": self.units,
-                "seeds": list(self.seeds), "priority": self.priority, "bandwidth": self.bandwidth,
+                "seeds": list(self.seeds), "priority": self.priority_setting(), "bandwidth": self.bandwidth,
                 "buffer": self.buffer, "window": self.window, "tolerance": self.tolerance, "pairs": list(self.pairs)}
 
     def cell_count(self) -> int:
@@ -118,7 +150,7 @@ class OpenLoopStudy:
         >>> OpenLoopStudy("torus:k=4,n=2", ["dor", "val"], ["uniform"], loads=[0.1, 0.2], seeds=[0, 1]).cell_count()
         8
         """
-        count = len(self.routings) * len(self.traffics) * len(self.seeds)
+        count = len(self.routings) * len(self.traffics) * len(self.priorities) * len(self.seeds)
         return count * len(self.loads) if self.loads is not None else count
 
 
@@ -139,7 +171,7 @@ class OpenLoopReport:
     def to_json(self) -> dict:
         s = self.study
         out = {"name": s.name, "network": self.network, "units": s.units, "injection": s.injection,
-               "priority": s.priority, "bandwidth": s.bandwidth, "buffer": s.buffer,
+               "priority": s.priority_setting(), "bandwidth": s.bandwidth, "buffer": s.buffer,
                "capacity_rate": self.capacity_rate,
                "results_file": None if self.results_file is None else str(self.results_file),
                "resumed_cells": self.resumed, "rows": self.rows}
@@ -153,8 +185,8 @@ def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | Non
               jobs: int = 1, command: str | None = None, executor=None) -> OpenLoopReport:
     """Run a load sweep (``loads``) or a saturation table (``saturation``), cell by cell.
 
-    A load sweep's cell is one run (routing, traffic, offered load, seed), a saturation table's
-    one search (routing, traffic, seed); cells are batched into chunks for the engine and run in
+    A load sweep's cell is one run (routing, traffic, priority, offered load, seed), a saturation
+    table's one search (routing, traffic, priority, seed); cells are batched into chunks for the engine and run in
     this process or in ``jobs`` worker processes (:mod:`universal.openloop.cells`). A cell's rows
     depend only on the cell, so any ``jobs`` and any resumed run give the same rows, in the same
     order, as one uninterrupted run.
@@ -198,7 +230,7 @@ def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | Non
         raise UserError(f"--{'resume' if resume else 'overwrite'} applies to a results file: name it with --out FILE")
     if study.cell_count() > MAX_CELLS:
         raise UserError(f"study {study.name!r} has {study.cell_count():,} runs or searches, more than this tool "
-                        f"runs (at most {MAX_CELLS:,}); ask for fewer loads, seeds, routings or traffics")
+                        f"runs (at most {MAX_CELLS:,}); ask for fewer loads, seeds, routings, traffics or priorities")
     try:
         return _run(study, progress, results_file, resume, overwrite, jobs, command, executor)
     finally:

@@ -31,28 +31,33 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
     rows = data["rows"]
     unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
     seeds = len({r["seed"] for r in rows}) > 1
+    rules = len({r.get("priority") for r in rows}) > 1      # several priorities: a column
     if rows and "saturation" in rows[0]:
         t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit})",
                   caption=("analytic: capacity / max channel load (universal load), exact; " if data["units"] == "capacity"
                            else "analytic: B / max channel load at one packet per node and step (universal load), "
                            "exact; ") + "lat₀, hops: at offered 0.02")
-        for c in ["routing", "traffic"] + (["seed"] if seeds else []) + ["Θ", "analytic", "ratio", "lat₀", "hops"]:
-            t.add_column(c, justify="left" if c in ("routing", "traffic") else "right", no_wrap=True)
+        for c in (["routing", "traffic"] + (["priority"] if rules else []) + (["seed"] if seeds else [])
+                  + ["Θ", "analytic", "ratio", "lat₀", "hops"]):
+            t.add_column(c, justify="left" if c in ("routing", "traffic", "priority") else "right", no_wrap=True)
         for r in rows:
             sat = _f(r["saturation"]) + ("+" if r.get("limited") else "")
-            t.add_row(r["routing"], r["traffic"], *([str(r["seed"])] if seeds else []), sat,
+            t.add_row(r["routing"], r["traffic"], *([r["priority"]] if rules else []),
+                      *([str(r["seed"])] if seeds else []), sat,
                       r["analytic"] or "—", _f(r["ratio"]), _f(r["zero_load_latency"], 2), _f(r["hops_mean"], 2))
         return t
     traffics = list(dict.fromkeys(r["traffic"] for r in rows))
     one = len(traffics) == 1                    # one traffic: named in the title, no column
     where = f"{traffics[0]} on " if one else ""
     cols = [Col("routing", "left", "name")] + ([] if one else [Col("traffic", "left", "name")])
+    cols += [Col("priority", "left", "name")] if rules else []
     cols += [Col("seed", kind="label")] if seeds else []
     cols += [Col("offered"), Col("α*"), Col("α'"), Col("latency", folded_header="lat-\nency"),
              Col("p50", drop=1), Col("p99"), Col("hops", drop=2), Col("stable", "left", "text")]
     table_rows = []
     for r in rows:
-        cells = [r["routing"], *([] if one else [r["traffic"]]), *([str(r["seed"])] if seeds else []),
+        cells = [r["routing"], *([] if one else [r["traffic"]]), *([r["priority"]] if rules else []),
+                 *([str(r["seed"])] if seeds else []),
                  _f(r["offered"]), _f(r["accepted"]), _f(r["accepted_min"]), _f(r["latency_mean"], 1),
                  _f(r["latency_p50"], 0), _f(r["latency_p99"], 0), _f(r["hops_mean"], 2),
                  "yes" if r["stable"] else ("no" if r["status"] == "unstable" else f"no: {r['status']}")]
@@ -67,10 +72,12 @@ def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
     console.print(openloop_table(data, wide=wide))
     if data.get("pairs"):
         t = Table(title="Latency of single pairs (labelled packets)")
-        for c in ("routing", "traffic", "offered", "pair", "latency", "hops", "packets"):
-            t.add_column(c, justify="left" if c in ("routing", "traffic", "pair") else "right")
+        rules = len({p.get("priority") for p in data["pairs"]}) > 1
+        for c in ("routing", "traffic") + (("priority",) if rules else ()) + ("offered", "pair", "latency", "hops",
+                                                                              "packets"):
+            t.add_column(c, justify="left" if c in ("routing", "traffic", "priority", "pair") else "right")
         for p in data["pairs"]:
-            t.add_row(p["routing"], p["traffic"], _f(p["offered"]), p["pair"], _f(p["latency_mean"], 2),
+            t.add_row(p["routing"], p["traffic"], *([p["priority"]] if rules else []), _f(p["offered"]), p["pair"], _f(p["latency_mean"], 2),
                       _f(p["hops_mean"], 2), str(p["packets"]))
         console.print(t)
     limited = [r for r in data["rows"] if r.get("limited")]

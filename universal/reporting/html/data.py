@@ -235,7 +235,7 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     net = p.network
     check_nodes(net.num_nodes, net.name)
     spec = RunSpec(p.traffics[traffic], p.routers[routing], p.injection, load * p.scale, seed=seed,
-                   priority=study.priority)
+                   priority=study.priorities[0])
     record: dict = {"limit": MAX_HOPS}
     # the drain is bounded by the hop limit: every step before it ends moves a packet (or deadlocks)
     run = simulate_reference(spec, steps + MAX_HOPS + 1, bandwidth=study.bandwidth, buffer=study.buffer,
@@ -252,7 +252,7 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     units = "fraction of capacity" if study.units == "capacity" else "packets per node per step"
     view = {
         "kind": "openloop", "command": command, "title": f"{routing} on {net.name}, {traffic} traffic",
-        "subtitle": f"offered {load:g} ({units}), {study.injection} injection, priority {study.priority}, "
+        "subtitle": f"offered {load:g} ({units}), {study.injection} injection, priority {study.priorities[0]}, "
                     f"seed {seed}, B = {study.bandwidth}, "
                     + ("unbounded buffers" if study.buffer is None else f"link buffers b = {study.buffer}")
                     + f"; packets created in steps 0..{steps - 1}, then the network drains",
