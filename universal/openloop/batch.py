@@ -13,9 +13,10 @@ Systems", 1996, §4, are for paths fixed in advance).
 The survey's buffered protocols map onto the engine's priorities, all with ranks or keys fixed
 when the packet is created (step 0 for every packet of a batch), ties to the lower packet id:
 
-* ``random-rank``: the lowest rank drawn uniformly at creation first (the engine's ``random``);
+* ``random-rank``: the lowest rank drawn uniformly at creation first;
 * ``fifo``: the earliest arrival at the current node first;
-* ``farthest-to-go``: the most hops left first (for an adaptive packet, its minimal distance);
+* ``farthest-to-go`` and ``nearest-to-go``: the most (fewest) hops left first (for an adaptive
+  packet, its minimal distance);
 * ``longest-in-system``: the oldest first; in a batch every packet is as old as every other,
   so the lower packet id wins (as in the batch engine).
 
@@ -37,8 +38,8 @@ from universal.paths import PathCollection
 __all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "route_batch", "is_adaptive_routing"]
 
 #: Survey protocol -> the open-loop engine's priority that implements it for a batch.
-ADAPTIVE_PROTOCOLS = {"random-rank": "random", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
-                      "longest-in-system": "age"}
+ADAPTIVE_PROTOCOLS = {"random-rank": "random-rank", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
+                      "nearest-to-go": "nearest-to-go", "longest-in-system": "age"}
 
 
 def is_adaptive_routing(name: str) -> bool:
