@@ -40,9 +40,9 @@ def test_saved_2turn_decomposes_into_two_turn_paths(capsys, tmp_path, k):
 
 @pytest.mark.parametrize("k", [4, 5, 6, 7, 8])
 def test_saved_2turna_decomposes_into_two_turn_paths(capsys, tmp_path, k):
-    # a small permutation sample keeps the average-case LP to seconds; the family does not depend
+    # a two-permutation sample keeps the average-case LP to seconds; the family does not depend
     # on it (benchmarks/two_turn.py checks the default sample of 100)
-    saved, _ = _save(capsys, tmp_path, k, "average-case", "--samples", "5")
+    saved, _ = _save(capsys, tmp_path, k, "average-case", "--samples", "2")
     assert max(residuals(saved).values()) < 1e-9
 
 
