@@ -122,7 +122,8 @@ def test_an_existing_results_file_of_the_same_sweep_is_shown_again(sweep_folder,
     assert main(["scenario", "sw.toml", "--out", "r.jsonl", "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["resumed_cells"] == len(again["cells"]) and (sweep_folder / "r.jsonl").read_bytes() == before
-    strip = lambda d: [[{k: v for k, v in r.items() if k != "seconds"} for r in c["rows"]] for c in d["cells"]]  # noqa: E731
+    def strip(d: dict) -> list:
+        return [[{k: v for k, v in r.items() if k != "seconds"} for r in c["rows"]] for c in d["cells"]]
     assert strip(again) == strip(first)
     (sweep_folder / "sw.toml").write_text(SWEEP.replace('protocols = ["fifo"]', 'protocols = ["fifo", "random-rank"]'))
     refused(capsys, sweep_folder, ["scenario", "sw.toml", "--out", "r.jsonl"], "other settings", "--overwrite")

@@ -75,7 +75,8 @@ class Measurement:
     ``steps``, if given, replaces all of it: exactly that many steps, every packet recorded
     (the equivalence tests' mode); with ``until_delivered`` (the batch model) a run ends, status
     ``drained``, as soon as every packet it created is delivered, and with ``record_crossings``
-    its result holds every link crossing, ``(step, packet, link)``. ``window=None`` takes ``max(1000, ceil(200 / rate))`` steps,
+    its result holds every link crossing, ``(step, packet, link)``.
+    ``window=None`` takes ``max(1000, ceil(200 / rate))`` steps,
     about 200 labelled packets per node at least (GOAL labels 100/load cycles).
     """
 
