@@ -223,8 +223,8 @@ def _resolve(spec: str, base_dir: Path | None) -> str:
 DEADLOCK_LISTED = 20
 
 #: The bound note of a row routed adaptively.
-ADAPTIVE_NOTE = ("the survey's bounds need paths fixed in advance: these paths were chosen during the run "
-                 "(adaptive routing), so C and D are those of the paths the packets took")
+ADAPTIVE_NOTE = ("the survey's bounds need paths fixed in advance: an adaptive routing chose these paths during "
+                 "the run, and C and D are those of the paths the packets took")
 
 
 @dataclass

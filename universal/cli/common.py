@@ -260,10 +260,13 @@ def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Bar | 
         return
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
+    from rich.table import Column
 
-    # the elapsed time ticks even while a long first unit gives no estimate of the time left yet
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("left"), TimeRemainingColumn(), console=console, transient=True) as bar:
+    # the elapsed time ticks even while a long first unit gives no estimate of the time left yet;
+    # on a narrow terminal the description and the bar give way, never the counts and times
+    with Progress(TextColumn("{task.description}", table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis")),
+                  BarColumn(bar_width=None, table_column=Column(ratio=1)), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("left"), TimeRemainingColumn(), console=console, transient=True, expand=True) as bar:
         yield Bar(bar, bar.add_task(description, total=total))
 
 
