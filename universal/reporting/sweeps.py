@@ -98,10 +98,11 @@ def sweep_tables(result: SweepResult, columns: list[str] | None = None, wide: bo
     cols = [Col("paths", "left", "name"), Col("protocol", "left", "name")]
     cols += [Col(a, kind="label") for a in axes]
     with_opt = any(s["opt_status"] is not None for s in summaries)
-    # Beside OPT (asked for, never left out) the survey's bounds are the first to give way, then
-    # what the other columns imply (C+D from C and D, LB from C and D): one table at 80 columns
-    # rather than a second "(continued)" one
-    drop = {"bound": 5, "T/bound": 4, "C+D": 3, "N": 2, "LB": 1} if with_opt else {}
+    # On a narrow terminal what the other columns imply gives way first (C+D from C and D, N from
+    # the network's name, LB from C and D), then T/bound and the bound itself; OPT, when asked for,
+    # is never left out: one table at 80 columns rather than a second "(continued)" one, the
+    # caption naming what was left out
+    drop = {"C+D": 5, "N": 4, "LB": 3, "T/bound": 2, "bound": 1}
     cols += [Col(name, folded_header=FOLDED_HEADERS.get(name), drop=drop.get(name, 0))
              for name in ["N", *CORE_COLUMNS]]
     cols += [Col(name) for name in OPTIMUM_COLUMNS[:2]] if with_opt else []
