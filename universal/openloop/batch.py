@@ -154,8 +154,7 @@ def _reference(spec, limit: int, bandwidth: int, buffer: int | None):
     record: dict = {}
     run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record)
     crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
-    status = {"drained": "drained"}.get(run["status"], run["status"])
-    return np.array(run["delivered"], dtype=np.int64), crossings, status
+    return np.array(run["delivered"], dtype=np.int64), crossings, run["status"]
 
 
 def _batch_run(network: Network, sources, dests, routing: str, delivered: np.ndarray, crossings: np.ndarray,
