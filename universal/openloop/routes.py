@@ -60,6 +60,7 @@ from functools import cached_property
 
 import numpy as np
 
+from universal.engine.ties import tie_uniform, tie_uniform_py
 from universal.errors import UserError
 from universal.networks import Network
 from universal.registry import Registry, Spec, check_known_params, parse_spec
@@ -69,35 +70,6 @@ __all__ = ["ADAPTIVE_ROUTINGS", "Router", "RouteDraw", "build_router", "tie_unif
 
 #: Adaptive routing keeps an N x N x degree table of productive links.
 MAX_ADAPTIVE_NODES = 1024
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MASK = (1 << 64) - 1
-
-
-def tie_uniform(tie: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Uniform [0, 1) numbers from the splitmix64 hash of ``tie + h * golden`` (uint64 wrap-around).
-
-    Examples
-    --------
-    >>> float(tie_uniform(np.array([1], np.uint64), np.array([0]))[0]) == tie_uniform_py(1, 0)
-    True
-    """
-    with np.errstate(over="ignore"):
-        z = tie + h.astype(np.uint64) * _GOLDEN + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
-
-
-def tie_uniform_py(tie: int, h: int) -> float:
-    """:func:`tie_uniform` for one packet, in plain Python integers (the reference engine's)."""
-    g = 0x9E3779B97F4A7C15
-    z = (tie + h * g + g) & _MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    z ^= z >> 31
-    return (z >> 11) / (1 << 53)
 
 
 @dataclass

@@ -1,0 +1,315 @@
+"""The step rule of the packet engine, written plainly one packet at a time: the one core of the
+reference engines, whatever the workload (SPEC §2, §11).
+
+A batch (:func:`universal.engine.reference.simulate_reference`: packets on paths fixed before
+the run, the survey's protocols deciding contention) and an open-loop run
+(:func:`universal.openloop.reference.simulate_reference`: packets created as the run goes,
+oblivious or adaptive routing, the open-loop priorities) differ in where packets come from, how
+steps are numbered and what is recorded; the step itself is this module's, for both:
+
+1. every adaptive packet that has no next link yet chooses one from the packets waiting for
+   each link at the start of the step (:meth:`ReferenceCore.decide`); a UGAL-L/G packet takes
+   one of its two candidate paths as it joins (:meth:`ReferenceCore.choose_path`);
+2. every link sorts the packets that want it by the contention rule's key, the smallest first,
+   and lets the first B cross; with link buffers of b packets, a packet that would enter the
+   link's buffer crosses only while fewer than the room counted at the start of the step have
+   entered, and one crossing its last link needs no room (:meth:`ReferenceCore.contend`);
+3. the packets that cross move on, leave the buffer they sat in and enter the next one, or are
+   delivered (:meth:`ReferenceCore.cross`).
+
+Nothing here is vectorised or clever: Python lists and dicts, sorted per link. The fast engines
+share nothing with it but the random draws made before the run and the tie hash
+(:mod:`universal.engine.ties`), so with one seed they must move every packet in the same step.
+
+References
+----------
+Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §2 and §5;
+Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for torus
+networks", 2003, §2-§4.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable
+
+from universal.engine.ties import tie_uniform_py
+from universal.networks import Network
+
+__all__ = ["RefPacket", "RoutingView", "ReferenceCore"]
+
+
+@dataclass
+class RefPacket:
+    """One packet as the reference engine sees it.
+
+    ``path`` is the list of links of a packet routed obliviously (None for an adaptive one, which
+    keeps ``node``, ``target`` and, under GOAL, ``signs``/``remaining`` per dimension).
+    ``want`` is the link it waits for (None: an adaptive packet still to choose), ``buffer`` the
+    link whose buffer it sits in (None: its source), ``arrived`` the step it reached its current
+    node (the fifo rule's key) and ``alt`` a UGAL-L/G packet's second candidate path.
+    """
+
+    pid: int
+    created: int
+    src: int
+    dst: int
+    node: int
+    path: list | None
+    target: int
+    via: int = -1
+    signs: list = field(default_factory=list)
+    remaining: list = field(default_factory=list)
+    tie: int = 0
+    rank: int = 0
+    pos: int = 0
+    hops: int = 0
+    arrived: int = 0
+    want: int | None = None
+    buffer: int | None = None
+    alt: list | None = None
+
+
+@dataclass
+class RoutingView:
+    """What the reference's routing decisions read, in plain Python.
+
+    ``kind`` is ``paths`` (every packet follows its ``path``), ``ugal-paths`` (UGAL-L/G: a minimal
+    path and a Valiant one, one taken at injection; ``mode`` is ``local`` or ``global``),
+    ``min-adaptive``, ``goal``, ``ugal`` or ``splitter``. ``distance`` is the hop distance table
+    (min-adaptive, ugal) and ``k``, ``n`` the torus (goal).
+    """
+
+    kind: str
+    network: Network
+    threshold: float = 0.0
+    mode: str | None = None
+    distance: list | None = None
+    k: int = 0
+    n: int = 0
+
+
+class ReferenceCore:
+    """The state every step reads: the network's links, the link buffers and the routing.
+
+    Parameters
+    ----------
+    view : RoutingView
+    bandwidth : int
+        B, packets a link forwards per step.
+    buffer : int or None
+        b, packets a link buffer holds (None: unbounded).
+
+    Examples
+    --------
+    Two packets want link 0 of a ring; the smaller key crosses:
+
+    >>> from universal.networks import build_network
+    >>> core = ReferenceCore(RoutingView("paths", build_network("torus:k=4,n=1")), 1, None)
+    >>> a, b = (RefPacket(i, 0, 0, 1, 0, [0], 1, want=0) for i in range(2))
+    >>> [p.pid for p in core.contend([a, b], lambda p: (p.pid,))[0]]
+    [0]
+    """
+
+    def __init__(self, view: RoutingView, bandwidth: int, buffer: int | None) -> None:
+        net = view.network
+        self.view, self.bandwidth, self.buffer = view, bandwidth, buffer
+        self.head = [int(x) for x in net.link_head]
+        self.out: dict[int, list[int]] = defaultdict(list)
+        for e, v in enumerate(net.link_tail.tolist()):
+            self.out[v].append(e)
+        self.link = {(int(u), int(v)): e for e, (u, v) in enumerate(zip(net.link_tail, net.link_head))}
+        self.dist = view.distance
+        if view.kind == "splitter":
+            self.depth, self.level = int(net.depth), [int(x) for x in net.levels]
+        #: packets in every link buffer (a packet sits in the buffer of the link it crossed last)
+        self.occupancy: dict[int, int] = defaultdict(int)
+
+    # ------------------------------------------------------------------ routing
+    def productive(self, v: int, target: int) -> list[int]:
+        """The links from ``v`` one hop closer to ``target``, in link order."""
+        return sorted(e for e in self.out[v] if self.dist[self.head[e]][target] == self.dist[v][target] - 1)
+
+    def torus_link(self, v: int, dim: int, sign: int) -> int:
+        """The link from ``v`` one step in dimension ``dim``, direction ``sign`` (+1 or -1)."""
+        k = self.view.k
+        x = (v // k ** dim) % k
+        return self.link[(v, v + (((x + sign) % k) - x) * k ** dim)]
+
+    def hops_left(self, p: RefPacket) -> int:
+        """Links still ahead of ``p`` (an adaptive packet: its minimal distance, via its target)."""
+        if p.path is not None:
+            return len(p.path) - p.pos
+        if self.view.kind == "goal":
+            return sum(p.remaining)
+        if self.view.kind == "splitter":                 # one level per hop down to the outputs
+            return self.depth - self.level[p.node]
+        extra = self.dist[p.target][p.dst] if p.target != p.dst else 0
+        return self.dist[p.node][p.target] + extra
+
+    def diameter(self) -> int:
+        """The network's diameter, by breadth-first search from every node (at least 1)."""
+        best = 0
+        for s in range(self.view.network.num_nodes):
+            dist = {s: 0}
+            frontier = [s]
+            while frontier:
+                nxt = []
+                for v in frontier:
+                    for e in self.out[v]:
+                        w = self.head[e]
+                        if w not in dist:
+                            dist[w] = dist[v] + 1
+                            nxt.append(w)
+                frontier = nxt
+            best = max(best, max(dist.values()))
+        return max(best, 1)
+
+    @staticmethod
+    def counts(waiting: list[RefPacket]) -> dict[int, int]:
+        """Packets waiting for every link (those that have chosen one)."""
+        counts: dict[int, int] = defaultdict(int)
+        for p in waiting:
+            if p.want is not None:
+                counts[p.want] += 1
+        return counts
+
+    def choose_path(self, p: RefPacket, counts: dict) -> None:
+        """UGAL-L/G: ``p`` keeps its minimal path or takes its Valiant one (``p.alt``), as
+        :func:`universal.openloop.routes.ugal_pick` describes, from ``counts`` and the buffers."""
+        view = self.view
+        first = 1 if view.network.terminals is not None else 0
+
+        def local(path: list) -> int:            # the first router link's queue and used credits
+            return counts[path[first]] + self.occupancy[path[first]] if len(path) > first else 0
+
+        def along(path: list) -> float:          # every link's queue, plus the hops
+            return sum(counts[e] for e in path) / self.bandwidth + len(path)
+
+        if view.mode == "local":
+            longer = local(p.path) * len(p.path) > local(p.alt) * len(p.alt) + view.threshold
+        else:
+            longer = along(p.path) > along(p.alt) + view.threshold
+        if longer:
+            p.path = p.alt
+            p.want = p.path[0]
+        p.alt = None
+
+    def decide(self, waiting: list[RefPacket], counts: dict) -> None:
+        """Every adaptive packet without a next link chooses one (see the module docstring)."""
+        undecided = [p for p in waiting if p.want is None]
+        if self.view.kind == "splitter":
+            self._splitter(undecided, counts)
+            return
+        for p in undecided:
+            self._decide_one(p, counts)
+
+    def _choose(self, cands: list[int], counts: dict, p: RefPacket) -> int:
+        best = min(counts.get(e, 0) for e in cands)
+        tied = [e for e in cands if counts.get(e, 0) == best]
+        u = tie_uniform_py(p.tie, p.hops)
+        return tied[min(int(u * len(tied)), len(tied) - 1)]
+
+    def _decide_one(self, p: RefPacket, counts: dict) -> None:
+        view = self.view
+        if view.kind == "goal":
+            cands = [self.torus_link(p.node, i, p.signs[i]) for i in range(view.n) if p.remaining[i] > 0]
+            p.want = self._choose(cands, counts, p)
+            return
+        if view.kind == "ugal" and p.via >= 0:
+            def q(target: int) -> int:
+                return min(counts.get(e, 0) for e in self.productive(p.src, target))
+            h_min = self.dist[p.src][p.dst]
+            h_val = self.dist[p.src][p.via] + self.dist[p.via][p.dst]
+            if q(p.dst) * h_min > q(p.via) * h_val + view.threshold:
+                p.target = p.via
+            p.via = -1
+        p.want = self._choose(self.productive(p.node, p.target), counts, p)
+
+    def _splitter(self, packets: list[RefPacket], counts: dict) -> None:
+        """The splitter rule, literally: the packets of one node bound for one output set, in
+        packet-id order, take the allowed edges in turn, ordered by the packets waiting for them
+        (counted at the start of the step) and then by the row they reach."""
+        from universal.networks.multibutterfly import splitter_links
+
+        network = self.view.network
+        rows = len(network.inputs)
+        groups: dict[tuple, list] = defaultdict(list)
+        for p in sorted(packets, key=lambda p: p.pid):
+            edges = [int(e) for e in splitter_links(network, [p.node], [p.dst - network.depth * rows])[0]]
+            groups[(p.node, tuple(edges))].append(p)
+        for (_, edges), group in groups.items():
+            ordered = sorted(edges, key=lambda e: (counts.get(e, 0), edges.index(e)))
+            for turn, p in enumerate(group):
+                p.want = ordered[turn % len(ordered)]
+
+    # ------------------------------------------------------------------ the step
+    def final(self, p: RefPacket) -> bool:
+        """Whether crossing its wanted link delivers ``p``."""
+        if p.path is not None:
+            return p.pos + 1 == len(p.path)
+        return self.head[p.want] == p.dst and p.target == p.dst
+
+    def contend(self, waiting: list[RefPacket], key: Callable[[RefPacket], tuple]) -> tuple[list, list]:
+        """Which waiting packets cross in this step.
+
+        Returns
+        -------
+        moving : list of RefPacket
+            The packets that cross, link by link.
+        links : list of (link, ranked, crossed, no_room)
+            Per wanted link (in the order the waiting packets first want them): its contenders
+            in priority order, those that cross, and those refused for want of buffer room.
+        """
+        contenders: dict[int, list[RefPacket]] = defaultdict(list)
+        for p in waiting:
+            contenders[p.want].append(p)
+        moving, links = [], []
+        for e, group in contenders.items():
+            ranked = sorted(group, key=key)
+            room = None if self.buffer is None else self.buffer - self.occupancy[e]
+            crossed, no_room = [], []
+            entered = 0
+            for p in ranked:
+                if len(crossed) == self.bandwidth:
+                    break
+                final = self.final(p)
+                if room is not None and not final and entered >= room:
+                    no_room.append(p)
+                    continue              # no room in the link's buffer: it stays where it is
+                entered += not final
+                crossed.append(p)
+            moving += crossed
+            links.append((e, ranked, crossed, no_room))
+        return moving, links
+
+    def cross(self, p: RefPacket, t: int) -> bool:
+        """Move ``p`` across its wanted link in step ``t``; True when that delivers it."""
+        link = p.want
+        if p.buffer is not None:
+            self.occupancy[p.buffer] -= 1
+        p.hops += 1
+        p.arrived = t + 1
+        if p.path is not None:
+            p.pos += 1
+            done = p.pos == len(p.path)
+            p.want = None if done else p.path[p.pos]
+        else:
+            head = self.head[link]
+            if self.view.kind == "goal":
+                for i in range(self.view.n):
+                    if p.remaining[i] > 0 and self.torus_link(p.node, i, p.signs[i]) == link:
+                        p.remaining[i] -= 1
+                        break
+            p.node = head
+            if head == p.target and p.target != p.dst:
+                p.target = p.dst
+            p.want = None
+            done = head == p.dst and p.target == p.dst
+        if done:
+            p.buffer = None
+        else:
+            p.buffer = link
+            self.occupancy[link] += 1
+        return done
