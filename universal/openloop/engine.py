@@ -477,7 +477,7 @@ class _Batch:
             # packets, found with one scatter (and a pass over the links, not over the packets)
             self.scratch[want] = self.arange[:n]
             at = self.scratch[np.flatnonzero(self.waiting[:self.trash])]
-            if order is None:
+            if order is None and self.adaptive:     # adaptive decisions see movers in layout order
                 at = np.sort(at)
         elif self.buffer is None:
             at = np.flatnonzero(_winners(want, self.B, self.scratch, self.arange))
@@ -485,8 +485,8 @@ class _Batch:
             at = np.flatnonzero(self._bounded(want, order))
         if order is not None:
             # back to layout positions; in layout order (creation order), as the adaptive
-            # decisions and the delivery records of an age-ordered run see them
-            at = np.sort(order[at])
+            # decisions see them
+            at = np.sort(order[at]) if self.adaptive else order[at]
         crossed = a["want"][h:][at]
         if self.ndead:
             ok = crossed != self.trash
