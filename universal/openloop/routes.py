@@ -469,3 +469,42 @@ def build_router(text: str, network: Network) -> Router:
         return Router(spec.text, "paths", network, routing=build_path_system(text, network))
     known = sorted(set(ADAPTIVE_ROUTINGS.names()) | set(PATH_SYSTEMS.names()))
     raise UserError(f"unknown routing {spec.name!r} (known: {', '.join(known)})")
+
+
+def router_for_paths(paths) -> Router:
+    """A router that hands the engine exactly the paths of a collection: packet ``i`` of a batch
+    (:class:`~universal.openloop.workload.Injection` ``batch`` with ``paths.sources`` and
+    ``paths.dests``) follows path ``i``.
+
+    It lets the open-loop engine route a batch problem on paths fixed before the run, as the
+    batch engine does, so the two can be set side by side on the same paths.
+
+    Parameters
+    ----------
+    paths : universal.paths.PathCollection
+
+    Returns
+    -------
+    Router
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from universal.networks import build_network
+    >>> from universal.paths import route_paths
+    >>> from universal.workloads import build_problem
+    >>> net = build_network("torus:k=4,n=1")
+    >>> paths = route_paths("dimension-order", build_problem("permutation:tornado", net, np.random.default_rng(0)),
+    ...                     net, np.random.default_rng(0))
+    >>> router_for_paths(paths).draw(paths.sources, paths.dests, np.random.default_rng(0)).links.tolist() \\
+    ...     == paths.links.tolist()
+    True
+    """
+    from universal.paths.systems import PathSystem
+
+    def the_paths(problem, network, rng):
+        if not (np.array_equal(problem.sources, paths.sources) and np.array_equal(problem.dests, paths.dests)):
+            raise ValueError("router_for_paths: the packets are not those of the collection")
+        return paths
+
+    return Router(f"{paths.system or 'fixed'} (fixed)", "paths", paths.network, routing=PathSystem("fixed", the_paths))
