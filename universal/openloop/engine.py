@@ -106,6 +106,7 @@ class _Batch:
         self._init_measurement()
         self.progress = None
         self.static_order, self.static_layout = None, 0
+        self.layout_sorted = False
         self.link_hops = 0
         self.ending: list[int] = []             # runs that ended; their packets go at once
 
@@ -379,6 +380,16 @@ class _Batch:
             a["arrived"][lo_:hi_] = t
         if self.priority in RANKED:
             a["rank"][lo_:hi_] = p["rank"][sel]
+        # static ranks: a batch's packets (all created together, into an empty network) are laid
+        # out in priority order, lowest first, so no step sorts them or gathers through an order.
+        # Only a batch: later packets would be sorted in with ties broken by position, which
+        # stands for the packet id only while the layout is in creation order.
+        self.layout_sorted = self.priority in ("random", "random-rank") and not self.adaptive \
+            and self.m.until_delivered and hi_ == self.cap
+        if self.layout_sorted:
+            perm = np.lexsort((a["pid"][lo_:hi_], a["rank"][lo_:hi_]))[::-1]
+            for arr in a.values():
+                arr[lo_:hi_] = arr[lo_:hi_][perm]
         self.head = lo_
         self.layout += 1
         if isinstance(sel, slice):
@@ -408,6 +419,8 @@ class _Batch:
     def _order(self) -> np.ndarray | None:
         """Positions (relative to head) lowest priority first, or None when the layout already is."""
         if self.priority in ("age", "longest-in-system"):
+            return None
+        if self.layout_sorted:
             return None
         if self.priority in ("random", "random-rank"):
             # ranks never change: the order holds until packets join or the pool is compacted

@@ -500,9 +500,13 @@ def router_for_paths(paths) -> Router:
     ...     == paths.links.tolist()
     True
     """
+    from universal.paths import PathCollection
     from universal.paths.systems import PathSystem
 
     def the_paths(problem, network, rng):
+        if not len(problem.sources):            # the engine's later creation chunks of a batch
+            empty = np.zeros(0, dtype=np.int64)
+            return PathCollection(paths.network, np.zeros(1, dtype=np.int64), empty, empty, empty, paths.system)
         if not (np.array_equal(problem.sources, paths.sources) and np.array_equal(problem.dests, paths.dests)):
             raise ValueError("router_for_paths: the packets are not those of the collection")
         return paths
