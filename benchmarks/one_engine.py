@@ -3,7 +3,7 @@ engine on the batch engine's own work.
 
 Usage::
 
-    python benchmarks/one_engine.py                  # torus:k=64,n=2 and BF(12), h = 16 / 4, Valiant
+    python benchmarks/one_engine.py                  # torus:k=64,n=2 and BF(16), h = 16 / 4, Valiant
     python benchmarks/one_engine.py --repeat 5
 
 Both engines route the same fixed paths (a Valiant h-relation) with the same contention rule:
@@ -42,7 +42,7 @@ from universal.workloads import build_problem  # noqa: E402
 RULES = [("random-rank", "random-rank", False), ("fifo", "fifo", True), ("longest-in-system", "age", True),
          ("farthest-to-go", "farthest-to-go", True), ("nearest-to-go", "nearest-to-go", True)]
 
-INSTANCES = [("torus:k=64,n=2", 16), ("butterfly:d=12", 4)]
+INSTANCES = [("torus:k=64,n=2", 16), ("butterfly:d=16", 4)]
 
 
 def run_open(paths: PathCollection, priority: str) -> tuple[np.ndarray, float]:

@@ -97,6 +97,9 @@ class _Batch:
         # a pass over every waiting packet): the adaptive decisions read it, and the links with
         # packets are where the winners are
         self.waiting = np.zeros(self.trash + 2, dtype=np.int64)
+        # kept where something reads it (adaptive choices, UGAL); elsewhere the winners are found
+        # without it, and two ufunc.at passes per step are saved
+        self.count_waiting = self.adaptive or bool(self.ugal_mode.any())
         self._alloc(4096)
         self.store = np.empty(1 << 16, dtype=np.int64)
         self.store_len = 0
@@ -172,7 +175,12 @@ class _Batch:
         self.store, self.store_len = new, total
 
     def _store_append(self, links: np.ndarray) -> int:
+        """Append ``links`` (a fresh int64 array, which the store may keep) and return where they start."""
         if self.store_len + len(links) > len(self.store):
+            self._compact_store()
+            if self.store_len == 0:            # nothing live (a batch's one draw): keep the array itself
+                self.store, self.store_len = links.astype(np.int64, copy=False), len(links)
+                return 0
             self._compact_store_if_needed(len(links))
         at = self.store_len
         self.store[at:at + len(links)] = links
@@ -368,12 +376,13 @@ class _Batch:
             want = np.full(m, -1, dtype=np.int64)
             want[obl] = self.store[a["cur"][lo_:hi_][obl]]
             a["want"][lo_:hi_] = want
-            np.add.at(self.waiting, want[obl], 1)
+            np.add.at(self.waiting, want[obl], 1)     # adaptive: always counted
             self.pending_decide = np.concatenate([self.pending_decide, np.flatnonzero(~obl) + lo_])
         else:
             want = self.store[a["cur"][lo_:hi_]]
             a["want"][lo_:hi_] = want
-            np.add.at(self.waiting, want, 1)
+            if self.count_waiting:
+                np.add.at(self.waiting, want, 1)
         if self.track:
             a["prev"][lo_:hi_] = self.inject_slot
         if self.priority == "fifo":
@@ -485,7 +494,7 @@ class _Batch:
             self.arange = np.arange(max(n, 2 * len(self.arange)), dtype=np.int64)
         order = self._order()
         want = a["want"][h:] if order is None else a["want"][h:][order]
-        if self.buffer is None and self.B == 1 and _KEEPS_LAST and 2 * n > self.trash:
+        if self.count_waiting and self.buffer is None and self.B == 1 and _KEEPS_LAST and 2 * n > self.trash:
             # many packets per link: the last (highest priority) packet of every link that has
             # packets, found with one scatter (and a pass over the links, not over the packets)
             self.scratch[want] = self.arange[:n]
@@ -511,7 +520,8 @@ class _Batch:
         self.link_hops += len(gi)
         if self.m.record_crossings:
             self.crossing_log.append((np.full(len(gi), t, dtype=np.int64), a["pid"][gi], crossed.copy()))
-        np.subtract.at(self.waiting, crossed, 1)
+        if self.count_waiting:
+            np.subtract.at(self.waiting, crossed, 1)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
         if self.track:
@@ -528,7 +538,8 @@ class _Batch:
             on = gi[~done]
             a["cur"][on] = cur[~done]
             a["want"][on] = want = self.store[cur[~done]]
-            np.add.at(self.waiting, want, 1)
+            if self.count_waiting:
+                np.add.at(self.waiting, want, 1)
         moved_on = gi[~done]
         if self.track:
             a["prev"][moved_on] = crossed[~done]
@@ -693,7 +704,8 @@ class _Batch:
         if self.track:
             np.subtract.at(self.occupancy, a["prev"][mine], 1)
         w = a["want"][mine]
-        np.subtract.at(self.waiting, w[w >= 0], 1)
+        if self.count_waiting:
+            np.subtract.at(self.waiting, w[w >= 0], 1)
         a["want"][mine] = self.trash
         self.ndead += len(mine)
 
