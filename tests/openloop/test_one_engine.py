@@ -1,7 +1,9 @@
 """The open-loop engine routes a batch on paths fixed in advance exactly as the batch engine does
-(issue 23, one engine): same paths, same deterministic contention rule, every packet delivered in
-the same step, with unbounded and bounded buffers and B = 1 or 2; a deadlock of bounded buffers
-is a deadlock in both. Oracle: the batch engine, a second implementation of the same step."""
+(issue 23, one engine): same paths, same contention rule (the deterministic ones, and random and
+growing rank with the survey's ranks drawn as the batch engine draws them), every packet
+delivered in the same step, with unbounded and bounded buffers and B = 1 or 2; a deadlock of
+bounded buffers is a deadlock in both. Oracle: the batch engine, a second implementation of the
+same step."""
 
 from __future__ import annotations
 
@@ -16,17 +18,23 @@ from universal.openloop.measure import Measurement
 from universal.openloop.routes import router_for_paths
 from universal.openloop.workload import Injection, OfferedTraffic
 from universal.paths import route_paths
+from universal.protocols import build_protocol
 from universal.workloads import build_problem
 
 #: batch protocol -> the open-loop priority of the same meaning
 RULES = {"fifo": "fifo", "longest-in-system": "age", "farthest-to-go": "farthest-to-go",
-         "nearest-to-go": "nearest-to-go"}
+         "nearest-to-go": "nearest-to-go", "random-rank": "random-rank", "growing-rank": "growing-rank"}
+
+SEED = 5
 
 
-def _open_loop_delivery(paths, priority: str, bandwidth: int, buffer: int | None):
+def _open_loop_delivery(paths, protocol: str, bandwidth: int, buffer: int | None):
     traffic = OfferedTraffic("batch", np.zeros(paths.network.num_nodes), None, None, np.zeros((0, 0)))
-    spec = RunSpec(traffic, router_for_paths(paths), Injection("batch", packets=(paths.sources, paths.dests)), 1.0,
-                   seed=0, priority=priority)
+    # the survey's ranks, drawn first from the run's generator as the batch engine draws them
+    state = build_protocol(protocol).setup(np.random.default_rng(SEED), paths.lengths, paths.congestion,
+                                           paths.dilation)
+    injection = Injection("batch", packets=(paths.sources, paths.dests), ranks=(state.ranks, state.K, state.D))
+    spec = RunSpec(traffic, router_for_paths(paths), injection, 1.0, seed=0, priority=RULES[protocol])
     res = simulate_open(spec, bandwidth=bandwidth, buffer=buffer,
                         measurement=Measurement(steps=int(paths.lengths.sum()) + 1, until_delivered=True))
     delivered = res.records["delivered"]
@@ -45,8 +53,8 @@ def test_open_loop_engine_equals_batch_engine_on_fixed_paths(protocol, network, 
     net = build_network(network)
     paths = route_paths(system, build_problem(problem, net, np.random.default_rng(3)), net,
                         np.random.default_rng(4))
-    batch = simulate(paths, protocol, np.random.default_rng(5), bandwidth=bandwidth, buffer=buffer)
-    delivered, status = _open_loop_delivery(paths, RULES[protocol], bandwidth, buffer)
+    batch = simulate(paths, protocol, np.random.default_rng(SEED), bandwidth=bandwidth, buffer=buffer)
+    delivered, status = _open_loop_delivery(paths, protocol, bandwidth, buffer)
     if batch.status == "deadlock":
         assert status == "deadlock"
         # up to the deadlock both moved the same packets: those delivered, in the same steps
@@ -63,3 +71,22 @@ def test_the_fixed_paths_router_refuses_other_packets():
     router = router_for_paths(paths)
     with pytest.raises(ValueError, match="not those of the collection"):
         router.draw(paths.dests, paths.sources, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("protocol", ["random-rank", "growing-rank"])
+def test_the_open_loop_reference_reads_the_survey_ranks_too(protocol):
+    """The one reference core, from its open-loop front end, with the batch's survey ranks."""
+    from universal.openloop.reference import simulate_reference
+
+    net = build_network("torus:k=4,n=2")
+    paths = route_paths("valiant", build_problem("h-relation:h=2", net, np.random.default_rng(1)), net,
+                        np.random.default_rng(2))
+    batch = simulate(paths, protocol, np.random.default_rng(SEED), buffer=2)
+    traffic = OfferedTraffic("batch", np.zeros(net.num_nodes), None, None, np.zeros((0, 0)))
+    state = build_protocol(protocol).setup(np.random.default_rng(SEED), paths.lengths, paths.congestion,
+                                           paths.dilation)
+    injection = Injection("batch", packets=(paths.sources, paths.dests), ranks=(state.ranks, state.K, state.D))
+    spec = RunSpec(traffic, router_for_paths(paths), injection, 1.0, seed=0, priority=protocol)
+    run = simulate_reference(spec, int(paths.lengths.sum()) + 1, buffer=2, create_until=1)
+    delivered = np.array(run["delivered"])
+    assert np.array_equal(batch.delivery, np.where(paths.lengths == 0, 0, delivered + 1))

@@ -203,7 +203,9 @@ def draw_chunk(spec: RunSpec, state: InjectionState, first_step: int, rng: np.ra
     route = spec.router.draw(src, dst, rng)
     tie = rng.integers(0, 2**63, size=len(src)).astype(np.uint64) if spec.router.adaptive else None
     rank = None
-    if spec.priority in RANKED:
+    if spec.priority in RANKED and spec.injection.ranks is not None:     # a batch's survey ranks
+        rank = np.asarray(spec.injection.ranks[0], dtype=np.int64)[:len(src)]
+    elif spec.priority in RANKED:
         if state.ranks is None:
             state.ranks = rank_generator(spec.seed)
         rank = state.ranks.integers(0, RANK_RANGE, size=len(src))

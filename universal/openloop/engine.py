@@ -74,7 +74,13 @@ class _Batch:
         if any(s.priority != self.priority for s in specs):
             raise ValueError("the runs of a batch share one priority rule")
         check_priority(self.priority)
-        self.span = rank_span(net) if self.priority == "growing-rank" else 1    # D of growing rank
+        # growing rank's K and D: the survey's, where a batch brings its ranks, else 2^31 and the diameter
+        given = {s.injection.ranks[1:] if s.injection.ranks is not None else None for s in specs}
+        if len(given) > 1:
+            raise ValueError("the runs of a batch share one rank range and D")
+        given = given.pop()
+        self.rank_range = given[0] if given else RANK_RANGE
+        self.span = (given[1] if given else rank_span(net)) if self.priority == "growing-rank" else 1
         self.trash = self.R * self.L            # the dead packets' dummy link
         self.inject_slot = self.trash + 1       # "buffer" of packets still in their source queue
         self.kinds = np.array([_KIND[s.router.kind] for s in specs])
@@ -448,7 +454,7 @@ class _Batch:
         elif self.priority in ("random", "random-rank"):
             primary = -a["rank"][h:]
         elif self.priority == "growing-rank":      # rank + hops made * K / D, scaled by D
-            primary = -(a["rank"][h:] * self.span + self._hops_made() * RANK_RANGE)
+            primary = -(a["rank"][h:] * self.span + self._hops_made() * self.rank_range)
         elif self.priority == "nearest-to-go":
             primary = -self._hops_left()
         else:

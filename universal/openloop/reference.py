@@ -43,12 +43,13 @@ def _view(spec: RunSpec) -> RoutingView:
 _K = 2**31
 
 
-def _priority(rule: str, core: ReferenceCore):
-    """The sort key of ``rule``: the smallest key crosses first."""
+def _priority(rule: str, core: ReferenceCore, ranks: tuple | None = None):
+    """The sort key of ``rule``: the smallest key crosses first (``ranks``: a batch's survey ranks,
+    K and D; see :class:`~universal.openloop.workload.Injection`)."""
     if rule == "growing-rank":
-        D = core.diameter()
+        K, D = ranks[1:] if ranks is not None else (_K, core.diameter())
         # rank + hops * K / D, compared exactly after multiplying by D; p.hops = links crossed
-        return lambda p: (p.rank * D + p.hops * _K, p.pid)
+        return lambda p: (p.rank * D + p.hops * K, p.pid)
     left = core.hops_left
     return {"age": lambda p: (p.pid,), "longest-in-system": lambda p: (p.created, p.pid),
             "fifo": lambda p: (p.arrived, p.pid), "random": lambda p: (p.rank, p.pid),
@@ -98,7 +99,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     rng = np.random.default_rng(spec.seed)
     state = InjectionState()
     core = ReferenceCore(_view(spec), bandwidth, buffer)
-    key = _priority(spec.priority, core)
+    key = _priority(spec.priority, core, spec.injection.ranks)
     waiting: list[RefPacket] = []
     delivered: list[int] = []
     new: dict[int, list[RefPacket]] = {}

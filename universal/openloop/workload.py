@@ -43,13 +43,17 @@ class Injection:
 
     ``batch`` is the batch model's workload on the same engine: the packets of one routing
     problem, ``packets = (sources, destinations)``, all created in step 0 and none later
-    (:mod:`universal.openloop.batch`).
+    (:mod:`universal.openloop.batch`). A batch may bring the ranks of the survey's protocols,
+    ``ranks = (ranks, K, D)``: packet i's rank, the rank range K and growing rank's D (the
+    collection's dilation), as :meth:`universal.protocols.Protocol.setup` draws them, in place
+    of the open loop's ranks from [0, 2^31) and the network's diameter.
     """
 
     name: str
     burst: int = 0
     text: str = ""
     packets: tuple | None = field(default=None, compare=False, hash=False, repr=False)
+    ranks: tuple | None = field(default=None, compare=False, hash=False, repr=False)
 
     def max_rate(self) -> float:
         """Largest rate in packets per node per step the process can offer (inf for poisson)."""
