@@ -152,3 +152,68 @@ def test_the_limited_mark_names_what_limited_the_search(capsys):
     assert main(argv + ["--injection", "poisson"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "fills all of a node's links" in out and "try --injection poisson" not in out
+
+
+# ------------------------------------------------------- histograms, pairs, router delay (issue 24)
+
+def test_histogram_and_pair_in_json(capsys):
+    data = run_json(capsys, "--network", "torus:k=4,n=2", "--loads", "0.3", "--window", "300", "--histogram",
+                    "--pair", "0,0", "1,1", "--router-delay", "1")
+    row, = data["rows"]
+    pair, = data["pairs"]
+    assert row["histogram"]["packets"] > 0 and pair["pair"] == "0,0->1,1"
+    assert pair["histogram"]["start"] >= 2 + 2            # two hops, one step of router delay each
+    assert data["router_delay"] == 1
+
+
+def test_histogram_tables_fit_80_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["openloop", "--network", "torus:k=4,n=2", "--routing", "min-adaptive", "--loads", "0.3",
+                 "--window", "300", "--histogram", "--pair", "0,0", "1,3"]) == 0
+    out = capsys.readouterr().out
+    assert "Latency, min-adaptive on uniform at 0.3: all labelled packets" in out
+    assert "pair 0,0->1,3" in out and "█" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_random_perms_saturation_table_and_plot(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("COLUMNS", "80")
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "perms.png"
+    assert main(["openloop", "--network", "torus:k=4,n=2", "--traffic", "random-perms:3", "--saturation",
+                 "--window", "400", "--tolerance", "0.05", "--plot", str(plot)]) == 0
+    out = capsys.readouterr().out
+    assert "Saturation throughput Θ of random-perms:3" in out and "Θ of 3 permutations: dor, random-perms:3" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert plot.stat().st_size > 5000
+
+
+def test_histogram_plot_is_a_second_file(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "sweep.png"
+    assert main(["openloop", "--network", "torus:k=4,n=2", "--loads", "0.3", "--window", "300", "--histogram",
+                 "--plot", str(plot)]) == 0
+    assert plot.exists() and (tmp_path / "sweep.histogram.png").stat().st_size > 5000
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--loads", "0.2", "--router-delay", "-1"], "router delay -1"),
+    (["--loads", "0.2", "--router-delay", "1.5"], "whole number"),
+    (["--loads", "0.2", "--router-delay", "nan"], "whole number"),
+    (["--loads", "0.2", "--router-delay", "1e9"], "whole number"),
+    (["--loads", "0.2", "--router-delay", "99999999999999999999999"], "from 0 to 10,000"),
+    (["--loads", "0.2", "--traffic", "tornado", "--histogram", "--pair", "0,0", "2,2"], "sends nothing"),
+    (["--loads", "0.2", "--pair", "0,0", "9,9"], "not in"),
+    (["--saturation", "--histogram"], "load sweep"),
+    (["--saturation", "--pair", "0,0", "1,1"], "load sweep"),
+    (["--loads", "0.2", "--traffic", "random-perms:3"], "use it with --saturation"),
+    (["--saturation", "--traffic", "random-perms:0"], "at least one permutation"),
+    (["--saturation", "--traffic", "random-perms:x"], "takes a count"),
+    (["--saturation", "--traffic", "random-perms:100000"], "at most 10,000"),
+    (["--saturation", "--plot", "x.png"], "random-perms:M"),
+])
+def test_bad_histogram_pair_delay_and_perms_input(argv, message, tmp_path, capsys):
+    from tests.test_bad_inputs import assert_refused
+
+    line = assert_refused(["openloop", "--network", "torus:k=4,n=2", *argv], tmp_path, capsys)
+    assert message in line, line

@@ -45,8 +45,19 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     ol.add_argument("--seed", type=nonnegative, default=0, help="first seed (default 0)")
     output_options(ol)
     table_options(ol, columns=False)
+    ol.add_argument("--histogram", action="store_true",
+                    help="with --loads: also the distribution of the labelled packets' latency of every run (and "
+                         "of every --pair), as tables, in --json and, with --plot, as a second figure")
+    ol.add_argument("--pair", nargs=2, action="append", metavar=("SOURCE", "DEST"), default=None,
+                    help="with --loads: also the latency of the packets from SOURCE to DEST, nodes by label or id "
+                         "(e.g. --pair 0,0 1,3); repeat for more pairs")
+    ol.add_argument("--router-delay", type=router_delay, default=0, metavar="T",
+                    help="steps added to every packet's latency per hop, as a pipelined router's (default 0); "
+                         "throughput is unchanged")
     ol.add_argument("--plot", type=output_file("plot"), metavar="FILE",
-                    help="with --loads: latency and accepted against offered load (.png or .svg)")
+                    help="with --loads: latency and accepted against offered load (.png or .svg), and with "
+                         "--histogram the latency histograms in FILE's sibling NAME.histogram.png; with "
+                         "--saturation and random-perms:M traffic: the histogram of the permutations' Θ")
     ol.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
                     help="with --loads: also write one run as a self-contained HTML page (packets created for "
                          "--html-steps steps at --html-load, then the network drains), beside the load sweep")
@@ -75,8 +86,19 @@ def results_options(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     protect_run_inputs([args.network, args.routing, args.traffic])  # no output replaces a file the run reads
     plot = plot_path(args)
-    if plot is not None and args.saturation:
-        raise UserError("--plot draws a load sweep: use it with --loads")
+    if args.saturation and (args.histogram or args.pair):
+        raise UserError(f"{'--histogram' if args.histogram else '--pair'} measures the latency of a load sweep: "
+                        "use it with --loads")
+    from universal.openloop.cells import random_perm_count
+
+    if plot is not None and args.saturation and not any(random_perm_count(t) for t in names(args.traffic)):
+        raise UserError("--plot draws a load sweep (--loads) or, with --saturation, the histogram of the "
+                        "saturation throughput of random-perms:M traffic")
+    histogram_plot = None
+    if plot is not None and args.histogram:
+        from universal.reporting.plots.common import sibling
+
+        histogram_plot = plot_path(argparse.Namespace(plot=str(sibling(plot, "histogram"))))
     if len(args.buffer) != 1:
         raise UserError("openloop takes one --buffer size")
     html = html_path(args)
@@ -88,7 +110,8 @@ def run(args: argparse.Namespace) -> None:
                           injection=args.injection, units=args.units,
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=_priorities(args.priority),
                           bandwidth=args.bandwidth, buffer=args.buffer[0], window=args.window,
-                          tolerance=args.tolerance)
+                          tolerance=args.tolerance, histogram=args.histogram, router_delay=args.router_delay,
+                          pairs=[f"{a}->{b}" for a, b in args.pair or []])
     view = None
     if html is not None:  # the view's run first: one too large to draw is refused before the study
         from universal.reporting.html.data import openloop_view
@@ -103,10 +126,35 @@ def run(args: argparse.Namespace) -> None:
 
         wrote_html(*write_view(html, add_sweep(view, data["rows"])))
     emit(data, args)
-    if plot is not None:
+    if plot is not None and study.loads is not None:
         from universal.reporting.plots.openloop import plot_openloop
 
         plotted(plot_openloop(report.rows, plot, study.units))
+    if histogram_plot is not None:
+        from universal.reporting.openloop import latency_histograms
+        from universal.reporting.plots.openloop import plot_latency_histograms
+
+        plotted(plot_latency_histograms(latency_histograms(data), histogram_plot, data.get("router_delay", 0)))
+    if plot is not None and study.loads is None:
+        from universal.reporting.plots.openloop import plot_permutation_thetas
+
+        plotted(plot_permutation_thetas(data, plot))
+
+
+def router_delay(text: str) -> int:
+    """An argparse type: ``--router-delay``, whole steps per hop from 0 to 10,000.
+
+    Examples
+    --------
+    >>> router_delay("2")
+    2
+    """
+    from universal.openloop.histograms import check_router_delay
+
+    try:
+        return check_router_delay(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _priorities(text: str) -> str | list[str]:

@@ -30,14 +30,15 @@ from universal.networks import build_network
 from universal.openloop.creation import RunSpec
 from universal.openloop.engine import simulate_batch
 from universal.openloop.engine import _check_window
-from universal.openloop.measure import Measurement, RunResult
+from universal.openloop.histograms import delayed_latency, latency_histogram, pair_mask
+from universal.openloop.measure import Measurement, RunResult, latency_summary
 from universal.openloop.priorities import check_priority
 from universal.openloop.routes import build_router
 from universal.openloop.saturation import find_saturations, rate_ceiling
-from universal.openloop.workload import build_injection, capacity_rate, offered_traffic
+from universal.openloop.workload import OfferedTraffic, build_injection, capacity_rate, offered_traffic
 
 __all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "forget_prepared", "study_cells", "cell_key",
-           "chunks", "run_cells", "run_chunk"]
+           "chunks", "run_cells", "run_chunk", "random_perm_count", "MAX_RANDOM_PERMS", "MAX_RANDOM_PERM_NODES"]
 
 #: Offered load (fraction of capacity) of the zero-load latency runs of a saturation table.
 ZERO_LOAD = 0.02
@@ -126,6 +127,14 @@ class Prepared:
     routers: dict
     exact: dict                      # (routing, traffic) -> Fraction or None
     pairs: list = field(default_factory=list)
+    #: ``random-perms:M`` traffics: name -> M; their permutations and exact values, drawn when used
+    random_perms: dict = field(default_factory=dict)
+    perms: dict = field(default_factory=dict)          # (traffic, seed) -> int32 array (M, N)
+    perm_exact: dict = field(default_factory=dict)     # (routing, traffic, seed) -> list of Fraction or None
+    resolved: dict = field(default_factory=dict)       # routing -> its name with files resolved
+    #: The exact analysis's Θ (fraction of capacity) times this is in the study's units; None with
+    #: bounded buffers (the analysis is of the ideal network)
+    unit_factor: Fraction | None = None
 
 
 #: The study last prepared in this process. Worker processes started by fork inherit it, so
@@ -242,19 +251,159 @@ def _build(study) -> Prepared:
     if pairs and study.loads is None:
         raise UserError("pair latencies come from a load sweep (loads), not from a saturation search")
     cap = float(capacity_rate(net, study.bandwidth)) if study.units == "capacity" else None
-    traffics = {t: offered_traffic(net, _resolve_traffic(t, study.base_dir)) for t in study.traffics}
+    random_perms = _random_perm_traffics(study, net)
+    traffics = {t: offered_traffic(net, _resolve_traffic(t, study.base_dir)) for t in study.traffics
+                if t not in random_perms}
     resolved = {r: with_file_resolved(r, study.base_dir) for r in study.routings}  # lp:file= in a scenario
     routers = {r: build_router(resolved[r], net) for r in study.routings}
     Measurement(window=study.window).check()
-    prepared = Prepared(net, injection, cap, cap if cap is not None else 1.0, traffics, routers, {}, pairs)
+    prepared = Prepared(net, injection, cap, cap if cap is not None else 1.0, traffics, routers, {}, pairs,
+                        random_perms=random_perms, resolved=resolved)
+    for t in random_perms:   # the checks below see the first permutation of the first seed
+        traffics[t] = permutation_traffic(prepared, t, study.seeds[0], 0)
+    _check_pairs_send(study, net, pairs, traffics)
     _check_runs(study, prepared)
     if study.buffer is None:  # the analysis is of the ideal network with unbounded buffers
-        prepared.exact = {(r, t): analytic_throughput(net, resolved[r], _resolve_traffic(t, study.base_dir))
+        prepared.exact = {(r, t): None if t in random_perms else
+                          analytic_throughput(net, resolved[r], _resolve_traffic(t, study.base_dir))
                           for r in study.routings for t in study.traffics}
-        if study.units == "packets" and any(v is not None for v in prepared.exact.values()):
+        prepared.unit_factor = Fraction(1)
+        if study.units == "packets" and (any(v is not None for v in prepared.exact.values())
+                                         or random_perms and net.kind == "torus"):
             per_node = capacity_rate(net, study.bandwidth)   # the same value, in packets per node per step
+            prepared.unit_factor = per_node
             prepared.exact = {k: None if v is None else v * per_node for k, v in prepared.exact.items()}
     return prepared
+
+
+#: Most permutations of one ``random-perms:M`` traffic in an open-loop study (GOAL's Figure 9 has 1,000).
+MAX_RANDOM_PERMS = 10_000
+#: Largest network for ``random-perms:M`` in an open-loop study (each permutation's search holds
+#: an N x N traffic matrix while it runs).
+MAX_RANDOM_PERM_NODES = 1024
+
+
+def random_perm_count(traffic: str) -> int:
+    """M of a ``random-perms:M`` traffic name (its default 1000 without a count), 0 for any other.
+
+    Parameters
+    ----------
+    traffic : str
+        A traffic name as the study lists it.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    UserError
+        A ``random-perms`` name with a bad count, or one above :data:`MAX_RANDOM_PERMS`.
+
+    Examples
+    --------
+    >>> random_perm_count("random-perms:20"), random_perm_count("random-perms"), random_perm_count("tornado")
+    (20, 1000, 0)
+    """
+    from universal.oblivious.traffic import Grid, make_traffic
+    from universal.registry import parse_spec
+
+    try:
+        name = parse_spec(traffic).name
+    except UserError:
+        return 0                 # reported where the traffic is built
+    if name != "random-perms":
+        return 0
+    count = make_traffic(Grid(2, 1, "any"), traffic).count
+    if count > MAX_RANDOM_PERMS:
+        raise UserError(f"{traffic}: at most {MAX_RANDOM_PERMS:,} permutations in an open-loop study "
+                        f"(each one is a saturation search; got {count:,})")
+    return count
+
+
+def _random_perm_traffics(study, net) -> dict[str, int]:
+    """The study's ``random-perms:M`` traffics and their M, checked (saturation only, small networks)."""
+    found = {t: m for t in study.traffics if (m := random_perm_count(t))}
+    if not found:
+        return found
+    name = next(iter(found))
+    if study.loads is not None:
+        raise UserError(f"{name} gives each permutation's saturation throughput: use it with --saturation "
+                        "(a load sweep takes one permutation:file=P)")
+    nodes = len(net.endpoints)
+    if nodes > MAX_RANDOM_PERM_NODES:
+        raise UserError(f"{name} on {net.name} ({nodes:,} nodes): open-loop random permutations run on networks "
+                        f"of at most {MAX_RANDOM_PERM_NODES:,} nodes")
+    return found
+
+
+def permutations_of(p: Prepared, traffic: str, seed: int) -> np.ndarray:
+    """The M permutations of ``random-perms:M`` for ``seed``: permutation i is the i-th
+    ``permutation(N)`` of ``numpy.random.default_rng(seed)``, the draws ``universal load
+    --traffic random-perms:M --seed S`` makes for one routing (so both analyse the same ones).
+
+    Parameters
+    ----------
+    p : Prepared
+    traffic : str
+    seed : int
+
+    Returns
+    -------
+    ndarray of int32, shape (M, N)
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> p = prepare(OpenLoopStudy("torus:k=4,n=1", ["dor"], ["random-perms:2"], saturation=True))
+    >>> permutations_of(p, "random-perms:2", 0).tolist()
+    [[2, 0, 1, 3], [3, 2, 1, 0]]
+    """
+    key = (traffic, seed)
+    if key not in p.perms:
+        rng = np.random.default_rng(seed)
+        N = len(p.network.endpoints)
+        p.perms[key] = np.stack([rng.permutation(N) for _ in range(p.random_perms[traffic])]).astype(np.int32)
+    return p.perms[key]
+
+
+def permutation_traffic(p: Prepared, traffic: str, seed: int, index: int) -> OfferedTraffic:
+    """Permutation ``index`` of ``random-perms:M`` for ``seed`` as open-loop traffic."""
+    perm = permutations_of(p, traffic, seed)[index].astype(np.int64)
+    N = len(perm)
+    matrix = np.zeros((N, N))
+    matrix[np.arange(N), perm] = 1.0
+    return OfferedTraffic(f"{traffic}#{index}", np.ones(N), perm, None, matrix)
+
+
+def permutation_exact(p: Prepared, routing: str, traffic: str, seed: int) -> list | None:
+    """Exact Θ (capacity over the largest channel load, :mod:`universal.oblivious`) of each
+    permutation of ``random-perms:M`` for ``seed``, in the study's units; None for routings the
+    torus analysis does not cover (as :func:`analytic_throughput`)."""
+    key = (routing, traffic, seed)
+    if key not in p.perm_exact:
+        p.perm_exact[key] = _permutation_exact(p, routing, traffic, seed)
+    return p.perm_exact[key]
+
+
+def _permutation_exact(p: Prepared, routing: str, traffic: str, seed: int) -> list | None:
+    from universal.oblivious import ROUTINGS
+    from universal.oblivious.throughput import exact_max_load
+    from universal.oblivious.traffic import Traffic
+    from universal.paths.torus.geometry import Torus
+    from universal.registry import parse_spec
+
+    net = p.network
+    name = p.resolved.get(routing, routing)
+    if (p.unit_factor is None or net.terminals is not None or net.kind != "torus" or parse_spec(name).name not in ROUTINGS
+            or net.params["k"] < 3):
+        return None
+    from universal.oblivious.loads import pair_loads
+
+    torus = Torus(net.params["k"], net.params["n"])
+    pl = pair_loads(name, torus)
+    return [torus.capacity_load / exact_max_load(pl, Traffic(f"{traffic}#{i}", perm=perm.astype(np.int64)))
+            * p.unit_factor for i, perm in enumerate(permutations_of(p, traffic, seed))]
 
 
 def _check_spec(spec: RunSpec, measurement: Measurement) -> None:
@@ -302,7 +451,9 @@ def estimate_seconds(study, scale: float = 1.0) -> tuple[float, int]:
     else:
         m = Measurement(window=study.window)
         steps = [m.warmup_min + m.window_for(load * scale) for load in study.loads]
-    runs = len(study.routings) * len(study.traffics) * len(study.priorities) * len(study.seeds)
+    # a search of one of M random permutations makes at least the 8 runs of its first round
+    per_traffic = sum(8 * m if (m := random_perm_count(t)) else 1 for t in study.traffics)
+    runs = len(study.routings) * per_traffic * len(study.priorities) * len(study.seeds)
     longest = max(steps)
     seconds = max(longest, runs * sum(steps) / RUNS_PER_BATCH) * SECONDS_PER_STEP
     return seconds, longest
@@ -367,6 +518,20 @@ def _check_injection_limit(study, p: Prepared, traffic: str, load: float) -> Non
     raise UserError(f"{asked}; {name} injection {creates} (use --injection poisson, or {fix})")
 
 
+def _check_pairs_send(study, net, pairs: list[tuple[int, int]], traffics: dict) -> None:
+    """Refuse a pair whose source never sends to its destination under one of the traffics: it
+    would have no packets, so no latency or histogram to measure."""
+    for text, (s, d) in zip(study.pairs, pairs):
+        for name, tr in traffics.items():
+            size = len(tr.rowsum)
+            if s >= size or d >= size:
+                raise UserError(f"pair {text}: traffic on {net.name} goes between its {size:,} terminals, and "
+                                f"node {net.label_of(s if s >= size else d)} is a router")
+            if not tr.matrix[s, d] > 0:
+                raise UserError(f"pair {text} sends nothing under {name} (node {net.label_of(s)} never sends to "
+                                f"{net.label_of(d)}): there is no latency to measure; name a pair the traffic uses")
+
+
 def _parse_pair(net, text: str) -> tuple[int, int]:
     """``"0,0->1,3"``: a source and a destination by their labels."""
     if "->" not in text:
@@ -390,8 +555,9 @@ def study_cells(study) -> list[dict]:
     if study.loads is not None:
         return [{"routing": r, "traffic": t, "priority": q, "offered": load, "seed": s} for r in study.routings
                 for t in study.traffics for q in study.priorities for load in study.loads for s in study.seeds]
-    return [{"routing": r, "traffic": t, "priority": q, "seed": s} for r in study.routings for t in study.traffics
-            for q in study.priorities for s in study.seeds]
+    return [{"routing": r, "traffic": t, "priority": q, "seed": s, **({"permutation": i} if m else {})}
+            for r in study.routings for t in study.traffics for q in study.priorities for s in study.seeds
+            for m in [random_perm_count(t)] for i in range(max(m, 1))]
 
 
 def cell_key(cell: dict) -> str:
@@ -473,7 +639,9 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
     p = prepare(study)
 
     def spec(c: dict, rate: float) -> RunSpec:
-        return RunSpec(p.traffics[c["traffic"]], p.routers[c["routing"]], p.injection, rate * p.scale,
+        traffic = (permutation_traffic(p, c["traffic"], c["seed"], c["permutation"]) if "permutation" in c
+                   else p.traffics[c["traffic"]])
+        return RunSpec(traffic, p.routers[c["routing"]], p.injection, rate * p.scale,
                        seed=c["seed"], priority=c["priority"])
 
     rules = list(dict.fromkeys(c["priority"] for c in cells))
@@ -486,9 +654,12 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
                                  buffer=study.buffer, measurement=Measurement(window=study.window), progress=progress)
         yield [_load_line(study, p, c, res) for c, res in zip(cells, results)]
         return
-    zero = simulate_batch([spec(c, ZERO_LOAD) for c in cells], bandwidth=study.bandwidth, buffer=study.buffer,
-                          measurement=Measurement(window=study.window or 3000, drain=True))
-    zero_of = {cell_key(c): z for c, z in zip(cells, zero)}
+    # the zero-load latency of each (routing, traffic); the permutations of random-perms:M have
+    # only their saturation throughput (GOAL's Figure 9)
+    named = [c for c in cells if "permutation" not in c]
+    zero = simulate_batch([spec(c, ZERO_LOAD) for c in named], bandwidth=study.bandwidth, buffer=study.buffer,
+                          measurement=Measurement(window=study.window or 3000, drain=True)) if named else []
+    zero_of = {cell_key(c): z for c, z in zip(named, zero)}
     # Searches run in groups whose rounds share the engine's batches (find_saturations); each
     # group's lines are handed back when it ends. Oblivious and adaptive searches are grouped
     # apart (an adaptive run makes its whole batch carry the adaptive state).
@@ -499,7 +670,7 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
                                 bandwidth=study.bandwidth, buffer=study.buffer,
                                 measurement=Measurement(window=study.window, latency_limit=500, drain=False,
                                                         overload="stop"))
-        yield [_saturation_line(p, c, sat, zero_of[cell_key(c)]) for c, sat in zip(group, sats)]
+        yield [_saturation_line(study, p, c, sat, zero_of.get(cell_key(c))) for c, sat in zip(group, sats)]
 
 
 def run_chunk(study, cells: list[dict]) -> list[dict]:
@@ -526,32 +697,53 @@ def run_chunk(study, cells: list[dict]) -> list[dict]:
 
 
 def _base(c: dict) -> dict:
-    return {"routing": c["routing"], "traffic": c["traffic"], "priority": c["priority"], "seed": c["seed"]}
+    return {"routing": c["routing"], "traffic": c["traffic"], "priority": c["priority"], "seed": c["seed"],
+            **({"permutation": c["permutation"]} if "permutation" in c else {})}
 
 
 def _load_line(study, p: Prepared, c: dict, res: RunResult) -> dict:
     def sc(x):
         return None if x is None else x / p.scale
 
+    delay = getattr(study, "router_delay", 0)
+    histogram = getattr(study, "histogram", False)
+    packets = res.labelled_packets
+    latency = None if packets is None else delayed_latency(packets[2], packets[3], delay)
+    summary = {k: getattr(res, k) for k in ("latency_mean", "latency_p50", "latency_p99", "latency_max",
+                                            "hops_mean")}
+    if delay and latency is not None:        # every latency statistic of the delayed latencies
+        summary = latency_summary(latency, packets[3])
     value = p.exact.get((c["routing"], c["traffic"]))
     row = {**_base(c), "offered": c["offered"], "accepted": sc(res.accepted), "accepted_min": sc(res.accepted_min),
-           "latency_mean": res.latency_mean, "latency_p50": res.latency_p50, "latency_p99": res.latency_p99,
-           "latency_max": res.latency_max, "hops_mean": res.hops_mean, "stable": res.stable, "status": res.status,
+           **summary, "stable": res.stable, "status": res.status,
            "analytic_value": None if value is None else float(value)}
+    if histogram:
+        row["histogram"] = None if latency is None else latency_histogram(latency)
     pairs = []
     for text, (s, d) in zip(study.pairs, p.pairs):
         got = res.pair_latency(s, d)
-        pairs.append({**_base(c), "offered": c["offered"], "pair": text, "latency_mean": got[0] if got else None,
-                      "hops_mean": got[1] if got else None, "packets": got[2] if got else 0})
+        if got is not None and delay:
+            got = (got[0] + delay * got[1], got[1], got[2])
+        pair = {**_base(c), "offered": c["offered"], "pair": text, "latency_mean": got[0] if got else None,
+                "hops_mean": got[1] if got else None, "packets": got[2] if got else 0}
+        if histogram:
+            pair["histogram"] = None if latency is None else latency_histogram(latency[pair_mask(packets, s, d)])
+        pairs.append(pair)
     return {"cell": c, "row": row, "pairs": pairs}
 
 
-def _saturation_line(p: Prepared, c: dict, sat, z: RunResult) -> dict:
+def _saturation_line(study, p: Prepared, c: dict, sat, z: RunResult | None) -> dict:
     theta = sat.theta / p.scale
-    exact = p.exact.get((c["routing"], c["traffic"]))
+    if "permutation" in c:
+        values = permutation_exact(p, c["routing"], c["traffic"], c["seed"])
+        exact = None if values is None else values[c["permutation"]]
+    else:
+        exact = p.exact.get((c["routing"], c["traffic"]))
+    delay = getattr(study, "router_delay", 0)
+    zero = None if z is None or z.latency_mean is None else z.latency_mean + delay * z.hops_mean
     row = {**_base(c), "saturation": theta, "upper": sat.upper / p.scale, "limited": sat.limited,
            "analytic": None if exact is None else str(exact),
            "analytic_value": None if exact is None else float(exact),
            "ratio": None if exact is None or exact == 0 else theta / float(exact),
-           "zero_load_latency": z.latency_mean, "hops_mean": z.hops_mean, "runs": len(sat.runs)}
+           "zero_load_latency": zero, "hops_mean": None if z is None else z.hops_mean, "runs": len(sat.runs)}
     return {"cell": c, "row": row, "pairs": []}

@@ -27,6 +27,8 @@ LOAD_FIELDS = {**_CELL, "offered": _NUM, "accepted": _NUM + _NONE, "accepted_min
 SATURATION_FIELDS = {**_CELL, "saturation": _NUM, "upper": _NUM, "limited": _BOOL, "analytic": _STR + _NONE,
                      "analytic_value": _NUM + _NONE, "ratio": _NUM + _NONE, "zero_load_latency": _NUM + _NONE,
                      "hops_mean": _NUM + _NONE, "runs": _INT}
+#: A saturation row of one of the permutations of ``random-perms:M`` also names it.
+_PERMUTATION = {"permutation": _INT}
 PAIR_FIELDS = {**_CELL, "offered": _NUM, "pair": _STR, "latency_mean": _NUM + _NONE, "hops_mean": _NUM + _NONE,
                "packets": _INT}
 
@@ -67,7 +69,9 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
     ...
     universal.results.BadLine: the row: stable = "yes" has the wrong type
     """
-    fields = LOAD_FIELDS if study.loads is not None else SATURATION_FIELDS
+    histogram = {"histogram": (dict, type(None))} if getattr(study, "histogram", False) else {}
+    fields = {**LOAD_FIELDS, **histogram} if study.loads is not None else SATURATION_FIELDS
+    pair_fields = {**PAIR_FIELDS, **histogram}
     pairs_per_cell = len(study.pairs) if study.loads is not None else 0
 
     def check(data: object) -> tuple[str, dict]:
@@ -77,17 +81,37 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
         cell = data["cell"]
         if not isinstance(cell, dict) or cell_key(cell) not in cells:
             raise BadLine(f"cell {json.dumps(cell)} is not a cell of this study")
-        _check_row(data["row"], fields, cell, "the row")
+        _check_row(data["row"], {**fields, **_PERMUTATION} if "permutation" in cell else fields, cell, "the row")
+        _check_histogram(data["row"], "the row")
         pairs = data["pairs"]
         if not isinstance(pairs, list) or len(pairs) != pairs_per_cell:
             raise BadLine(f"cell {json.dumps(cell)} should hold {pairs_per_cell} pair latencies")
         for number, (pair, text) in enumerate(zip(pairs, study.pairs), 1):
-            _check_row(pair, PAIR_FIELDS, cell, f"pair {number}")
+            _check_row(pair, pair_fields, cell, f"pair {number}")
+            _check_histogram(pair, f"pair {number}")
             if pair["pair"] != text:
                 raise BadLine(f"pair {number} is {json.dumps(pair['pair'])}, not {json.dumps(text)}")
         return cell_key(cell), data
 
     return check
+
+
+def _check_histogram(row: dict, what: str) -> None:
+    """A stored latency histogram (:func:`universal.openloop.histograms.latency_histogram`) as this
+    version writes it: integer start, a positive width, counts that sum to its packets."""
+    hist = row.get("histogram")
+    if hist is None:
+        return
+
+    def whole(x) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    ok = (set(hist) == {"start", "width", "counts", "packets"} and whole(hist["start"]) and whole(hist["width"])
+          and hist["width"] >= 1 and isinstance(hist["counts"], list)
+          and all(whole(c) and c >= 0 for c in hist["counts"]) and whole(hist["packets"])
+          and sum(hist["counts"]) == hist["packets"])
+    if not ok:
+        raise BadLine(f"{what}: the latency histogram is not one this version writes")
 
 
 def _with_priority(data: dict, rules: list[str]) -> dict:

@@ -19,6 +19,7 @@ import numpy as np
 from universal.errors import UserError
 from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, check_distinct_loads, chunks,
                                       forget_prepared, prepare, run_cells, run_chunk, study_cells)
+from universal.openloop.histograms import check_router_delay, permutation_summary
 from universal.openloop.lines import parse_line
 from universal.results import (check_results_path, read_results_file, remove_stale_temporaries, resumes_itself,
                                write_results_file)
@@ -97,6 +98,10 @@ class OpenLoopStudy:
     pairs: list[str] = field(default_factory=list)
     #: Worker processes a scenario asks for by default (``--jobs`` overrides); rows never depend on it.
     jobs: int = 1
+    #: With loads: every row (and pair) also carries the histogram of its labelled packets' latency.
+    histogram: bool = False
+    #: Steps added to latency per hop (a pipelined router; :mod:`universal.openloop.histograms`).
+    router_delay: int = 0
 
     @property
     def priorities(self) -> list[str]:
@@ -140,7 +145,10 @@ class OpenLoopStudy:
                 "traffics": list(self.traffics), "loads": None if self.loads is None else list(self.loads),
                 "saturation": self.saturation, "injection": self.injection, "units": self.units,
                 "seeds": list(self.seeds), "priority": self.priority_setting(), "bandwidth": self.bandwidth,
-                "buffer": self.buffer, "window": self.window, "tolerance": self.tolerance, "pairs": list(self.pairs)}
+                "buffer": self.buffer, "window": self.window, "tolerance": self.tolerance, "pairs": list(self.pairs),
+                # named only when used, so that results files written before them still resume
+                **({"histogram": True} if self.histogram else {}),
+                **({"router_delay": self.router_delay} if self.router_delay else {})}
 
     def cell_count(self) -> int:
         """Runs of a load sweep, or searches of a saturation table (without making the cells).
@@ -150,8 +158,12 @@ class OpenLoopStudy:
         >>> OpenLoopStudy("torus:k=4,n=2", ["dor", "val"], ["uniform"], loads=[0.1, 0.2], seeds=[0, 1]).cell_count()
         8
         """
-        count = len(self.routings) * len(self.traffics) * len(self.priorities) * len(self.seeds)
-        return count * len(self.loads) if self.loads is not None else count
+        if self.loads is not None:
+            return len(self.routings) * len(self.traffics) * len(self.priorities) * len(self.seeds) * len(self.loads)
+        from universal.openloop.cells import random_perm_count   # random-perms:M: one search per permutation
+
+        traffics = sum(max(1, random_perm_count(t)) for t in self.traffics)
+        return len(self.routings) * traffics * len(self.priorities) * len(self.seeds)
 
 
 @dataclass
@@ -177,6 +189,11 @@ class OpenLoopReport:
                "resumed_cells": self.resumed, "rows": self.rows}
         if self.pairs:
             out["pairs"] = self.pairs
+        if s.router_delay:
+            out["router_delay"] = s.router_delay
+        summary = permutation_summary(self.rows) if s.loads is None else []
+        if summary:
+            out["random_perms"] = summary
         return out
 
 
@@ -228,6 +245,9 @@ def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | Non
         raise UserError("--resume continues the results file and --overwrite replaces it: give one of them")
     if (resume or overwrite) and results_file is None:
         raise UserError(f"--{'resume' if resume else 'overwrite'} applies to a results file: name it with --out FILE")
+    check_router_delay(study.router_delay)
+    if study.histogram and study.loads is None:
+        raise UserError("latency histograms come from a load sweep (--loads), not from a saturation search")
     if study.cell_count() > MAX_CELLS:
         raise UserError(f"study {study.name!r} has {study.cell_count():,} runs or searches, more than this tool "
                         f"runs (at most {MAX_CELLS:,}); ask for fewer loads, seeds, routings, traffics or priorities")

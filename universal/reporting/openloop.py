@@ -9,7 +9,7 @@ from rich.table import Table
 
 from universal.reporting.layout import Col, FitTable
 
-__all__ = ["openloop_table", "print_openloop"]
+__all__ = ["openloop_table", "print_openloop", "latency_histograms", "histogram_table", "permutation_tables"]
 
 
 def _f(x, digits: int = 3) -> str:
@@ -33,6 +33,7 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
     seeds = len({r["seed"] for r in rows}) > 1
     rules = len({r.get("priority") for r in rows}) > 1      # several priorities: a column
     if rows and "saturation" in rows[0]:
+        rows = [r for r in rows if "permutation" not in r]  # random-perms:M: summarised apart
         t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit})",
                   caption=("analytic: capacity / max channel load (universal load), exact; " if data["units"] == "capacity"
                            else "analytic: B / max channel load at one packet per node and step (universal load), "
@@ -67,9 +68,143 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
                              "from creation to delivery (labelled packets of stable runs)"], wide=wide)
 
 
+#: Widest bar of a histogram table, in characters (the table stays within 80 columns).
+BAR_WIDTH = 36
+
+
+def _bar(count: int, most: int) -> str:
+    return "█" * (round(BAR_WIDTH * count / most) if most else 0)
+
+
+def _merged(hists: list[dict]) -> dict | None:
+    """Histograms of several seeds as one (bins aligned on the widest width; None if there are none)."""
+    hists = [h for h in hists if h is not None and h["packets"]]
+    if not hists:
+        return None
+    if len(hists) == 1:
+        return hists[0]
+    start = min(h["start"] for h in hists)
+    width = max(h["width"] for h in hists)
+    counts: dict[int, int] = {}
+    for h in hists:
+        for i, c in enumerate(h["counts"]):
+            if c:
+                at = (h["start"] + i * h["width"] - start) // width
+                counts[at] = counts.get(at, 0) + c
+    top = max(counts)
+    return {"start": start, "width": width, "counts": [counts.get(i, 0) for i in range(top + 1)],
+            "packets": sum(counts.values())}
+
+
+def latency_histograms(data: dict) -> list[dict]:
+    """The latency histograms of a load sweep's JSON, seeds pooled: one per (routing, traffic,
+    priority, offered load) for all labelled packets and one per named pair.
+
+    Parameters
+    ----------
+    data : dict
+        ``OpenLoopReport.to_json()`` of a study run with ``histogram``.
+
+    Returns
+    -------
+    list of dict
+        ``routing``, ``traffic``, ``priority``, ``offered``, ``what`` (``"all"`` or the pair),
+        ``seeds`` (how many were pooled) and ``histogram`` (None when no run was stable).
+
+    Examples
+    --------
+    >>> h = {"start": 4, "width": 1, "counts": [3, 1], "packets": 4}
+    >>> row = dict(routing="dor", traffic="uniform", priority="age", offered=0.2, seed=0, histogram=h)
+    >>> [x["histogram"]["counts"] for x in latency_histograms({"rows": [row, {**row, "seed": 1}]})]
+    [[6, 2]]
+    """
+    groups: dict[tuple, list] = {}
+    for r in data["rows"]:
+        if "histogram" in r:
+            groups.setdefault((r["routing"], r["traffic"], r["priority"], r["offered"], "all"), []).append(r)
+    for p in data.get("pairs", []):
+        if "histogram" in p:
+            groups.setdefault((p["routing"], p["traffic"], p["priority"], p["offered"], p["pair"]), []).append(p)
+    return [{"routing": k[0], "traffic": k[1], "priority": k[2], "offered": k[3], "what": k[4],
+             "seeds": len(v), "histogram": _merged([x["histogram"] for x in v])} for k, v in groups.items()]
+
+
+def histogram_table(h: dict, delay: int = 0) -> Table:
+    """One latency histogram (an item of :func:`latency_histograms`) as a table of at most 20
+    bins and a tail bin, each with its packets, share and a bar; at most 80 columns wide."""
+    from universal.openloop.histograms import display_bins
+
+    hist = h["histogram"]
+    who = "all labelled packets" if h["what"] == "all" else f"pair {h['what']}"
+    rule = "" if h["priority"] == "age" else f" ({h['priority']})"
+    title = (f"Latency, {h['routing']}{rule} on {h['traffic']} at {h['offered']:g}: {who}"
+             + (f" ({h['seeds']} seeds)" if h["seeds"] > 1 else ""))
+    t = Table(title=title, caption=f"latency in steps from creation to delivery{f' (+{delay} per hop)' if delay else ''}"
+              f"; {hist['packets']:,} packets" if hist else "no stable run: no latency to show")
+    for c, j in (("latency", "right"), ("packets", "right"), ("share", "right"), ("", "left")):
+        t.add_column(c, justify=j, no_wrap=True)
+    bins = display_bins(hist) if hist else []
+    most = max((c for _, _, c in bins), default=0)
+    for low, high, count in bins:
+        label = f"≥ {low}" if high is None else (str(low) if high == low else f"{low}-{high}")
+        t.add_row(label, f"{count:,}", f"{100 * count / hist['packets']:.1f}%", _bar(count, most))
+    return t
+
+
+def permutation_tables(data: dict) -> list[Table]:
+    """Saturation throughput over the random permutations of ``random-perms:M``: the summary
+    (min, mean, max beside the exact analysis's) and a histogram per routing and traffic
+    (Singh, Dally, Gupta & Towles 2003, Figures 9 and 10)."""
+    from universal.openloop.histograms import theta_bins
+
+    summary = data.get("random_perms") or []
+    if not summary:
+        return []
+    unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
+    rules = len({s["priority"] for s in summary}) > 1
+    seeds = len({s["seed"] for s in summary}) > 1
+    exact = any(s["analytic_min"] is not None for s in summary)
+    traffics = list(dict.fromkeys(s["traffic"] for s in summary))
+    one = len(traffics) == 1                   # one traffic: named in the title, no column
+    t = Table(title=f"Saturation throughput Θ of {traffics[0] if one else 'random permutations'} on "
+                    f"{data['network']['name']} ({unit})",
+              caption="M: permutations; min, mean, max: simulated Θ" + (
+                  "; exact: capacity / max channel load of the same permutations (universal load)" if exact else ""))
+    cols = (["routing"] + ([] if one else ["traffic"]) + (["priority"] if rules else []) + (["seed"] if seeds else [])
+            + ["M", "min", "mean", "max"] + (["exact\nmin", "exact\nmean"] if exact else []))
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("routing", "traffic", "priority") else "right", no_wrap=True)
+    for s in summary:
+        t.add_row(s["routing"], *([] if one else [s["traffic"]]), *([s["priority"]] if rules else []),
+                  *([str(s["seed"])] if seeds else []),
+                  str(s["permutations"]), _f(s["min"]), _f(s["mean"]), _f(s["max"]) + ("+" if s["limited"] else ""),
+                  *([_f(s["analytic_min"]), _f(s["analytic_mean"])] if exact else []))
+    tables = [t]
+    for s in summary:
+        values = [r["saturation"] for r in data["rows"] if r.get("permutation") is not None
+                  and (r["routing"], r["traffic"], r["priority"], r["seed"])
+                  == (s["routing"], s["traffic"], s["priority"], s["seed"])]
+        h = Table(title=f"Θ of {s['permutations']} permutations: {s['routing']}, {s['traffic']}"
+                  + (f", {s['priority']}" if rules else "") + (f", seed {s['seed']}" if seeds else ""))
+        for c, j in (("Θ", "right"), ("perms", "right"), ("", "left")):
+            h.add_column(c, justify=j, no_wrap=True)
+        bins = theta_bins(values)
+        most = max(c for _, _, c in bins)
+        for low, high, count in bins:
+            h.add_row(f"{low:.3f}-{high:.3f}" if high > low else f"{low:.3f}", str(count), _bar(count, most))
+        tables.append(h)
+    return tables
+
+
 def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
-    """Print the study's table (``wide``: leave no column out to fit the terminal)."""
-    console.print(openloop_table(data, wide=wide))
+    """Print the study's table (``wide``: leave no column out to fit the terminal), the latency
+    histograms of ``--histogram`` and the random permutations' Θ of ``random-perms:M``."""
+    if any("permutation" not in r for r in data["rows"]) or not data["rows"]:
+        console.print(openloop_table(data, wide=wide))
+    for table in permutation_tables(data):
+        console.print(table)
+    for h in latency_histograms(data):
+        console.print(histogram_table(h, data.get("router_delay", 0)))
     if data.get("pairs"):
         t = Table(title="Latency of single pairs (labelled packets)")
         rules = len({p.get("priority") for p in data["pairs"]}) > 1

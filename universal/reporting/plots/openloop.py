@@ -8,7 +8,7 @@ from pathlib import Path
 
 from universal.reporting.plots.common import _MARKERS, _MEASURED_COLORS, _new_figure, _save
 
-__all__ = ["plot_openloop"]
+__all__ = ["plot_openloop", "plot_latency_histograms", "plot_permutation_thetas"]
 
 #: Routing line styles; plain dots are kept for α' and the analytic saturation lines.
 _LINES = ["-", "--", "-.", (0, (5, 1, 1, 1, 1, 1))]
@@ -95,3 +95,131 @@ def _log_scale(ax, latencies: list[float]) -> str:
     ax.yaxis.set_major_formatter(plain)
     ax.yaxis.set_minor_formatter(NullFormatter())
     return ", log scale"
+
+
+def _grid(count: int):
+    """A figure of ``count`` panels, two per row, and its axes in order."""
+    cols = 1 if count == 1 else 2
+    rows = -(-count // cols)
+    fig = _new_figure(7.5 if cols == 1 else 12, 3.2 * rows)
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[count:]:
+        ax.set_visible(False)
+    return fig, axes[:count]
+
+
+def plot_latency_histograms(histograms: list[dict], path: str | Path, delay: int = 0) -> list[Path]:
+    """Latency histograms of labelled packets (Singh, Dally, Gupta & Towles, "GOAL: a
+    load-balanced adaptive routing algorithm for torus networks", 2003, Figures 11-12): one panel
+    per traffic, offered load and packets shown (all, or one named pair), one step line per
+    routing and priority, the share of packets against latency.
+
+    Parameters
+    ----------
+    histograms : list of dict
+        :func:`universal.reporting.openloop.latency_histograms` of a study's JSON.
+    path : str or Path
+    delay : int
+        The router delay the latencies include (named on the axis).
+
+    Returns
+    -------
+    list of Path
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> h = dict(routing="dor", traffic="uniform", priority="age", offered=0.2, what="all", seeds=1,
+    ...          histogram={"start": 4, "width": 1, "counts": [6, 2, 1], "packets": 9})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     plot_latency_histograms([h], pathlib.Path(tmp) / "h.png")[0].name
+    'h.png'
+    """
+    from universal.errors import UserError
+
+    shown = [h for h in histograms if h["histogram"] is not None]
+    if not shown:
+        raise UserError("no run was stable: there is no latency histogram to plot")
+    panels = list(dict.fromkeys((h["traffic"], h["offered"], h["what"]) for h in shown))
+    curves = list(dict.fromkeys((h["routing"], h["priority"]) for h in shown))
+    rules = len({p for _, p in curves}) > 1
+    fig, axes = _grid(len(panels))
+    for ax, (traffic, offered, what) in zip(axes, panels):
+        for j, (routing, priority) in enumerate(curves):
+            h = next((h for h in shown if (h["traffic"], h["offered"], h["what"], h["routing"], h["priority"])
+                      == (traffic, offered, what, routing, priority)), None)
+            if h is None:
+                continue
+            hist = h["histogram"]
+            edges = [hist["start"] - 0.5 + i * hist["width"] for i in range(len(hist["counts"]) + 1)]
+            share = [c / hist["packets"] for c in hist["counts"]]
+            ax.stairs(share, edges, color=_MEASURED_COLORS[j % len(_MEASURED_COLORS)],
+                      linestyle=_LINES[j % len(_LINES)], linewidth=1.4,
+                      label=f"{routing}{f' ({priority})' if rules else ''}, {hist['packets']:,} packets")
+        who = "all labelled packets" if what == "all" else f"pair {what}"
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set(title=f"{traffic} at {offered:g}: {who}", ylabel="share of packets",
+               xlabel="latency (steps" + (f", +{delay} per hop" if delay else "") + ")")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, borderaxespad=0)
+    return [_save(fig, path)]
+
+
+def plot_permutation_thetas(data: dict, path: str | Path) -> list[Path]:
+    """Histograms of the saturation throughput over the random permutations of ``random-perms:M``
+    (Singh, Dally, Gupta & Towles 2003, Figure 9): one panel per routing and traffic, the
+    mean and the minimum marked, and the exact values of the same permutations as a second
+    histogram where the analysis has them.
+
+    Parameters
+    ----------
+    data : dict
+        ``OpenLoopReport.to_json()`` of a saturation study with ``random-perms:M`` traffic.
+    path : str or Path
+
+    Returns
+    -------
+    list of Path
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> rows = [dict(routing="dor", traffic="random-perms:3", priority="age", seed=0, permutation=i,
+    ...              saturation=s, analytic_value=None) for i, s in enumerate([0.3, 0.32, 0.4])]
+    >>> summary = [dict(routing="dor", traffic="random-perms:3", priority="age", seed=0, permutations=3,
+    ...                 min=0.3, mean=0.34, max=0.4, analytic_min=None, analytic_mean=None)]
+    >>> data = {"units": "capacity", "rows": rows, "random_perms": summary}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     plot_permutation_thetas(data, pathlib.Path(tmp) / "p.png")[0].name
+    'p.png'
+    """
+    from universal.openloop.histograms import theta_bins
+
+    summary = data["random_perms"]
+    unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
+    fig, axes = _grid(len(summary))
+    for ax, s in zip(axes, summary):
+        key = (s["routing"], s["traffic"], s["priority"], s["seed"])
+        mine = [r for r in data["rows"] if r.get("permutation") is not None
+                and (r["routing"], r["traffic"], r["priority"], r["seed"]) == key]
+        bins = theta_bins([r["saturation"] for r in mine])
+        edges = [b[0] for b in bins] + [bins[-1][1]]
+        if len(bins) == 1:                       # every permutation alike: one narrow bar
+            half = max(abs(edges[0]), 1e-9) * 0.005
+            edges = [edges[0] - half, edges[0] + half]
+        ax.stairs([b[2] for b in bins], edges, fill=True, alpha=0.6, color=_MEASURED_COLORS[0],
+                  label=f"simulated Θ ({len(mine)} permutations)")
+        exact = [r["analytic_value"] for r in mine]
+        if None not in exact:
+            counts = [sum(low <= x < high or (i == len(bins) - 1 and x == high) for x in exact)
+                      for i, (low, high, _) in enumerate(bins)] if len(bins) > 1 else [len(exact)]
+            ax.stairs(counts, edges, color="black", linewidth=1.2, label="exact analysis, same permutations")
+        ax.axvline(s["mean"], color=_MEASURED_COLORS[1], linestyle="--", label=f"mean {s['mean']:.3f}")
+        ax.axvline(s["min"], color=_MEASURED_COLORS[3], linestyle=":", label=f"min {s['min']:.3f}")
+        ax.set(title=f"{s['routing']}, {s['traffic']}", xlabel=f"saturation throughput Θ ({unit})",
+               ylabel="permutations")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, borderaxespad=0)
+    return [_save(fig, path)]
