@@ -351,7 +351,9 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
         _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
         _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
     dests = 2 * d * width + dst_rows
-    return _collection_from_matrix(host, links, problem.sources.copy(), dests, "valiant", VALIANT_BUTTERFLY_NOTE)
+    # the sources are the problem's own, shared as the level paths share them (no path system
+    # writes into them): a copy is 34 MB on BF(20), kept as long as the paths
+    return _collection_from_matrix(host, links, problem.sources, dests, "valiant", VALIANT_BUTTERFLY_NOTE)
 
 
 def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
