@@ -80,3 +80,12 @@ def test_without_paths_the_network_usual_path_system_is_used(network, expected):
     named = run_experiment(Experiment(net, "permutation:random", [expected], ["fifo"]))
     (row,), (same,) = result.rows, named.rows
     assert row.paths == expected and (row.C, row.D, row.T) == (same.C, same.D, same.T)
+
+
+def test_no_adaptive_routing_shares_a_path_systems_name():
+    """run_experiment takes a path system's name as a path system without asking the open-loop
+    package, which it imports only for other names: that is right only while no name is both."""
+    from universal.openloop.routes import ADAPTIVE_ROUTINGS
+    from universal.paths import PATH_SYSTEMS
+    assert set(ADAPTIVE_ROUTINGS.names()) & set(PATH_SYSTEMS.names()) == set()
+    assert "goal" in ADAPTIVE_ROUTINGS.names() and "valiant" in PATH_SYSTEMS.names()

@@ -28,6 +28,16 @@ def test_link_counts_equal_bincount_in_the_smallest_type():
         np.testing.assert_array_equal(counts, np.bincount(links, minlength=60))
 
 
+def test_link_counts_of_equal_length_paths_in_blocks_equal_bincount():
+    """Counted hop position by hop position in blocks of a few paths, loads past a byte included."""
+    rng = np.random.default_rng(1)
+    for top in (3, 40):              # 300 paths of 4 hops on 3 links: loads about 400 wrap a byte
+        links = rng.integers(0, top, size=(300, 4)).astype(np.int32).ravel()
+        counts = count_links(links, top + 3, width=4, block_bytes=64)
+        assert counts.dtype == (np.int16 if top == 3 else np.int8)
+        np.testing.assert_array_equal(counts, np.bincount(links, minlength=top + 3))
+
+
 def test_valiant_paths_on_a_butterfly_use_int32_links_and_never_build_the_host_edges():
     net = butterfly(6)
     paths = route_paths("valiant", build_problem("h-relation:h=2", net, np.random.default_rng(0)), net,

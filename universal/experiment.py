@@ -25,9 +25,9 @@ from universal.errors import UserError
 from universal.memory import check_link_sizes
 from universal.memory import check_memory
 from universal.networks import Network, build_network, resolve_path
-from universal.oblivious.expected import expected_congestion
 from universal.offline import check_opt, fill_free, fill_opt, hint_of, offline_summary
-from universal.paths import PathCollection, PathSystem, build_path_system, default_base, longest_path_bound
+from universal.paths import (PATH_SYSTEMS, PathCollection, PathSystem, build_path_system, default_base,
+                             longest_path_bound)
 from universal.protocols import Protocol, build_protocol
 from universal.protocols.hypotheses import Setting, check_bound
 from universal.registry import parse_spec
@@ -380,12 +380,16 @@ def check_seed_count(count: int, where: str) -> None:
 
 def _adaptive_or_paths(name, network: Network, base_dir: Path | None):
     """The path system ``name``, or an :class:`AdaptiveRouting` checked on ``network``."""
-    from universal.openloop.batch import is_adaptive_routing
     if isinstance(name, str) and name.strip() == "splitter" and network.kind == "butterfly":
         # the butterfly is the multibutterfly whose output sets hold one edge each: the splitter
         # rule has no choice there, and its route is the unique level path
         return build_path_system("dimension-order", network, base_dir)
-    if isinstance(name, str) and is_adaptive_routing(name):
+    if not isinstance(name, str) or parse_spec(name).name in PATH_SYSTEMS:
+        # no adaptive routing shares a path system's name (a test checks): the open-loop package,
+        # a tenth of a small route's start-up, is imported only for the names it may know
+        return build_path_system(name, network, base_dir)
+    from universal.openloop.batch import is_adaptive_routing
+    if is_adaptive_routing(name):
         from universal.openloop.routes import build_router
         build_router(name, network)            # refuses networks it is not defined on, with one line
         return AdaptiveRouting(name.strip())
@@ -553,6 +557,7 @@ def _expected_congestion(system: str, network: Network, exp: Experiment) -> dict
     if parse_spec(system).name == "explicit":
         return {"paths": system, "expected_congestion": None, "exact": None, "error": None, "link": None,
                 "host": None, "how": "not defined: explicit paths belong to one problem"}
+    from universal.oblivious.expected import expected_congestion  # only with --analyze: kept off start-up
     rng = np.random.default_rng(exp.seeds[0] if exp.seeds else 0)
     return expected_congestion(system, network, rng=rng, base_dir=exp.base_dir).to_dict()
 

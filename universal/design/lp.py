@@ -301,6 +301,9 @@ def _solve_in_child(args: tuple):
     global _PENDING
     from contextlib import closing
 
+    import scipy.optimize  # noqa: F401  imported once, before the fork: the child inherits it and
+    # the parent needs it anyway to unpickle the result (else both import it, one after the other)
+
     from universal.workers import WorkerDied, run_in_processes
 
     _PENDING = args

@@ -77,17 +77,36 @@ def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.nda
     from ``(i, r)`` of kind ``c`` is ``4 * (i * 2**d + r) + 2 * c``. Returns ``(links, final rows)``
     with ``links`` of shape (len(rows), d), written into ``out`` if given (e.g. int32 columns of
     a larger matrix, so that no int64 copy of the paths is ever made).
+
+    Before step ``i`` the row holds the target's bits below ``i`` and its own from ``i`` up, and
+    the link crosses exactly when bit ``i`` differs: each column is a few in-place operations in
+    the type of ``out`` (int32 on every butterfly up to BF(20) with Valiant's trick), with no
+    row updated step after step.
+
+    Examples
+    --------
+    >>> links, final = _level_links(2, 0, np.array([0, 3]), np.array([3, 3]))
+    >>> links.tolist(), final.tolist()     # row 0 crosses at both levels, row 3 at neither
+    ([[2, 22], [12, 28]], [3, 3])
     """
-    rows = rows.astype(np.int64).copy()
     if out is None:
         out = np.empty((len(rows), d), dtype=np.int64)
-    width = np.int64(1) << d
+    kind = out.dtype.type
+    start = np.asarray(rows).astype(out.dtype)
+    differ = start ^ np.asarray(target_rows).astype(out.dtype)   # the bits the path fixes
+    start4, differ4 = start << 2, differ << 2
+    part, cross = np.empty_like(start), np.empty_like(start)
     for step in range(d):
-        bit = np.int64(1) << step
-        cross = (rows ^ target_rows) & bit
-        out[:, step] = 4 * ((start_level + step) * width + rows) + 2 * (cross != 0)
-        rows ^= cross
-    return out, rows
+        np.bitwise_and(differ4, kind(((1 << step) - 1) << 2), out=part)
+        np.bitwise_xor(part, start4, out=part)                      # 4 * row before the step
+        np.add(part, kind(4 * (start_level + step) << d), out=part)
+        if step:                                                    # 2 * (bit `step` of differ)
+            np.right_shift(differ, step - 1, out=cross)
+        else:
+            np.left_shift(differ, 1, out=cross)
+        np.bitwise_and(cross, kind(2), out=cross)
+        np.bitwise_or(part, cross, out=out[:, step])
+    return out, start ^ differ
 
 
 def _row_blocks(rows: int, columns: int, cache_bytes: int = 1 << 20) -> list[slice]:
@@ -332,7 +351,9 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
         _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
         _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
     dests = 2 * d * width + dst_rows
-    return _collection_from_matrix(host, links, problem.sources.copy(), dests, "valiant", VALIANT_BUTTERFLY_NOTE)
+    # the sources are the problem's own, shared as the level paths share them (no path system
+    # writes into them): a copy is 34 MB on BF(20), kept as long as the paths
+    return _collection_from_matrix(host, links, problem.sources, dests, "valiant", VALIANT_BUTTERFLY_NOTE)
 
 
 def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,

@@ -1,0 +1,195 @@
+"""Anchor benchmark: the project's random rank against a plain numba engine on the same paths.
+
+Usage::
+
+    python benchmarks/numba_anchor.py                 # Valiant 4-relations on BF(d), d = 10, 14, 16
+    python benchmarks/numba_anchor.py --d 10 --repeat 3
+
+The anchor is the straightforward compiled engine one would write for this one protocol (issue
+25 measures the project against it): a per-step loop over the waiting packets, written from the
+model (SPEC §2) and nothing else: synchronous steps, unbounded buffers, bandwidth B = 1, and on
+every link the waiting packet with the lowest (rank, packet id) crosses. Its ranks are the ones
+the project's engine draws (``RandomRank.setup`` on the same seed), so both must deliver every
+packet at the same step; the script checks that (T and every delivery step) before it prints
+packet-hops per second of both, CPU time of this process, best of interleaved rounds, and the
+ratio project / anchor (at least 1 means the project is as fast per hop as the anchor).
+
+numba is not a dependency of the project (``pip install numba`` to run the anchor); without it
+the script says so in one line and stops. The kernel runs as plain Python too, which is how
+``tests/engine/test_numba_anchor.py`` checks it against the reference engine on small cases.
+Compilation is done on a small instance before anything is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+# run from a checkout too (python benchmarks/NAME.py): the repository's package comes first
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from universal.engine import simulate  # noqa: E402
+from universal.networks import butterfly  # noqa: E402
+from universal.paths import route_paths  # noqa: E402
+from universal.protocols import build_protocol  # noqa: E402
+from universal.workloads import build_problem  # noqa: E402
+
+
+def random_rank_steps(offsets: np.ndarray, links: np.ndarray, keys: np.ndarray,
+                      best: np.ndarray) -> tuple[np.ndarray, int]:
+    """Route fixed paths with random rank, B = 1 and unbounded buffers; plain loops.
+
+    Parameters
+    ----------
+    offsets : ndarray of int64, shape (n + 1,)
+        Path ``i`` is ``links[offsets[i]:offsets[i + 1]]``.
+    links : ndarray of int
+        Link ids, each below ``len(best)``.
+    keys : ndarray of int, shape (n,)
+        ``rank * n + i`` for packet ``i`` (distinct; on a link the lowest crosses, which is the
+        lowest (rank, id)), in the type of ``best``.
+    best : ndarray of int, shape (num_links,)
+        Scratch, every entry the largest value of its type: one integer per link, so as small a
+        type as holds the keys (a hundred million links on BF(20)).
+
+    Returns
+    -------
+    delivery : ndarray of int64
+        The step at which every packet arrives (0 for an empty path).
+    hops : int
+        Links crossed in all.
+
+    Examples
+    --------
+    >>> offsets = np.array([0, 2, 4]); links = np.array([0, 1, 0, 2])   # both paths start on link 0
+    >>> keys = np.array([5, 3]) * 2 + np.arange(2)                      # ranks 5 and 3
+    >>> delivery, hops = random_rank_steps(offsets, links, keys, np.full(3, 2**62))
+    >>> delivery.tolist(), hops                                         # rank 3 goes first
+    ([3, 2], 4)
+    """
+    n = len(offsets) - 1
+    delivery = np.zeros(n, dtype=np.int64)
+    empty = best[0]
+    # the waiting packets, one slot each, packed at the front in id order: the per-step loops
+    # then read the slots in sequence and touch memory at random only for the link's best key
+    ids = np.empty(n, dtype=np.int64)
+    key = np.empty(n, dtype=keys.dtype)
+    at = np.empty(n, dtype=np.int64)                    # position of the next link in `links`
+    end = np.empty(n, dtype=np.int64)
+    link = np.empty(n, dtype=links.dtype)               # the next link itself
+    count = 0
+    for i in range(n):
+        if offsets[i + 1] > offsets[i]:
+            ids[count], key[count] = i, keys[i]
+            at[count], end[count], link[count] = offsets[i], offsets[i + 1], links[offsets[i]]
+            count += 1
+    step = 0
+    hops = 0
+    while count > 0:
+        step += 1
+        for w in range(count):                          # every link elects its lowest key
+            best[link[w]] = min(best[link[w]], key[w])
+        kept = 0
+        for w in range(count):                          # winners cross; the rest keep their slots
+            next_link, position = link[w], at[w]
+            if best[next_link] == key[w]:
+                best[next_link] = empty                 # clean for the next step
+                hops += 1
+                position += 1
+                if position == end[w]:
+                    delivery[ids[w]] = step
+                    continue
+                next_link = links[position]
+            ids[kept], key[kept], at[kept], end[kept], link[kept] = ids[w], key[w], position, end[w], next_link
+            kept += 1
+        count = kept
+    return delivery, hops
+
+
+def anchor_route(kernel, paths, ranks: np.ndarray) -> tuple[np.ndarray, int]:
+    """Run ``kernel`` (:func:`random_rank_steps`, compiled or not) on a path collection.
+
+    Returns
+    -------
+    delivery : ndarray of int64
+    hops : int
+    """
+    n = paths.size
+    wide = np.int32 if (int(ranks.max(initial=0)) + 1) * max(n, 1) <= np.iinfo(np.int32).max else np.int64
+    keys = (ranks.astype(np.int64) * n + np.arange(n)).astype(wide)
+    best = np.full(paths.network.num_links, np.iinfo(wide).max, dtype=wide)
+    return kernel(paths.offsets, paths.links, keys, best)
+
+
+def compiled():
+    """The kernel compiled by numba, or None when numba is not installed."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(random_rank_steps)
+
+
+def instance(d: int, h: int, seed: int = 0):
+    """Valiant paths of an h-relation on BF(d), seeded as in ``benchmarks/engine.py``."""
+    net = butterfly(d)
+    problem = build_problem(f"h-relation:h={h}", net, np.random.default_rng(seed))
+    paths = route_paths("valiant", problem, net, np.random.default_rng(seed + 1))
+    paths.congestion  # link loads belong to choosing the paths, not to either engine
+    return paths
+
+
+def project_ranks(paths, seed: int) -> np.ndarray:
+    """The ranks ``universal.engine.simulate`` draws for random rank from ``default_rng(seed)``."""
+    state = build_protocol("random-rank").setup(np.random.default_rng(seed), paths.lengths, paths.congestion,
+                                                paths.dilation)
+    return state.ranks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--d", type=int, nargs="*", default=[10, 14, 16])
+    parser.add_argument("--h", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=2)
+    args = parser.parse_args()
+    kernel = compiled()
+    if kernel is None:
+        print("numba is not installed: the anchor is skipped (pip install numba to run it)")
+        return
+    import numba
+    print(f"python {platform.python_version()}  numpy {np.__version__}  numba {numba.__version__}  "
+          f"machine {platform.machine()}")
+    small = instance(4, 1)
+    anchor_route(kernel, small, project_ranks(small, 0))  # compile now, not while timing
+    print(f"Valiant {args.h}-relation, random rank, B = 1: Mhops/s (CPU time, best of {args.repeat} "
+          "interleaved rounds)")
+    print(f"{'d':>3} {'packets':>10} {'hops':>12} {'T':>4} {'project':>8} {'numba':>8} {'ratio':>6}  same T")
+    for d in args.d:
+        paths = instance(d, args.h)
+        ranks = project_ranks(paths, args.seed)
+        best_project = best_anchor = float("inf")
+        for _ in range(args.repeat):
+            start = time.process_time()
+            result = simulate(paths, "random-rank", np.random.default_rng(args.seed))
+            best_project = min(best_project, time.process_time() - start)
+            start = time.process_time()
+            delivery, hops = anchor_route(kernel, paths, ranks)
+            best_anchor = min(best_anchor, time.process_time() - start)
+        same = (result.status == "delivered" and result.hops == hops
+                and np.array_equal(result.delivery, delivery))
+        T = int(delivery.max()) if len(delivery) else 0
+        project_rate, anchor_rate = hops / best_project / 1e6, hops / best_anchor / 1e6
+        print(f"{d:>3} {paths.size:>10,} {hops:>12,} {T:>4} {project_rate:>8.1f} {anchor_rate:>8.1f} "
+              f"{project_rate / anchor_rate:>6.2f}  {'yes' if same and T == result.T else 'NO'}")
+        if not same:
+            raise SystemExit(f"the engines disagree on BF({d}): project T = {result.T}, anchor T = {T}")
+
+
+if __name__ == "__main__":
+    main()
