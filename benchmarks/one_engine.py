@@ -29,13 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from universal.engine import simulate  # noqa: E402
 from universal.networks import build_network  # noqa: E402
-from universal.openloop.creation import RunSpec  # noqa: E402
+from universal.openloop.batch import fixed_paths_spec  # noqa: E402
 from universal.openloop.engine import simulate as simulate_open  # noqa: E402
 from universal.openloop.measure import Measurement  # noqa: E402
-from universal.openloop.routes import router_for_paths  # noqa: E402
-from universal.openloop.workload import Injection, OfferedTraffic  # noqa: E402
 from universal.paths import PathCollection, route_paths  # noqa: E402
-from universal.protocols import build_protocol  # noqa: E402
 from universal.workloads import build_problem  # noqa: E402
 
 #: (batch protocol, open-loop priority, deterministic: both must deliver alike)
@@ -48,11 +45,7 @@ INSTANCES = [("torus:k=64,n=2", 16), ("butterfly:d=16", 4)]
 def run_open(paths: PathCollection, protocol: str, priority: str, seed: int) -> tuple[np.ndarray, float]:
     """Delivery step of every packet (batch numbering) and CPU seconds, on the open-loop engine,
     with the survey's ranks drawn from ``seed`` as the batch engine draws them."""
-    traffic = OfferedTraffic("batch", np.zeros(paths.network.num_nodes), None, None, np.zeros((0, 0)))
-    state = build_protocol(protocol).setup(np.random.default_rng(seed), paths.lengths, paths.congestion,
-                                           paths.dilation)
-    injection = Injection("batch", packets=(paths.sources, paths.dests), ranks=(state.ranks, state.K, state.D))
-    spec = RunSpec(traffic, router_for_paths(paths), injection, 1.0, seed=0, priority=priority)
+    spec = fixed_paths_spec(paths, protocol, priority, np.random.default_rng(seed))
     limit = int(paths.lengths.sum()) + 1
     start = time.process_time()
     res = simulate_open(spec, measurement=Measurement(steps=limit, until_delivered=True))

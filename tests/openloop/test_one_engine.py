@@ -12,13 +12,11 @@ import pytest
 
 from universal.engine import simulate
 from universal.networks import build_network
-from universal.openloop.creation import RunSpec
+from universal.openloop.batch import fixed_paths_spec
 from universal.openloop.engine import simulate as simulate_open
 from universal.openloop.measure import Measurement
 from universal.openloop.routes import router_for_paths
-from universal.openloop.workload import Injection, OfferedTraffic
 from universal.paths import route_paths
-from universal.protocols import build_protocol
 from universal.workloads import build_problem
 
 #: batch protocol -> the open-loop priority of the same meaning
@@ -29,12 +27,8 @@ SEED = 5
 
 
 def _open_loop_delivery(paths, protocol: str, bandwidth: int, buffer: int | None):
-    traffic = OfferedTraffic("batch", np.zeros(paths.network.num_nodes), None, None, np.zeros((0, 0)))
     # the survey's ranks, drawn first from the run's generator as the batch engine draws them
-    state = build_protocol(protocol).setup(np.random.default_rng(SEED), paths.lengths, paths.congestion,
-                                           paths.dilation)
-    injection = Injection("batch", packets=(paths.sources, paths.dests), ranks=(state.ranks, state.K, state.D))
-    spec = RunSpec(traffic, router_for_paths(paths), injection, 1.0, seed=0, priority=RULES[protocol])
+    spec = fixed_paths_spec(paths, protocol, RULES[protocol], np.random.default_rng(SEED))
     res = simulate_open(spec, bandwidth=bandwidth, buffer=buffer,
                         measurement=Measurement(steps=int(paths.lengths.sum()) + 1, until_delivered=True))
     delivered = res.records["delivered"]
@@ -82,11 +76,7 @@ def test_the_open_loop_reference_reads_the_survey_ranks_too(protocol):
     paths = route_paths("valiant", build_problem("h-relation:h=2", net, np.random.default_rng(1)), net,
                         np.random.default_rng(2))
     batch = simulate(paths, protocol, np.random.default_rng(SEED), buffer=2)
-    traffic = OfferedTraffic("batch", np.zeros(net.num_nodes), None, None, np.zeros((0, 0)))
-    state = build_protocol(protocol).setup(np.random.default_rng(SEED), paths.lengths, paths.congestion,
-                                           paths.dilation)
-    injection = Injection("batch", packets=(paths.sources, paths.dests), ranks=(state.ranks, state.K, state.D))
-    spec = RunSpec(traffic, router_for_paths(paths), injection, 1.0, seed=0, priority=protocol)
+    spec = fixed_paths_spec(paths, protocol, protocol, np.random.default_rng(SEED))
     run = simulate_reference(spec, int(paths.lengths.sum()) + 1, buffer=2, create_until=1)
     delivered = np.array(run["delivered"])
     assert np.array_equal(batch.delivery, np.where(paths.lengths == 0, 0, delivered + 1))

@@ -35,7 +35,7 @@ from universal.errors import UserError
 from universal.networks import Network
 from universal.paths import PathCollection
 
-__all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "route_batch", "is_adaptive_routing"]
+__all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "batch_spec", "fixed_paths_spec", "route_batch", "is_adaptive_routing"]
 
 #: Survey protocol -> the open-loop engine's priority that implements it for a batch.
 ADAPTIVE_PROTOCOLS = {"random-rank": "random-rank", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
@@ -73,6 +73,80 @@ class BatchRun:
 
     paths: PathCollection
     result: RoutingResult
+
+
+def batch_spec(router, sources: np.ndarray, dests: np.ndarray, priority: str, *, seed=0, ranks: tuple | None = None):
+    """The open-loop engine's run of a batch: the packets ``sources[i] -> dests[i]``, all created in
+    step 0, routed by ``router`` with the contention rule ``priority``.
+
+    Parameters
+    ----------
+    router : universal.openloop.routes.Router
+    sources, dests : array of int
+    priority : str
+        An open-loop priority (:data:`universal.openloop.priorities.PRIORITIES`).
+    seed : int or SeedSequence
+        The run's generator.
+    ranks : tuple, optional
+        ``(ranks, K, D)``: the survey's ranks of the packets (see
+        :class:`~universal.openloop.workload.Injection`).
+
+    Returns
+    -------
+    universal.openloop.creation.RunSpec
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.openloop.routes import build_router
+    >>> net = build_network("torus:k=4,n=1")
+    >>> batch_spec(build_router("dor", net), np.arange(4), np.arange(4)[::-1], "fifo").injection.name
+    'batch'
+    """
+    from universal.openloop.creation import RunSpec
+    from universal.openloop.workload import Injection, OfferedTraffic
+
+    # a batch offers nothing at a rate: its traffic is the given packets (no N x N matrix)
+    traffic = OfferedTraffic("batch", np.zeros(router.network.num_nodes), None, None, np.zeros((0, 0)))
+    return RunSpec(traffic, router, Injection("batch", packets=(sources, dests), ranks=ranks), 1.0, seed=seed,
+                   priority=priority)
+
+
+def fixed_paths_spec(paths: PathCollection, protocol: str, priority: str, rng: np.random.Generator):
+    """:func:`batch_spec` of a collection's packets on exactly its paths, with the survey's ranks
+    drawn from ``rng`` as :func:`universal.engine.simulate` draws them for ``protocol``: the
+    open-loop engine then routes the batch as the batch engine does (issue 23, one engine).
+
+    Parameters
+    ----------
+    paths : PathCollection
+    protocol : str
+        The survey's protocol whose ranks are drawn (``random-rank``, ``growing-rank``, ...).
+    priority : str
+        The open-loop priority of the same meaning (``age`` for ``longest-in-system``).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    universal.openloop.creation.RunSpec
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.paths import route_paths
+    >>> from universal.workloads import build_problem
+    >>> net = build_network("torus:k=4,n=1")
+    >>> paths = route_paths("dimension-order", build_problem("permutation:tornado", net, np.random.default_rng(0)),
+    ...                     net, np.random.default_rng(0))
+    >>> ranks, K, D = fixed_paths_spec(paths, "random-rank", "random-rank", np.random.default_rng(1)).injection.ranks
+    >>> K == paths.congestion + paths.dilation + 2, D == paths.dilation     # K = C + D + log n, n = 4
+    (True, True)
+    """
+    from universal.openloop.routes import router_for_paths
+    from universal.protocols import build_protocol
+
+    state = build_protocol(protocol).setup(rng, paths.lengths, paths.congestion, paths.dilation)
+    return batch_spec(router_for_paths(paths), paths.sources, paths.dests, priority, ranks=(state.ranks, state.K, state.D))
 
 
 def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routing: str, protocol: str, *,
@@ -116,9 +190,7 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     networks" (2003); Meyer auf der Heide & Scheideler, "Communication in Parallel Systems"
     (1996), §4 and §5.
     """
-    from universal.openloop.creation import RunSpec
     from universal.openloop.routes import build_router
-    from universal.openloop.workload import Injection, OfferedTraffic
 
     if protocol not in ADAPTIVE_PROTOCOLS:
         raise UserError(f"protocol {protocol!r} does not decide contention for adaptive routing here; "
@@ -130,10 +202,7 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     if not (router.adaptive or router.kind == "ugal-paths"):
         raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal, ugal-l, ugal-g)")
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
-    # a batch offers nothing at a rate: its traffic is the given packets (no N x N matrix)
-    traffic = OfferedTraffic("batch", np.zeros(network.num_nodes), None, None, np.zeros((0, 0)))
-    spec = RunSpec(traffic, router, Injection("batch", packets=(sources, dests)), 1.0, seed=seed,
-                   priority=ADAPTIVE_PROTOCOLS[protocol])
+    spec = batch_spec(router, sources, dests, ADAPTIVE_PROTOCOLS[protocol], seed=seed)
     if engine == "reference":
         delivered, crossings, status = _reference(spec, limit, bandwidth, buffer)
     else:
