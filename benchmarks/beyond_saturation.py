@@ -46,7 +46,7 @@ _sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
 
 from universal.networks import build_network  # noqa: E402
 from universal.openloop import Measurement, RunSpec, build_injection, build_router, offered_traffic  # noqa: E402
-from universal.openloop.engine import simulate_batch  # noqa: E402
+from universal.engine.runs import simulate_batch  # noqa: E402
 from universal.openloop.saturation import find_saturation  # noqa: E402
 from universal.openloop.workload import capacity_rate  # noqa: E402
 

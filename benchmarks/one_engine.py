@@ -8,7 +8,7 @@ Usage::
 
 Both engines route the same fixed paths (a Valiant h-relation) with the same contention rule:
 the batch engine (:func:`universal.engine.simulate`) and the open-loop engine with every packet
-created in step 0 (:class:`~universal.openloop.workload.Injection` ``batch`` with the survey's
+created in step 0 (:class:`~universal.engine.workload.Injection` ``batch`` with the survey's
 ranks drawn as the batch engine draws them, a router that hands it the same paths). The two must
 deliver every packet in the same step, which is checked. Rates are millions of
 packet-hops per CPU second, best of ``--repeat`` interleaved rounds; the ratio (open loop over
@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from universal.engine import simulate  # noqa: E402
 from universal.networks import build_network  # noqa: E402
-from universal.openloop.batch import fixed_paths_spec  # noqa: E402
-from universal.openloop.engine import simulate as simulate_open  # noqa: E402
-from universal.openloop.measure import Measurement  # noqa: E402
+from universal.engine.batch import fixed_paths_spec  # noqa: E402
+from universal.engine.runs import simulate as simulate_open  # noqa: E402
+from universal.engine.measure import Measurement  # noqa: E402
 from universal.paths import PathCollection, route_paths  # noqa: E402
 from universal.workloads import build_problem  # noqa: E402
 

@@ -8,7 +8,7 @@ Usage::
 
 A *link-hop* is one packet crossing one link. Each case runs a batch of independent runs (one
 seed each) through warm-up, a 1000-step measurement window and the drain, all in one array
-state of :mod:`universal.openloop.engine`; the time covers everything from setting up the batch
+state of :mod:`universal.engine.runs`; the time covers everything from setting up the batch
 (creating the packets and drawing their paths included). Each case runs ``--repeat`` times and
 the repetition with the least CPU time is reported, its wall-clock time beside it. numpy runs
 this on one core.
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from universal.networks import build_network  # noqa: E402
 from universal.openloop import Measurement, RunSpec, build_injection, build_router, offered_traffic  # noqa: E402
-from universal.openloop.engine import _Batch  # noqa: E402
+from universal.engine.runs import _Batch  # noqa: E402
 
 BOOKSIM = 0.57e6
 

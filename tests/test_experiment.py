@@ -85,7 +85,7 @@ def test_without_paths_the_network_usual_path_system_is_used(network, expected):
 def test_no_adaptive_routing_shares_a_path_systems_name():
     """run_experiment takes a path system's name as a path system without asking the open-loop
     package, which it imports only for other names: that is right only while no name is both."""
-    from universal.openloop.routes import ADAPTIVE_ROUTINGS
+    from universal.engine.routes import ADAPTIVE_ROUTINGS
     from universal.paths import PATH_SYSTEMS
     assert set(ADAPTIVE_ROUTINGS.names()) & set(PATH_SYSTEMS.names()) == set()
     assert "goal" in ADAPTIVE_ROUTINGS.names() and "valiant" in PATH_SYSTEMS.names()

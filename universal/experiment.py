@@ -230,7 +230,7 @@ ADAPTIVE_NOTE = ("the survey's bounds need paths fixed in advance: an adaptive r
 @dataclass
 class AdaptiveRouting:
     """An adaptive routing named under ``paths`` (``min-adaptive``, ``goal``, ``ugal``): it has no
-    path collection before the run; :func:`universal.openloop.batch.route_batch` routes it."""
+    path collection before the run; :func:`universal.engine.batch.route_batch` routes it."""
 
     name: str
     caption: str = ""
@@ -388,9 +388,9 @@ def _adaptive_or_paths(name, network: Network, base_dir: Path | None):
         # no adaptive routing shares a path system's name (a test checks): the open-loop package,
         # a tenth of a small route's start-up, is imported only for the names it may know
         return build_path_system(name, network, base_dir)
-    from universal.openloop.batch import is_adaptive_routing
+    from universal.engine.batch import is_adaptive_routing
     if is_adaptive_routing(name):
-        from universal.openloop.routes import build_router
+        from universal.engine.routes import build_router
         build_router(name, network)            # refuses networks it is not defined on, with one line
         return AdaptiveRouting(name.strip())
     return build_path_system(name, network, base_dir)
@@ -398,7 +398,7 @@ def _adaptive_or_paths(name, network: Network, base_dir: Path | None):
 
 def _check_adaptive(exp: Experiment, network: Network, protocols: list[Protocol]) -> None:
     """What adaptive routing in the batch model does not do, refused before anything runs."""
-    from universal.openloop.batch import ADAPTIVE_PROTOCOLS
+    from universal.engine.batch import ADAPTIVE_PROTOCOLS
     for protocol in protocols:
         if protocol.name not in ADAPTIVE_PROTOCOLS:
             raise UserError(f"protocol {protocol.name!r} is not available with adaptive routing (paths "
@@ -538,8 +538,8 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
 def _adaptive_row(network: Network, problem, problem_name: str, system: AdaptiveRouting, protocol: Protocol,
                   seed: int, protocol_ss, bandwidth: int, buffer: int | None, system_label: str,
                   protocol_label: str):
-    """One batch routed adaptively (:func:`universal.openloop.batch.route_batch`) and its row."""
-    from universal.openloop.batch import route_batch
+    """One batch routed adaptively (:func:`universal.engine.batch.route_batch`) and its row."""
+    from universal.engine.batch import route_batch
     start = time.perf_counter()
     run = route_batch(network, problem.sources, problem.dests, system.name, protocol.name, seed=protocol_ss,
                       bandwidth=bandwidth, buffer=buffer)
@@ -550,7 +550,7 @@ def _adaptive_row(network: Network, problem, problem_name: str, system: Adaptive
 
 def _expected_congestion(system: str, network: Network, exp: Experiment) -> dict:
     """The expected congestion of one path system (drawn from the experiment's first seed)."""
-    from universal.openloop.batch import is_adaptive_routing
+    from universal.engine.batch import is_adaptive_routing
     if is_adaptive_routing(system):
         return {"paths": system, "expected_congestion": None, "exact": None, "error": None, "link": None,
                 "host": None, "how": "not defined: an adaptive routing chooses its paths during the run"}

@@ -12,7 +12,7 @@ import pytest
 
 from universal.openloop import Measurement
 from universal.openloop.cells import analytic_throughput
-from universal.openloop.creation import InjectionState, draw_chunk
+from universal.engine.creation import InjectionState, draw_chunk
 from universal.openloop.saturation import find_saturations
 from universal.openloop.workload import capacity_rate
 

@@ -9,10 +9,10 @@ import pytest
 
 from universal.errors import UserError
 from universal.openloop import Measurement, RunSpec, build_injection, build_router, simulate_batch
-from universal.openloop.creation import InjectionState, draw_chunk
-from universal.openloop.priorities import PRIORITIES, RANK_RANGE, check_priority, rank_span
-from universal.openloop.reference import simulate_reference
-from universal.openloop.workload import OfferedTraffic
+from universal.engine.creation import InjectionState, draw_chunk
+from universal.engine.priorities import PRIORITIES, RANK_RANGE, check_priority, rank_span
+from universal.engine.reference_runs import simulate_reference
+from universal.engine.workload import OfferedTraffic
 
 from .helpers import network
 

@@ -13,7 +13,7 @@ import pytest
 from universal.cli import main
 from universal.openloop import Measurement
 from universal.openloop.cells import chunks, study_cells
-from universal.openloop.creation import InjectionState, draw_chunk
+from universal.engine.creation import InjectionState, draw_chunk
 from universal.openloop.saturation import find_saturations
 from universal.openloop.study import OpenLoopStudy, run_study
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from universal.openloop import Measurement, simulate_batch
-from universal.openloop.reference import simulate_reference
+from universal.engine.reference_runs import simulate_reference
 
 from .helpers import spec
 

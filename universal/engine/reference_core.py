@@ -3,7 +3,7 @@ reference engines, whatever the workload (SPEC §2, §11).
 
 A batch (:func:`universal.engine.reference.simulate_reference`: packets on paths fixed before
 the run, the survey's protocols deciding contention) and an open-loop run
-(:func:`universal.openloop.reference.simulate_reference`: packets created as the run goes,
+(:func:`universal.engine.reference_runs.simulate_reference`: packets created as the run goes,
 oblivious or adaptive routing, the open-loop priorities) differ in where packets come from, how
 steps are numbered and what is recorded; the step itself is this module's, for both:
 
@@ -177,7 +177,7 @@ class ReferenceCore:
 
     def choose_path(self, p: RefPacket, counts: dict) -> None:
         """UGAL-L/G: ``p`` keeps its minimal path or takes its Valiant one (``p.alt``), as
-        :func:`universal.openloop.routes.ugal_pick` describes, from ``counts`` and the buffers."""
+        :func:`universal.engine.routes.ugal_pick` describes, from ``counts`` and the buffers."""
         view = self.view
         first = 1 if view.network.terminals is not None else 0
 

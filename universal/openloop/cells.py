@@ -4,7 +4,7 @@ that the results file holds one line each and that ``--resume`` skips (SPEC §8,
 A load sweep's cell is one run, ``(routing, traffic, priority, offered, seed)``; a saturation
 table's cell is one search, ``(routing, traffic, priority, seed)``, with its zero-load run. Cells run in *chunks*: the
 runs of a chunk with one priority rule share one array state of the engine (batching independent runs is what makes
-:mod:`universal.openloop.engine` fast on small networks), and a chunk is one task of a worker.
+:mod:`universal.engine.runs` fast on small networks), and a chunk is one task of a worker.
 Every random draw of a run comes from the run's own seeded generator, so a cell's rows are the
 same whichever chunk, process or order it ran in: ``--jobs N`` and resumed runs give the rows of
 one uninterrupted run, byte for byte.
@@ -24,18 +24,19 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
+from universal.engine.creation import RunSpec
+from universal.engine.measure import Measurement, RunResult, latency_summary
+from universal.engine.priorities import check_priority
+from universal.engine.routes import build_router
+from universal.engine.runs import _check_window, simulate_batch
+from universal.engine.workload import OfferedTraffic, build_injection
 from universal.errors import UserError
 from universal.memory import check_link_sizes
 from universal.networks import build_network
-from universal.openloop.creation import RunSpec
-from universal.openloop.engine import simulate_batch
-from universal.openloop.engine import _check_window
 from universal.openloop.histograms import delayed_latency, latency_histogram, pair_mask
-from universal.openloop.measure import Measurement, RunResult, latency_summary
-from universal.openloop.priorities import check_priority
-from universal.openloop.routes import build_router
 from universal.openloop.saturation import find_saturations, rate_ceiling
-from universal.openloop.workload import OfferedTraffic, build_injection, capacity_rate, offered_traffic
+from universal.openloop.workload import capacity_rate, offered_traffic
 
 __all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "forget_prepared", "study_cells", "cell_key",
            "chunks", "run_cells", "run_chunk", "random_perm_count", "MAX_RANDOM_PERMS", "MAX_RANDOM_PERM_NODES"]
@@ -407,7 +408,7 @@ def _permutation_exact(p: Prepared, routing: str, traffic: str, seed: int) -> li
 
 
 def _check_spec(spec: RunSpec, measurement: Measurement) -> None:
-    """The checks :func:`universal.openloop.engine.simulate_batch` makes of each run at its start."""
+    """The checks :func:`universal.engine.runs.simulate_batch` makes of each run at its start."""
     spec.check()
     _check_window(spec, measurement)
 

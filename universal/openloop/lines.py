@@ -134,7 +134,7 @@ def _with_priority(data: dict, rules: list[str]) -> dict:
             "pairs": [add(x) for x in pairs] if isinstance(pairs, list) else pairs}
 
 
-#: The statuses an open-loop run ends with (:class:`universal.openloop.measure.RunResult`).
+#: The statuses an open-loop run ends with (:class:`universal.engine.measure.RunResult`).
 RUN_STATUSES = ("stable", "unstable", "backlog-limit", "drain-limit", "deadlock", "steps")
 
 

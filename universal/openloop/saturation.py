@@ -10,7 +10,7 @@ case ``points = 1``. It stops when the bracket is narrower than ``tolerance`` ti
 reports ``lo``.
 
 Close to saturation a single verdict is noisy (the backlog of a network just below saturation
-fluctuates slowly and widely; see :mod:`universal.openloop.measure`), and a rule "below the
+fluctuates slowly and widely; see :mod:`universal.engine.measure`), and a rule "below the
 lowest unstable rate" turns every false alarm into an answer that is too low. The bracket is
 therefore placed at the *threshold* that misclassifies the fewest of all the runs so far (every
 stable run should lie below it and every unstable one above it): ``lo`` is the highest stable
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from universal.errors import UserError
-from universal.openloop.creation import RunSpec
-from universal.openloop.engine import simulate_batch
-from universal.openloop.measure import Measurement, RunResult
+from universal.engine.creation import RunSpec
+from universal.engine.runs import simulate_batch
+from universal.engine.measure import Measurement, RunResult
 
 __all__ = ["Saturation", "rate_ceiling", "find_saturation", "find_saturations", "separate"]
 
@@ -67,8 +67,9 @@ def rate_ceiling(spec: RunSpec, bandwidth: int = 1) -> float:
     Examples
     --------
     >>> from universal.networks import build_network
-    >>> from universal.openloop.routes import build_router
-    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
     >>> net = build_network("torus:k=8,n=2")
     >>> s = RunSpec(offered_traffic(net, "neighbor"), build_router("dor", net), build_injection("poisson"), 1.0)
     >>> rate_ceiling(s)
@@ -106,7 +107,7 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
     rounds : int
         At most this many rounds.
     bandwidth, buffer, measurement
-        As for :func:`universal.openloop.engine.simulate_batch`.
+        As for :func:`universal.engine.runs.simulate_batch`.
     progress : callable, optional
         Called with the number of runs finished after each round.
 
@@ -117,8 +118,9 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
     Examples
     --------
     >>> from universal.networks import build_network
-    >>> from universal.openloop.routes import build_router
-    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
     >>> net = build_network("torus:k=8,n=1")
     >>> s = RunSpec(offered_traffic(net, "tornado"), build_router("dor", net), build_injection("bernoulli"), 1.0)
     >>> quick = Measurement(window=3000, latency_limit=300, drain=False, overload="stop")
@@ -197,8 +199,9 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
     Examples
     --------
     >>> from universal.networks import build_network
-    >>> from universal.openloop.routes import build_router
-    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
     >>> net = build_network("torus:k=8,n=1")
     >>> s = [RunSpec(offered_traffic(net, t), build_router("dor", net), build_injection("bernoulli"), 1.0)
     ...      for t in ("tornado", "neighbor")]

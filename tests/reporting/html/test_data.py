@@ -14,8 +14,8 @@ import pytest
 from universal.errors import UserError
 from universal.experiment import Experiment, run_experiment
 from universal.networks import build_network
-from universal.openloop.engine import simulate
-from universal.openloop.measure import Measurement
+from universal.engine.runs import simulate
+from universal.engine.measure import Measurement
 from universal.openloop.study import OpenLoopStudy
 from universal.reporting.html.data import batch_view, check_hops, openloop_view
 from universal.reporting.html.layout import GRID_GAP, node_layout
@@ -96,7 +96,7 @@ def test_the_open_loop_view_is_the_fast_engines_run_until_creation_stops(routing
     assert view["status"] == "drained" and min(view["packets"]["delivered"]) >= 0
     assert_hops_walk_the_network(view)
     from universal.openloop.cells import prepare
-    from universal.openloop.creation import RunSpec
+    from universal.engine.creation import RunSpec
 
     p = prepare(study)
     spec = RunSpec(p.traffics["tornado"], p.routers[routing], p.injection, 0.4 * p.scale, seed=3)

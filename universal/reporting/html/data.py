@@ -184,7 +184,7 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     """The view of one open-loop run: ``steps`` steps of packet creation at offered ``load``,
     then the network drains until every packet created is delivered.
 
-    The run is the reference engine's (:func:`universal.openloop.reference.simulate_reference`),
+    The run is the reference engine's (:func:`universal.engine.reference_runs.simulate_reference`),
     which delivers every packet in the same step as the fast engine of ``openloop``: its first
     ``steps`` steps are the steps of the study's run at that load and seed.
 
@@ -226,8 +226,8 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     networks", 2003 (the open-loop measurement).
     """
     from universal.openloop.cells import prepare
-    from universal.openloop.creation import RunSpec
-    from universal.openloop.reference import simulate_reference
+    from universal.engine.creation import RunSpec
+    from universal.engine.reference_runs import simulate_reference
 
     if not 1 <= steps <= MAX_HTML_STEPS:
         raise UserError(f"--html-steps must be between 1 and {MAX_HTML_STEPS:,} (got {steps})")

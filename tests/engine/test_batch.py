@@ -16,7 +16,7 @@ import pytest
 
 from universal.errors import UserError
 from universal.networks import build_network
-from universal.openloop.batch import ADAPTIVE_PROTOCOLS, route_batch
+from universal.engine.batch import ADAPTIVE_PROTOCOLS, route_batch
 from tests.test_cli import run
 
 ROUTINGS = ["min-adaptive", "goal", "ugal"]

@@ -2,13 +2,13 @@
 
 The selection rule (MIN AD, GOAL and UGAL alike): a packet decides when it has just been
 created or has just arrived at a node, at the start of the next step. Its candidates are the
-allowed links (:mod:`universal.openloop.routes`), in a fixed order - increasing link id for
+allowed links (:mod:`universal.engine.routes`), in a fixed order - increasing link id for
 MIN AD and UGAL, increasing dimension for GOAL. The count of a link is the number of packets
 of the run committed to it (waiting for it) at the start of the step, after the step's new
 packets have joined their source queues; the packets deciding in the same step do not see each
 other's choices. The candidate with the smallest count wins; among ``c`` tied candidates the
 ``floor(u * c)``-th, with ``u`` the packet's tie number for this decision
-(:func:`universal.openloop.routes.tie_uniform` of its tie seed and its hop count).
+(:func:`universal.engine.routes.tie_uniform` of its tie seed and its hop count).
 
 The multibutterfly's splitter rule orders its allowed edges by count, then by the row they
 reach, and the packets of one node bound for one output set that decide in the same step take
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.openloop.routes import tie_uniform
+from universal.engine.routes import tie_uniform
 
 __all__ = ["decide", "advance", "final_hop", "adaptive_hops_left", "choose", "splitter_turns", "SPLITTER"]
 
@@ -134,7 +134,7 @@ def splitter_turns(key: np.ndarray, pid: np.ndarray) -> np.ndarray:
 
 
 def _splitter_choice(batch, idx: np.ndarray, node: np.ndarray, base: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The splitter rule (:func:`universal.openloop.routes._splitter`): the allowed edges ordered by
+    """The splitter rule (:func:`universal.engine.routes._splitter`): the allowed edges ordered by
     the packets waiting for them (then by the row they reach), taken in turn in packet-id order."""
     from universal.networks.multibutterfly import splitter_table
     a, net = batch.a, batch.net

@@ -10,10 +10,10 @@ The model, step ``t = 0, 1, ...``:
    every packet and as the load analysis counts it. An adaptive packet that has just been
    created or has just arrived at a node picks its next link now, from the allowed links, the
    one with the fewest packets waiting for it at the start of the step (see
-   :mod:`universal.openloop.routes`).
+   :mod:`universal.engine.routes`).
 2. Every link forwards up to B of the packets waiting for it, highest priority first: ``age``
    (the oldest; packet ids follow creation order, so ties go to the lower id) or another rule
-   of :mod:`universal.openloop.priorities` (``fifo``, ``random-rank``, ``growing-rank``,
+   of :mod:`universal.engine.priorities` (``fifo``, ``random-rank``, ``growing-rank``,
    ``farthest-to-go``, ...; every one breaks ties toward the oldest). With bounded buffers (b
    packets per link buffer) a packet may enter a buffer only if it had room at the start of
    the step, as in the batch engine; a run in which nothing moves while packets wait is deadlocked.
@@ -27,7 +27,7 @@ saturation throughput is capacity over the largest channel load.
 Batching. A run's links are numbered ``run * L + link`` in one array state, so a step costs the
 same few dozen numpy calls for one run or two hundred; on small networks the per-call overhead
 dominates, and batching independent runs (seeds, load points, routings) is what makes the
-engine fast. Every random draw belongs to one run (:mod:`universal.openloop.creation`), so a
+engine fast. Every random draw belongs to one run (:mod:`universal.engine.creation`), so a
 run's result does not depend on what it is batched with.
 
 Layout. The waiting packets sit in preallocated arrays, lowest priority first, in the region
@@ -44,12 +44,12 @@ import numpy as np
 from universal.engine.contention import winners as _winners, winners_at as _winners_at
 from universal.engine.contention import entering_allowed, _KEEPS_LAST
 from universal.errors import UserError
-from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
-from universal.openloop.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
+from universal.engine.creation import CHUNK, InjectionState, RunSpec, draw_chunk
+from universal.engine.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
                                         PERIOD, latency_summary, regression_slope,
                                         slope_standard_error, stability_verdict)
-from universal.openloop.adaptive import decide as adaptive_decide
-from universal.openloop.priorities import PRIORITIES, RANK_RANGE, RANKED, check_priority, rank_span
+from universal.engine.adaptive import decide as adaptive_decide
+from universal.engine.priorities import PRIORITIES, RANK_RANGE, RANKED, check_priority, rank_span
 
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
 
@@ -416,8 +416,8 @@ class _Batch:
 
     def _ugal_pick(self, lo: int, alt: np.ndarray, alt_end: np.ndarray) -> None:
         """UGAL-L/G: the packets injected at ``lo..`` take their Valiant path where the queues say
-        so (:func:`universal.openloop.routes.ugal_pick`), from the counts at the start of the step."""
-        from universal.openloop.routes import ugal_pick
+        so (:func:`universal.engine.routes.ugal_pick`), from the counts at the start of the step."""
+        from universal.engine.routes import ugal_pick
 
         which = np.flatnonzero(alt >= 0)
         if not len(which):
@@ -485,7 +485,7 @@ class _Batch:
         h, a = self.head, self.a
         left = a["end"][h:] - a["cur"][h:]
         if self.adaptive:
-            from universal.openloop.adaptive import adaptive_hops_left
+            from universal.engine.adaptive import adaptive_hops_left
 
             kind = a["kind"][h:]
             left = np.where(kind > 0, adaptive_hops_left(self, h), left)
@@ -535,7 +535,7 @@ class _Batch:
         if not len(gi):
             return
         if self.adaptive:
-            from universal.openloop.adaptive import advance
+            from universal.engine.adaptive import advance
 
             done = advance(self, gi, crossed)
         else:
@@ -562,7 +562,7 @@ class _Batch:
         free[self.trash] = 0
         free[self.inject_slot] = 0
         if self.adaptive:
-            from universal.openloop.adaptive import final_hop
+            from universal.engine.adaptive import final_hop
 
             final = final_hop(self, h)
         else:
@@ -618,7 +618,7 @@ class _Batch:
 
     # ------------------------------------------------------------------ phases
     def _advance_phases(self, t: int) -> None:
-        """End of a chunk (step ``t``): move runs between phases (see :mod:`universal.openloop.measure`)."""
+        """End of a chunk (step ``t``): move runs between phases (see :mod:`universal.engine.measure`)."""
         m, ph = self.m, self.phase
         self._flush_accepted()
         hist = self.history
@@ -801,8 +801,9 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
     Examples
     --------
     >>> from universal.networks import build_network
-    >>> from universal.openloop.routes import build_router
-    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
     >>> net = build_network("torus:k=8,n=1")
     >>> spec = RunSpec(offered_traffic(net, "tornado"), build_router("dor", net), build_injection("bernoulli"), 0.2)
     >>> res, = simulate_batch([spec], measurement=Measurement(window=500))

@@ -1,5 +1,5 @@
 """A plainly written open-loop engine, one packet at a time: the test oracle of
-:mod:`universal.openloop.engine` (SPEC §11).
+:mod:`universal.engine.runs` (SPEC §11).
 
 It is the open-loop front end of the one reference core (:mod:`universal.engine.reference_core`,
 which the batch reference shares): this module creates the packets, numbers the steps from 0 and
@@ -10,7 +10,7 @@ counts and the used credits before the step's new packets), then every link sort
 contenders by priority and lets the first B cross (with
 bounded buffers, only those that find room counted from the start of the step, or cross their
 last link). It shares nothing with the fast engine but the random draws of
-:func:`universal.openloop.creation.draw_chunk` and the tie hash, so with one seed the two must
+:func:`universal.engine.creation.draw_chunk` and the tie hash, so with one seed the two must
 deliver every packet in the same step.
 """
 
@@ -21,7 +21,7 @@ from collections import defaultdict
 import numpy as np
 
 from universal.engine.reference_core import RefPacket, ReferenceCore, RoutingView
-from universal.openloop.creation import CHUNK, InjectionState, RunSpec, draw_chunk
+from universal.engine.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 
 __all__ = ["simulate_reference"]
 
@@ -39,13 +39,13 @@ def _view(spec: RunSpec) -> RoutingView:
     return view
 
 
-#: K of the ranked rules: ranks are drawn from [0, 2**31) (:func:`universal.openloop.creation.draw_chunk`).
+#: K of the ranked rules: ranks are drawn from [0, 2**31) (:func:`universal.engine.creation.draw_chunk`).
 _K = 2**31
 
 
 def _priority(rule: str, core: ReferenceCore, ranks: tuple | None = None):
     """The sort key of ``rule``: the smallest key crosses first (``ranks``: a batch's survey ranks,
-    K and D; see :class:`~universal.openloop.workload.Injection`)."""
+    K and D; see :class:`~universal.engine.workload.Injection`)."""
     if rule == "growing-rank":
         K, D = ranks[1:] if ranks is not None else (_K, core.diameter())
         # rank + hops * K / D, compared exactly after multiplying by D; p.hops = links crossed
@@ -89,8 +89,9 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     Examples
     --------
     >>> from universal.networks import build_network
-    >>> from universal.openloop.routes import build_router
-    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
     >>> net = build_network("torus:k=4,n=1")
     >>> spec = RunSpec(offered_traffic(net, "tornado"), build_router("dor", net), build_injection("bernoulli"), 1.0)
     >>> simulate_reference(spec, 3)["delivered"]     # 1 hop each, one per node per step

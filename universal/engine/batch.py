@@ -1,7 +1,7 @@
 """The batch model on the open-loop engine: a routing problem whose packets choose their links
 hop by hop (adaptive routing), the survey's protocols deciding contention.
 
-A batch is the packets of one problem, all created in step 0 (:class:`~universal.openloop.workload.Injection`
+A batch is the packets of one problem, all created in step 0 (:class:`~universal.engine.workload.Injection`
 ``batch``); the engine runs until every packet is delivered (status ``delivered``), a deadlock of
 bounded buffers, or the step limit. Adaptive routings (MIN AD, GOAL, UGAL; Singh, Dally, Gupta &
 Towles, "GOAL: a load-balanced adaptive routing algorithm for torus networks", 2003) choose every
@@ -51,7 +51,7 @@ def is_adaptive_routing(name: str) -> bool:
     >>> is_adaptive_routing("goal"), is_adaptive_routing("ugal:threshold=2"), is_adaptive_routing("dor")
     (True, True, False)
     """
-    from universal.openloop.routes import ADAPTIVE_ROUTINGS
+    from universal.engine.routes import ADAPTIVE_ROUTINGS
     from universal.registry import parse_spec
     return parse_spec(name).name in ADAPTIVE_ROUTINGS
 
@@ -81,30 +81,30 @@ def batch_spec(router, sources: np.ndarray, dests: np.ndarray, priority: str, *,
 
     Parameters
     ----------
-    router : universal.openloop.routes.Router
+    router : universal.engine.routes.Router
     sources, dests : array of int
     priority : str
-        An open-loop priority (:data:`universal.openloop.priorities.PRIORITIES`).
+        An open-loop priority (:data:`universal.engine.priorities.PRIORITIES`).
     seed : int or SeedSequence
         The run's generator.
     ranks : tuple, optional
         ``(ranks, K, D)``: the survey's ranks of the packets (see
-        :class:`~universal.openloop.workload.Injection`).
+        :class:`~universal.engine.workload.Injection`).
 
     Returns
     -------
-    universal.openloop.creation.RunSpec
+    universal.engine.creation.RunSpec
 
     Examples
     --------
     >>> from universal.networks import build_network
-    >>> from universal.openloop.routes import build_router
+    >>> from universal.engine.routes import build_router
     >>> net = build_network("torus:k=4,n=1")
     >>> batch_spec(build_router("dor", net), np.arange(4), np.arange(4)[::-1], "fifo").injection.name
     'batch'
     """
-    from universal.openloop.creation import RunSpec
-    from universal.openloop.workload import Injection, OfferedTraffic
+    from universal.engine.creation import RunSpec
+    from universal.engine.workload import Injection, OfferedTraffic
 
     # a batch offers nothing at a rate: its traffic is the given packets (no N x N matrix)
     traffic = OfferedTraffic("batch", np.zeros(router.network.num_nodes), None, None, np.zeros((0, 0)))
@@ -128,7 +128,7 @@ def fixed_paths_spec(paths: PathCollection, protocol: str, priority: str, rng: n
 
     Returns
     -------
-    universal.openloop.creation.RunSpec
+    universal.engine.creation.RunSpec
 
     Examples
     --------
@@ -142,7 +142,7 @@ def fixed_paths_spec(paths: PathCollection, protocol: str, priority: str, rng: n
     >>> K == paths.congestion + paths.dilation + 2, D == paths.dilation     # K = C + D + log n, n = 4
     (True, True)
     """
-    from universal.openloop.routes import router_for_paths
+    from universal.engine.routes import router_for_paths
     from universal.protocols import build_protocol
 
     state = build_protocol(protocol).setup(rng, paths.lengths, paths.congestion, paths.dilation)
@@ -159,7 +159,7 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     network : Network
     sources, dests : array of int
     routing : str
-        ``min-adaptive``, ``goal``, ``ugal[:threshold=T]`` (:data:`universal.openloop.routes.ADAPTIVE_ROUTINGS`).
+        ``min-adaptive``, ``goal``, ``ugal[:threshold=T]`` (:data:`universal.engine.routes.ADAPTIVE_ROUTINGS`).
     protocol : str
         One of :data:`ADAPTIVE_PROTOCOLS`.
     seed : int or SeedSequence
@@ -169,7 +169,7 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     step_limit : int, optional
         Most steps to run (default: 4 (N + n) + 100, far beyond any run that moves).
     engine : str
-        ``fast`` or ``reference`` (:func:`universal.openloop.reference.simulate_reference`, one
+        ``fast`` or ``reference`` (:func:`universal.engine.reference_runs.simulate_reference`, one
         packet at a time: the oracle the fast engine must equal).
 
     Returns
@@ -190,7 +190,7 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     networks" (2003); Meyer auf der Heide & Scheideler, "Communication in Parallel Systems"
     (1996), §4 and §5.
     """
-    from universal.openloop.routes import build_router
+    from universal.engine.routes import build_router
 
     if protocol not in ADAPTIVE_PROTOCOLS:
         raise UserError(f"protocol {protocol!r} does not decide contention for adaptive routing here; "
@@ -211,15 +211,15 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
 
 
 def _fast(spec, limit: int, bandwidth: int, buffer: int | None):
-    from universal.openloop.engine import simulate
-    from universal.openloop.measure import Measurement
+    from universal.engine.runs import simulate
+    from universal.engine.measure import Measurement
     res = simulate(spec, bandwidth=bandwidth, buffer=buffer,
                    measurement=Measurement(steps=limit, until_delivered=True, record_crossings=True))
     return res.records["delivered"], res.records["crossings"], res.status
 
 
 def _reference(spec, limit: int, bandwidth: int, buffer: int | None):
-    from universal.openloop.reference import simulate_reference
+    from universal.engine.reference_runs import simulate_reference
     record: dict = {}
     run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record)
     crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)

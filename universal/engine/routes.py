@@ -448,7 +448,6 @@ def build_router(text: str, network: Network) -> Router:
     >>> d.offsets.tolist(), [net.link_label(e) for e in d.links]
     ([0, 2], ['0,0->1,0', '1,0->1,1'])
     """
-    import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
     from universal.paths.torus.algorithms import ROUTINGS, get_routing
     from universal.paths import PATH_SYSTEMS, build_path_system
 
@@ -473,7 +472,7 @@ def build_router(text: str, network: Network) -> Router:
 
 def router_for_paths(paths) -> Router:
     """A router that hands the engine exactly the paths of a collection: packet ``i`` of a batch
-    (:class:`~universal.openloop.workload.Injection` ``batch`` with ``paths.sources`` and
+    (:class:`~universal.engine.workload.Injection` ``batch`` with ``paths.sources`` and
     ``paths.dests``) follows path ``i``.
 
     It lets the open-loop engine route a batch problem on paths fixed before the run, as the

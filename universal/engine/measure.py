@@ -64,7 +64,7 @@ __all__ = ["Measurement", "RunResult", "WARMUP", "WINDOW", "DRAIN", "DONE", "sta
 
 WARMUP, WINDOW, DRAIN, DONE = 0, 1, 2, 3
 
-#: Phases change only every PERIOD steps (the creation chunk of :mod:`universal.openloop.creation`).
+#: Phases change only every PERIOD steps (the creation chunk of :mod:`universal.engine.creation`).
 PERIOD = 100
 
 
@@ -128,7 +128,7 @@ class RunResult:
     rate : float
         Offered rate.
     accepted, accepted_min : float
-        GOAL's α* and α' over the sending nodes (see :mod:`universal.openloop.measure`).
+        GOAL's α* and α' over the sending nodes (see :mod:`universal.engine.measure`).
     latency_mean, latency_p50, latency_p99, latency_max, hops_mean : float or None
         Over the labelled packets (None when the run was unstable or nothing was labelled).
     stable : bool

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from universal.errors import UserError
-from universal.openloop.priorities import RANK_RANGE, RANKED
-from universal.openloop.routes import RouteDraw, Router
-from universal.openloop.workload import Injection, OfferedTraffic
+from universal.engine.priorities import RANK_RANGE, RANKED
+from universal.engine.routes import RouteDraw, Router
+from universal.engine.workload import Injection, OfferedTraffic
 
 __all__ = ["CHUNK", "RunSpec", "Creations", "InjectionState", "draw_chunk", "rank_generator"]
 
@@ -43,7 +43,7 @@ class RunSpec:
         Offered rate in packets per node per step (a node with row sum ``r`` creates ``rate * r``).
     seed : int or numpy.random.SeedSequence
     priority : str
-        ``age`` (default) or another rule of :mod:`universal.openloop.priorities`.
+        ``age`` (default) or another rule of :mod:`universal.engine.priorities`.
     """
 
     traffic: OfferedTraffic
@@ -181,8 +181,9 @@ def draw_chunk(spec: RunSpec, state: InjectionState, first_step: int, rng: np.ra
     Examples
     --------
     >>> from universal.networks import build_network
-    >>> from universal.openloop.routes import build_router
-    >>> from universal.openloop.workload import build_injection, offered_traffic
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
     >>> net = build_network("torus:k=4,n=1")
     >>> spec = RunSpec(offered_traffic(net, "tornado"), build_router("dor", net), build_injection("bernoulli"), 1.0)
     >>> c = draw_chunk(spec, InjectionState(), 0, np.random.default_rng(0), steps=2)

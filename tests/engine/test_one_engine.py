@@ -12,10 +12,10 @@ import pytest
 
 from universal.engine import simulate
 from universal.networks import build_network
-from universal.openloop.batch import fixed_paths_spec
-from universal.openloop.engine import simulate as simulate_open
-from universal.openloop.measure import Measurement
-from universal.openloop.routes import router_for_paths
+from universal.engine.batch import fixed_paths_spec
+from universal.engine.runs import simulate as simulate_open
+from universal.engine.measure import Measurement
+from universal.engine.routes import router_for_paths
 from universal.paths import route_paths
 from universal.workloads import build_problem
 
@@ -70,7 +70,7 @@ def test_the_fixed_paths_router_refuses_other_packets():
 @pytest.mark.parametrize("protocol", ["random-rank", "growing-rank"])
 def test_the_open_loop_reference_reads_the_survey_ranks_too(protocol):
     """The one reference core, from its open-loop front end, with the batch's survey ranks."""
-    from universal.openloop.reference import simulate_reference
+    from universal.engine.reference_runs import simulate_reference
 
     net = build_network("torus:k=4,n=2")
     paths = route_paths("valiant", build_problem("h-relation:h=2", net, np.random.default_rng(1)), net,

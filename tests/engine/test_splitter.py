@@ -11,7 +11,7 @@ import pytest
 
 from tests.test_cli import run
 from universal.networks import build_network
-from universal.openloop.batch import ADAPTIVE_PROTOCOLS, route_batch
+from universal.engine.batch import ADAPTIVE_PROTOCOLS, route_batch
 
 
 def _permutation(net, seed: int, h: int = 1):
