@@ -12,7 +12,7 @@
 True
 """
 
-from universal.engine.fast import simulate
+from universal.engine.batch import simulate
 from universal.engine.reference import simulate_reference
 from universal.engine.result import RoutingResult
 

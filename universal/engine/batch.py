@@ -26,7 +26,7 @@ waits is delivered in the step numbered by its hop count, and T is the step of t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,7 +35,8 @@ from universal.errors import UserError
 from universal.networks import Network
 from universal.paths import PathCollection
 
-__all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "batch_spec", "fixed_paths_spec", "route_batch", "is_adaptive_routing"]
+__all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "batch_spec", "fixed_paths_spec", "is_adaptive_routing", "route_batch",
+           "rule_of", "simulate"]
 
 #: Survey protocol -> the open-loop engine's priority that implements it for a batch.
 ADAPTIVE_PROTOCOLS = {"random-rank": "random-rank", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
@@ -112,19 +113,38 @@ def batch_spec(router, sources: np.ndarray, dests: np.ndarray, priority: str, *,
                    priority=priority)
 
 
-def fixed_paths_spec(paths: PathCollection, protocol: str, priority: str, rng: np.random.Generator):
+def rule_of(protocol) -> str:
+    """The engine's contention rule for a survey protocol: a rule of its own where it has one
+    (faster than reading the protocol's keys), else ``protocol`` (the keys themselves).
+
+    Examples
+    --------
+    >>> from universal.protocols import build_protocol
+    >>> [rule_of(build_protocol(p)) for p in ("random-rank", "longest-in-system", "random-delay", "random")]
+    ['random-rank', 'age', 'protocol', 'protocol']
+    """
+    from universal.protocols.buffered import (FarthestToGo, Fifo, GrowingRank, LongestInSystem, NearestToGo,
+                                              RandomRank)
+
+    rules = {RandomRank: "random-rank", GrowingRank: "growing-rank", Fifo: "fifo", FarthestToGo: "farthest-to-go",
+             NearestToGo: "nearest-to-go", LongestInSystem: "age"}
+    return rules.get(type(protocol), "protocol")
+
+
+def fixed_paths_spec(paths: PathCollection, protocol, priority: str | None, rng: np.random.Generator):
     """:func:`batch_spec` of a collection's packets on exactly its paths, with the survey's ranks
-    drawn from ``rng`` as :func:`universal.engine.simulate` draws them for ``protocol``: the
-    open-loop engine then routes the batch as the batch engine does (issue 23, one engine).
+    drawn from ``rng`` as the survey's protocol draws them: the engine then routes the batch as
+    :func:`simulate` does.
 
     Parameters
     ----------
     paths : PathCollection
-    protocol : str
+    protocol : str or Protocol
         The survey's protocol whose ranks are drawn (``random-rank``, ``growing-rank``, ...).
-    priority : str
-        The open-loop priority of the same meaning (``age`` for ``longest-in-system``).
+    priority : str or None
+        The engine's rule (``age`` for ``longest-in-system``); None: :func:`rule_of` the protocol.
     rng : numpy.random.Generator
+        Draws the ranks (and delays), and stays the run's generator (per-step keys).
 
     Returns
     -------
@@ -138,15 +158,120 @@ def fixed_paths_spec(paths: PathCollection, protocol: str, priority: str, rng: n
     >>> net = build_network("torus:k=4,n=1")
     >>> paths = route_paths("dimension-order", build_problem("permutation:tornado", net, np.random.default_rng(0)),
     ...                     net, np.random.default_rng(0))
-    >>> ranks, K, D = fixed_paths_spec(paths, "random-rank", "random-rank", np.random.default_rng(1)).injection.ranks
+    >>> ranks, K, D = fixed_paths_spec(paths, "random-rank", None, np.random.default_rng(1)).injection.ranks
     >>> K == paths.congestion + paths.dilation + 2, D == paths.dilation     # K = C + D + log n, n = 4
     (True, True)
     """
     from universal.engine.routes import router_for_paths
     from universal.protocols import build_protocol
 
-    state = build_protocol(protocol).setup(rng, paths.lengths, paths.congestion, paths.dilation)
-    return batch_spec(router_for_paths(paths), paths.sources, paths.dests, priority, ranks=(state.ranks, state.K, state.D))
+    protocol = build_protocol(protocol)
+    state = protocol.setup(rng, paths.lengths, paths.congestion, paths.dilation)
+    spec = batch_spec(router_for_paths(paths), paths.sources, paths.dests, priority or rule_of(protocol), seed=rng,
+                      ranks=(state.ranks, state.K, state.D))
+    release = protocol.release_steps(state)
+    if release is not None and protocol.dynamic != "on-move":
+        raise TypeError(f"{protocol.name}: release steps need keys that change on moves")
+    spec.injection = replace(spec.injection, protocol=(protocol, state), release=release)
+    return spec
+
+
+def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, bandwidth: int = 1,
+             buffer: int | None = None, step_limit: int | None = None, record_hops: bool = False) -> RoutingResult:
+    """Route every packet of ``collection`` along its path with one of the survey's protocols.
+
+    The packets are a batch of the one engine (:mod:`universal.engine.runs`), all created in
+    step 0 on the paths of the collection. Bufferless protocols (trial-and-failure,
+    duplication) run in rounds of their own (:func:`universal.engine.bufferless.simulate_bufferless`).
+
+    Parameters
+    ----------
+    collection : PathCollection
+        The paths; packet ``i`` follows path ``i``.
+    protocol : str or Protocol
+        A protocol of the survey (``random-rank``, ``growing-rank``, ``fifo``, ``random-delay``, ...).
+    rng : numpy.random.Generator
+        Source of the protocol's random ranks, delays and per-step keys.
+    bandwidth : int
+        B, packets a link forwards per step.
+    buffer : int, optional
+        b, the size of every link buffer (default unbounded). A packet may enter a buffer only
+        if it had room at the start of the step: per link, the contenders are taken in priority
+        order and one is let across if fewer than B have crossed and either it crosses its last
+        link or fewer than the free places have been filled. A step that moves no packet ends the
+        run with status ``"deadlock"``.
+    step_limit : int, optional
+        Stop after this many steps (default: the total number of hops plus the longest delay,
+        which a run never needs, since every step before the end moves at least one packet).
+    record_hops : bool
+        Also return the step in which every hop was made (``RoutingResult.hop_steps``,
+        aligned with ``collection.links``), for checking invariants and tracing.
+
+    Returns
+    -------
+    RoutingResult
+
+    Examples
+    --------
+    >>> from universal.networks import butterfly
+    >>> from universal.workloads import build_problem
+    >>> from universal.paths import route_paths
+    >>> net = butterfly(4)
+    >>> prob = build_problem("permutation:bit-reversal", net, np.random.default_rng(0))
+    >>> paths = route_paths("dimension-order", prob, net, np.random.default_rng(0))
+    >>> res = simulate(paths, "random-rank", np.random.default_rng(0))
+    >>> res.status, res.T >= max(paths.congestion, paths.dilation)
+    ('delivered', True)
+
+    References
+    ----------
+    Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §2.1 and §4.
+    """
+    from universal.engine.bufferless import simulate_bufferless
+    from universal.engine.measure import Measurement
+    from universal.engine.runs import simulate as simulate_run
+    from universal.protocols import build_protocol
+
+    protocol = build_protocol(protocol)
+    if bandwidth < 1:
+        raise ValueError("bandwidth must be >= 1")
+    if buffer is not None and buffer < 1:
+        raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
+    if protocol.bufferless:
+        return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
+                                   record_hops=record_hops)
+    lengths = collection.lengths
+    spec = fixed_paths_spec(collection, protocol, None, rng)
+    release = spec.injection.release
+    latest = int(release.max()) if release is not None and len(release) else 0
+    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
+    hop_steps = np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None
+    if not lengths.any() or limit <= 0:            # nothing to move, or no step to move it in
+        moved = not lengths.any()
+        return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64), "delivered" if moved else "step-limit",
+                             0, 0, 0, hop_steps=hop_steps, buffer=buffer)
+    res = simulate_run(spec, bandwidth=bandwidth, buffer=buffer,
+                       measurement=Measurement(steps=limit, until_delivered=True, record_crossings=record_hops))
+    rec = res.records
+    # packets first move in step 1 here (step 0 of the engine); no hop to make: delivered in step 0
+    delivery = np.where(lengths == 0, 0, np.where(rec["delivered"] >= 0, rec["delivered"] + 1, -1))
+    status = {"drained": "delivered", "deadlock": "deadlock"}.get(res.status, "step-limit")
+    if record_hops:
+        _fill_hop_steps(hop_steps, collection.offsets, rec["crossings"])
+    blocked, full_links = rec["blocked"] if status == "deadlock" else (None, None)
+    return RoutingResult(delivery=delivery.astype(np.int64), status=status, steps=res.steps,
+                         max_buffer=rec["max_buffer"], hops=rec["hops"], hop_steps=hop_steps, buffer=buffer,
+                         deadlock_step=res.steps if status == "deadlock" else None, blocked=blocked,
+                         full_links=full_links)
+
+
+def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.ndarray) -> None:
+    """Write the step of every hop (batch numbering) at its place in the flat path array: a
+    packet's crossings, in step order, are its path's links in order."""
+    order = np.lexsort((crossings[:, 0], crossings[:, 1]))
+    step, packet = crossings[order, 0], crossings[order, 1]
+    hop = np.arange(len(packet)) - np.searchsorted(packet, packet)
+    hop_steps[offsets[packet] + hop] = step + 1
 
 
 def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routing: str, protocol: str, *,

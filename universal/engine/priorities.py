@@ -40,7 +40,7 @@ import numpy as np
 
 from universal.errors import UserError
 
-__all__ = ["PRIORITIES", "RANKED", "RANK_RANGE", "check_priority", "rank_span"]
+__all__ = ["BATCH_RULES", "PRIORITIES", "RANKED", "RANK_RANGE", "check_priority", "rank_span"]
 
 #: Contention rules of the open-loop engine (SPEC §11): name -> one line.
 PRIORITIES = {
@@ -54,6 +54,13 @@ PRIORITIES = {
     "farthest-to-go": "most hops left first, then the oldest",
     "nearest-to-go": "fewest hops left first, then the oldest",
 }
+
+#: Rules of batch runs only (:func:`universal.engine.simulate`): the survey's protocol itself decides,
+#: through its keys (:meth:`universal.protocols.Protocol.keys`, lowest first, ties to the lower
+#: packet id) or, for a per-step rule such as ``random``, fresh keys drawn every step from the
+#: run's generator in increasing packet id order. An open system has no problem to draw its ranks
+#: or delays for, so these are not open-loop priorities.
+BATCH_RULES = ("protocol",)
 
 #: The rules that read a rank drawn at creation (all from the same draw of the run's generator).
 RANKED = ("random-rank", "random", "growing-rank")

@@ -1,4 +1,4 @@
-"""A small, plainly written reference engine: the test oracle for :mod:`universal.engine.fast`
+"""A small, plainly written reference engine: the test oracle for :func:`universal.engine.simulate`
 and :mod:`universal.engine.bufferless`.
 
 It follows SPEC §2 literally, one packet at a time: every step, each waiting packet names the
@@ -54,7 +54,7 @@ from universal.protocols import Protocol, build_protocol
 def simulate_reference(collection: PathCollection, protocol: str | Protocol, rng: np.random.Generator, *,
                        bandwidth: int = 1, buffer: int | None = None, step_limit: int | None = None,
                        record_hops: bool = False, trace: list | None = None) -> RoutingResult:
-    """Same contract as :func:`universal.engine.fast.simulate`, in pure Python.
+    """Same contract as :func:`universal.engine.simulate`, in pure Python.
 
     ``buffer`` is the link-buffer size b (None: unbounded). A packet may enter the buffer of
     link e in a step only if, counting the packets that sat in it at the start of the step,

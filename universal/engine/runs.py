@@ -49,7 +49,7 @@ from universal.engine.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, 
                                         PERIOD, latency_summary, regression_slope,
                                         slope_standard_error, stability_verdict)
 from universal.engine.adaptive import decide as adaptive_decide
-from universal.engine.priorities import PRIORITIES, RANK_RANGE, RANKED, check_priority, rank_span
+from universal.engine.priorities import BATCH_RULES, PRIORITIES, RANK_RANGE, RANKED, check_priority, rank_span
 
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
 
@@ -73,7 +73,15 @@ class _Batch:
         self.priority = specs[0].priority
         if any(s.priority != self.priority for s in specs):
             raise ValueError("the runs of a batch share one priority rule")
-        check_priority(self.priority)
+        # the survey's protocol itself (a batch run's random delays, per-step random keys, ...)
+        self.protocol = self.rank_state = None
+        if self.priority in BATCH_RULES:
+            if self.R != 1 or specs[0].injection.protocol is None:
+                raise ValueError("the protocol rule is for one batch run that brings its protocol")
+            self.protocol, self.rank_state = specs[0].injection.protocol
+        else:
+            check_priority(self.priority)
+        self.per_step = self.protocol is not None and self.protocol.dynamic == "per-step"
         # growing rank's K and D: the survey's, where a batch brings its ranks, else 2^31 and the diameter
         given = {s.injection.ranks[1:] if s.injection.ranks is not None else None for s in specs}
         if len(given) > 1:
@@ -83,6 +91,9 @@ class _Batch:
         self.span = (given[1] if given else rank_span(net)) if self.priority == "growing-rank" else 1
         self.trash = self.R * self.L            # the dead packets' dummy link
         self.inject_slot = self.trash + 1       # "buffer" of packets still in their source queue
+        self.held_link = self.trash + 2         # what a batch packet held back by its delay waits for
+        self.release = specs[0].injection.release if self.R == 1 else None
+        self.holding = 0                        # packets still held back
         self.kinds = np.array([_KIND[s.router.kind] for s in specs])
         self.adaptive = bool((self.kinds > 0).any())
         self.dims = int(net.params.get("n", 1)) if (self.kinds == 2).any() else 0
@@ -93,16 +104,19 @@ class _Batch:
         self.first_hop = 1 if net.terminals is not None else 0
         self.rngs = [np.random.default_rng(s.seed) for s in specs]
         self.inj_state = [InjectionState() for _ in specs]
-        self.scratch = np.empty(self.trash + 2, dtype=np.int64)
+        self.scratch = np.empty(self.trash + 3, dtype=np.int64)
         self.arange = np.arange(0)
         # packets in every link buffer (at the link's head, waiting for their next link): the
-        # bounded buffers' room, and UGAL-L's used credits (SPEC §13), so kept for both
-        self.track = buffer is not None or bool(self.ugal_mode.any())
-        self.occupancy = np.zeros(self.trash + 2, dtype=np.int64) if self.track else None
+        # bounded buffers' room, UGAL-L's used credits (SPEC §13) and a batch's largest buffer
+        self.batch_stats = measurement.until_delivered and self.R == 1
+        self.track = buffer is not None or bool(self.ugal_mode.any()) or self.batch_stats
+        self.occupancy = np.zeros(self.trash + 3, dtype=np.int64) if self.track else None
+        self.max_buffer = 0
+        self.blocked: tuple | None = None
         # packets committed to each link, kept up to date (counting them afresh every step would cost
         # a pass over every waiting packet): the adaptive decisions read it, and the links with
         # packets are where the winners are
-        self.waiting = np.zeros(self.trash + 2, dtype=np.int64)
+        self.waiting = np.zeros(self.trash + 3, dtype=np.int64)
         # kept where something reads it (adaptive choices, UGAL); elsewhere the winners are found
         # without it, and two ufunc.at passes per step are saved
         self.count_waiting = self.adaptive or bool(self.ugal_mode.any())
@@ -130,7 +144,7 @@ class _Batch:
             f.update(signs=(np.int64, self.dims), remaining=(np.int64, self.dims))
         if self.track:
             f["prev"] = (np.int64,)
-        if self.priority == "fifo":
+        if self.priority in ("fifo", "protocol"):
             f["arrived"] = (np.int64,)
         if self.priority in RANKED:
             f["rank"] = (np.int64,)
@@ -328,6 +342,8 @@ class _Batch:
             self._inject(t)
             if self.adaptive:
                 adaptive_decide(self, t)
+            if self.holding:
+                self._release(t)
             self._move(t)
             if fixed is not None:
                 if self.m.until_delivered:        # a batch: every packet was created in step 0
@@ -391,8 +407,10 @@ class _Batch:
                 np.add.at(self.waiting, want, 1)
         if self.track:
             a["prev"][lo_:hi_] = self.inject_slot
-        if self.priority == "fifo":
+        if self.priority in ("fifo", "protocol"):
             a["arrived"][lo_:hi_] = t
+        if self.release is not None:
+            self._hold(lo_, hi_, t)
         if self.priority in RANKED:
             a["rank"][lo_:hi_] = p["rank"][sel]
         # static ranks: a batch's packets (all created together, into an empty network) are laid
@@ -413,6 +431,22 @@ class _Batch:
         else:
             self.backlog += np.bincount(p["run"][sel], minlength=self.R)
             self.outstanding += np.bincount(p["run"][sel][p["label"][sel]], minlength=self.R)
+
+    def _hold(self, lo: int, hi: int, t: int) -> None:
+        """Batch packets whose delay has not ended wait for the dummy held link, which never lets
+        them across (a batch's packet ids are its packet numbers: all are created in step 0)."""
+        want = self.a["want"][lo:hi]
+        held = self.release[self.a["pid"][lo:hi]] > t
+        want[held] = self.held_link
+        self.holding += int(held.sum())
+
+    def _release(self, t: int) -> None:
+        """The held packets whose delay ends join the contention in step ``t`` (batch step t + 1)."""
+        h, a = self.head, self.a
+        held = np.flatnonzero(a["want"][h:] == self.held_link) + h
+        due = held[self.release[a["pid"][held]] <= t]
+        a["want"][due] = self.store[a["cur"][due]]
+        self.holding -= len(due)
 
     def _ugal_pick(self, lo: int, alt: np.ndarray, alt_end: np.ndarray) -> None:
         """UGAL-L/G: the packets injected at ``lo..`` take their Valiant path where the queues say
@@ -437,6 +471,8 @@ class _Batch:
             return None
         if self.layout_sorted:
             return None
+        if self.per_step:
+            return self._per_step_positions()
         if self.priority in ("random", "random-rank"):
             # ranks never change: the order holds until packets join or the pool is compacted
             # (delivered packets keep their places, marked dead), so a batch sorts once
@@ -457,6 +493,8 @@ class _Batch:
             primary = -(a["rank"][h:] * self.span + self._hops_made() * self.rank_range)
         elif self.priority == "nearest-to-go":
             primary = -self._hops_left()
+        elif self.priority == "protocol":          # the survey's keys: the lowest first
+            primary = -self.protocol.keys(self.rank_state, a["pid"][h:], self._hops_made(), a["arrived"][h:])
         else:
             primary = self._hops_left()
         # the layout is already oldest last (ids decrease from head on), so sorting by the rule's
@@ -472,6 +510,20 @@ class _Batch:
             return np.sort(packed) & ((1 << bits) - 1)
         primary = np.where(dead, np.iinfo(np.int64).min, primary)
         return np.argsort(primary, kind="stable")
+
+    def _per_step_positions(self) -> np.ndarray:
+        """Live positions (relative to head) lowest priority first, by fresh keys that the protocol
+        draws from the run's generator (for a batch: the generator its ranks came from) in
+        increasing packet id order, ties to the lower id."""
+        h, a = self.head, self.a
+        live = np.flatnonzero(a["want"][h:] < self.trash)
+        pid = a["pid"][h:][live]
+        # a batch lies youngest first, so reversed its ids increase (sorted anyway if not)
+        live = live[::-1] if (np.diff(pid) < 0).all() else live[np.argsort(pid, kind="stable")]
+        fresh = self.protocol.draw_step_keys(self.rngs[0], len(live))
+        bits = max(1, (len(live) - 1).bit_length())
+        ranked = np.sort((fresh << bits) | np.arange(len(live), dtype=np.int64))[::-1] & ((1 << bits) - 1)
+        return live[ranked]
 
     def _hops_made(self) -> np.ndarray:
         """Links each live packet has crossed (an oblivious packet's ``hops`` is its path length)."""
@@ -516,8 +568,8 @@ class _Batch:
             # decisions see them
             at = np.sort(order[at]) if self.adaptive else order[at]
         crossed = a["want"][h:][at]
-        if self.ndead:
-            ok = crossed != self.trash
+        if self.ndead or self.holding:      # the dead and the held wait for dummy links
+            ok = crossed < self.trash
             at, crossed = at[ok], crossed[ok]
         if self.adaptive:
             ok = crossed >= 0
@@ -548,9 +600,12 @@ class _Batch:
                 np.add.at(self.waiting, want, 1)
         moved_on = gi[~done]
         if self.track:
-            a["prev"][moved_on] = crossed[~done]
-            np.add.at(self.occupancy, crossed[~done], 1)
-        if self.priority == "fifo":
+            entered = crossed[~done]
+            a["prev"][moved_on] = entered
+            np.add.at(self.occupancy, entered, 1)
+            if self.batch_stats and len(entered):
+                self.max_buffer = max(self.max_buffer, int(self.occupancy[entered].max()))
+        if self.priority in ("fifo", "protocol"):
             a["arrived"][moved_on] = t + 1
         if done.any():
             self._deliver(t, gi[done])
@@ -570,9 +625,10 @@ class _Batch:
         if order is not None:
             final = final[order]
         w = np.where(want < 0, self.trash, want)
-        entering = np.flatnonzero(~final & (w != self.trash))
+        real = w < self.trash                     # not dead, held or undecided
+        entering = np.flatnonzero(~final & real)
         allowed = entering_allowed(w, entering, free, min(self.B, self.buffer), self.scratch)
-        admissible = np.union1d(np.flatnonzero(final & (w != self.trash)), allowed)
+        admissible = np.union1d(np.flatnonzero(final & real), allowed)
         win = np.zeros(len(w), dtype=bool)
         if len(admissible):
             got = _winners_at(w, admissible, self.B, self.scratch)
@@ -583,9 +639,19 @@ class _Batch:
         """A run with waiting packets and no move in this step is deadlocked (bounded buffers)."""
         moved = np.bincount(crossed // self.L, minlength=self.R)
         stuck = (moved == 0) & (self.backlog > 0) & (self.phase != DONE)
+        if self.holding:                # a later release may still move (a batch: one run)
+            return
         for r in np.flatnonzero(stuck):
+            if self.batch_stats:
+                self._record_blocked(int(r))
             self._finish(int(r), t, "deadlock")
         self._drop_ended()
+
+    def _record_blocked(self, r: int) -> None:
+        """A deadlocked batch's waiting packets (ids) and the links they wait for."""
+        h, a = self.head, self.a
+        live = np.flatnonzero((a["run"][h:] == r) & (a["want"][h:] < self.trash)) + h
+        self.blocked = (np.sort(a["pid"][live]), np.unique(a["want"][live] - r * self.L))
 
     def _deliver(self, t: int, gi: np.ndarray) -> None:
         a = self.a
@@ -731,6 +797,8 @@ class _Batch:
                 d = (run == r) & (step < ends.get(r, steps))
                 delivered[np.searchsorted(mine, pid[d])] = step[d]
                 records = {"pid": mine, "delivered": delivered}
+                if self.batch_stats:
+                    records.update(max_buffer=self.max_buffer, hops=self.link_hops, blocked=self.blocked)
                 if self.m.record_crossings:       # this run's crossings: its own packet and link numbers
                     x = (xlink // self.L) == r
                     records["crossings"] = np.stack([xstep[x], np.searchsorted(mine, xpid[x]),

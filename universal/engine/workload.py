@@ -44,7 +44,11 @@ class Injection:
     (:mod:`universal.engine.batch`). A batch may bring the ranks of the survey's protocols,
     ``ranks = (ranks, K, D)``: packet i's rank, the rank range K and growing rank's D (the
     collection's dilation), as :meth:`universal.protocols.Protocol.setup` draws them, in place
-    of the open loop's ranks from [0, 2^31) and the network's diameter.
+    of the open loop's ranks from [0, 2^31) and the network's diameter. A batch run with the
+    ``protocol`` rule brings the survey's protocol itself, ``protocol = (Protocol, RankState)``,
+    whose keys decide contention (the random-delay and per-step random rules, and any protocol
+    written against :class:`universal.protocols.Protocol`), and may hold packet i back until
+    step ``release[i]`` (random delay: it first contends in batch step ``release[i] + 1``).
     """
 
     name: str
@@ -52,6 +56,8 @@ class Injection:
     text: str = ""
     packets: tuple | None = field(default=None, compare=False, hash=False, repr=False)
     ranks: tuple | None = field(default=None, compare=False, hash=False, repr=False)
+    protocol: tuple | None = field(default=None, compare=False, hash=False, repr=False)
+    release: np.ndarray | None = field(default=None, compare=False, hash=False, repr=False)
 
     def max_rate(self) -> float:
         """Largest rate in packets per node per step the process can offer (inf for poisson)."""

@@ -1,5 +1,9 @@
-"""The vectorized synchronous packet engine (SPEC §2; Meyer auf der Heide & Scheideler,
-"Communication in Parallel Systems", §2.1 and §2.4).
+"""The retired batch engine, kept as a yardstick for ``benchmarks/engine.py --legacy`` and
+``benchmarks/one_engine.py``: until issue 23 it routed every fixed path collection
+(``universal.engine.simulate`` now runs batches on the one engine, :mod:`universal.engine.runs`).
+Not part of the package; nothing in it is maintained beyond giving the same results.
+
+(SPEC §2; Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §2.1 and §2.4.)
 
 Design: the waiting packets are kept in two arrays sorted by priority, lowest priority first:
 ``order`` (their slots, see below) and ``want`` (the link each waits for). Every packet waits for
