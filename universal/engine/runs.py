@@ -117,6 +117,7 @@ class _Batch:
         self._init_measurement()
         self.progress = None
         self.static_order, self.static_layout = None, 0
+        self.last_order, self.last_layout = None, 0     # the last sort's result (see _sorted_positions)
         self.layout_sorted = False
         self.link_hops = 0
         self.ending: list[int] = []             # runs that ended; their packets go at once
@@ -475,9 +476,24 @@ class _Batch:
         width = (int(primary.max()) - low + 2) if n else 1
         if width.bit_length() + bits <= 62:
             packed = np.where(dead, 0, ((primary - (low - 1)) << bits)) | np.arange(n, dtype=np.int64)
-            return np.sort(packed) & ((1 << bits) - 1)
+            return self._sort_packed(packed, bits)
         primary = np.where(dead, np.iinfo(np.int64).min, primary)
         return np.argsort(primary, kind="stable")
+
+    def _sort_packed(self, packed: np.ndarray, bits: int) -> np.ndarray:
+        """Positions of the packed keys ``key << bits | position``, sorted.
+
+        A step changes the keys of the movers only, so laid out in the last sort's order (same
+        layout) the keys are nearly sorted, which a merge sort (``kind="stable"``) runs through
+        several times faster than a quicksort sorts them afresh. The packed keys are distinct,
+        so the result is the same either way.
+        """
+        if self.last_order is not None and self.last_layout == self.layout and len(self.last_order) == len(packed):
+            order = np.sort(np.take(packed, self.last_order), kind="stable") & ((1 << bits) - 1)
+        else:
+            order = np.sort(packed) & ((1 << bits) - 1)
+        self.last_order, self.last_layout = order, self.layout
+        return order
 
     def _hops_made(self) -> np.ndarray:
         """Links each live packet has crossed (an oblivious packet's ``hops`` is its path length)."""
