@@ -189,7 +189,9 @@ class _Batch:
         if self.store_len + len(links) > len(self.store):
             self._compact_store()
             if self.store_len == 0:            # nothing live (a batch's one draw): keep the array itself
-                self.store, self.store_len = links.astype(np.int64, copy=False), len(links)
+                # (int32 as path collections hold it: no copy, and half the memory to gather from)
+                keep = links if links.dtype == np.int32 else links.astype(np.int64, copy=False)
+                self.store, self.store_len = keep, len(links)
                 return 0
             self._compact_store_if_needed(len(links))
         at = self.store_len
@@ -602,12 +604,14 @@ class _Batch:
         else:
             cur = a["cur"][gi] + 1
             done = cur == a["end"][gi]
-            on = gi[~done]
-            a["cur"][on] = cur[~done]
-            a["want"][on] = want = self.store[cur[~done]]
+            on = gi
+            if done.any():          # most steps deliver nothing: no compressions then
+                on, cur = gi[~done], cur[~done]
+            a["cur"][on] = cur
+            a["want"][on] = want = self.store[cur]
             if self.count_waiting:
                 np.add.at(self.waiting, want, 1)
-        moved_on = gi[~done]
+        moved_on = gi[~done] if self.adaptive else on
         if self.track:
             a["prev"][moved_on] = crossed[~done]
             np.add.at(self.occupancy, crossed[~done], 1)
@@ -787,14 +791,14 @@ class _Batch:
             ends = getattr(self, "end_step", {})
             xstep, xpid, xlink = (cat(self.crossing_log, i) for i in range(3))
             for r, spec in enumerate(self.specs):
-                mine = np.sort(cpid[(crun == r) & (cstep < ends.get(r, steps))])
+                mine = cpid[(crun == r) & (cstep < ends.get(r, steps))]
                 delivered = np.full(len(mine), -1, dtype=np.int64)
                 d = (run == r) & (step < ends.get(r, steps))
-                delivered[np.searchsorted(mine, pid[d])] = step[d]
+                delivered[_index_in(mine, pid[d])] = step[d]
                 records = {"pid": mine, "delivered": delivered}
                 if self.m.record_crossings:       # this run's crossings: its own packet and link numbers
                     x = (xlink // self.L) == r
-                    records["crossings"] = np.stack([xstep[x], np.searchsorted(mine, xpid[x]),
+                    records["crossings"] = np.stack([xstep[x], _index_in(mine, xpid[x]),
                                                      xlink[x] - r * self.L], axis=1)
                 out.append(RunResult(spec.rate, status=self.status[r] or "steps", steps=steps,
                                      records=records))
@@ -823,6 +827,14 @@ class _Batch:
                 res.labelled_packets = (cols[3][mine], cols[4][mine], lat, hops)
             out.append(res)
         return out
+
+
+def _index_in(ids: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Where the packet ids ``which`` are in ``ids``, a run's ids in creation order (increasing;
+    one block when the run's packets were all created together, as a batch's are: then no search)."""
+    if len(ids) and int(ids[-1]) - int(ids[0]) == len(ids) - 1:
+        return which - ids[0]
+    return np.searchsorted(ids, which)
 
 
 def _check_window(spec: RunSpec, measurement: Measurement) -> None:
