@@ -251,8 +251,10 @@ class _Batch:
         if not parts:
             self.pending = None
             return
-        cat = lambda get, fill=0, dtype=np.int64: np.concatenate(  # noqa: E731
-            [get(r, c) if get(r, c) is not None else np.full(len(c.step), fill, dtype=dtype) for r, c in parts])
+        def cat(get, fill=0, dtype=np.int64):
+            arrays = [get(r, c) for r, c in parts]
+            arrays = [x if x is not None else np.full(len(c.step), fill, dtype=dtype) for x, (_, c) in zip(arrays, parts)]
+            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)     # one run: no copy
         step = cat(lambda r, c: c.step)
         run = cat(lambda r, c: np.full(len(c.step), r, dtype=np.int64))
         order = np.lexsort((run, step))
@@ -411,7 +413,7 @@ class _Batch:
         self.layout_sorted = self.priority in ("random", "random-rank") and not self.adaptive \
             and self.m.until_delivered and hi_ == self.cap
         if self.layout_sorted:
-            perm = np.lexsort((a["pid"][lo_:hi_], a["rank"][lo_:hi_]))[::-1]
+            perm = _rank_order(a["rank"][lo_:hi_], a["pid"][lo_:hi_])
             for arr in a.values():
                 arr[lo_:hi_] = arr[lo_:hi_][perm]
         self.head = lo_
@@ -827,6 +829,19 @@ class _Batch:
                 res.labelled_packets = (cols[3][mine], cols[4][mine], lat, hops)
             out.append(res)
         return out
+
+
+def _rank_order(rank: np.ndarray, pid: np.ndarray) -> np.ndarray:
+    """Indices of packets laid out youngest first (``pid`` decreasing), lowest priority first
+    by static rank: the highest rank first, ties to the younger packet.
+
+    Ranks in a range of less than 2^15 (the survey's K = C + D + log n) are sorted as int16
+    with a stable argsort, a radix sort several times faster than a lexsort; ties keep the layout
+    order, which is the younger packet first.
+    """
+    if len(rank) and int(rank.max()) - int(rank.min()) < 2**15:
+        return np.argsort((rank.max() - rank).astype(np.int16), kind="stable")
+    return np.lexsort((pid, rank))[::-1]
 
 
 def _index_in(ids: np.ndarray, which: np.ndarray) -> np.ndarray:
