@@ -80,3 +80,30 @@ def test_the_open_loop_reference_reads_the_survey_ranks_too(protocol):
     run = simulate_reference(spec, int(paths.lengths.sum()) + 1, buffer=2, create_until=1)
     delivered = np.array(run["delivered"])
     assert np.array_equal(batch.delivery, np.where(paths.lengths == 0, 0, delivered + 1))
+
+
+@pytest.mark.parametrize("protocol", list(RULES))
+@pytest.mark.parametrize("bandwidth", [1, 2])
+def test_the_edge_indexed_scratch_changes_nothing(protocol, bandwidth, monkeypatch):
+    """On a leveled network (no edge used both ways) a large batch finds its winners by edge; forced
+    on a small one, two batched runs deliver and cross exactly as with the scratch by link."""
+    from universal.engine import runs
+
+    net = build_network("butterfly:d=4")
+    paths = route_paths("valiant", build_problem("h-relation:h=2", net, np.random.default_rng(3)), net,
+                        np.random.default_rng(4))
+    seen = []
+
+    def run(least):
+        monkeypatch.setattr(runs, "EDGE_SPACE_MIN", least)
+        specs = [fixed_paths_spec(paths, protocol, RULES[protocol], np.random.default_rng(s)) for s in (SEED, 6)]
+        batch = runs._Batch(specs, bandwidth, None, Measurement(steps=10**4, until_delivered=True,
+                                                                record_crossings=True))
+        res = batch.run()
+        seen.append(batch.shift)
+        return [r.records for r in res]
+
+    by_link, by_edge = run(1 << 40), run(0)
+    assert seen == [0, 1]
+    for a, b in zip(by_link, by_edge):
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)

@@ -80,7 +80,8 @@ class RouteDraw:
     ``signs`` (GOAL): the direction per dimension, +1 or -1, shape (P, n); ``remaining`` the
     hops per dimension. ``via`` (UGAL): the candidate intermediate node of every packet.
     ``alt_offsets``/``alt_links`` (UGAL-L/G): every packet's second candidate path, the Valiant
-    one, beside its minimal one in ``offsets``/``links``.
+    one, beside its minimal one in ``offsets``/``links``. ``paths``: the path collection that
+    ``offsets``/``links`` come from, if any (its link loads are cached with its congestion).
     """
 
     offsets: np.ndarray | None = None
@@ -90,6 +91,7 @@ class RouteDraw:
     via: np.ndarray | None = None
     alt_offsets: np.ndarray | None = None
     alt_links: np.ndarray | None = None
+    paths: object = None
 
 
 @dataclass(eq=False)
@@ -167,7 +169,7 @@ class Router:
             from universal.workloads import Problem
 
             coll = route_paths(self.routing, Problem("open-loop", sources, dests), self.network, rng)
-            return RouteDraw(offsets=coll.offsets, links=coll.links)
+            return RouteDraw(offsets=coll.offsets, links=coll.links, paths=coll)
         if self.kind == "ugal-paths":
             from universal.paths import route_paths
             from universal.workloads import Problem

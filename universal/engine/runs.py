@@ -58,6 +58,8 @@ _KIND = {"torus": 0, "paths": 0, "ugal-paths": 0, "min-adaptive": 1, "goal": 2, 
 _BIG = np.int64(1) << 40
 #: Waiting packets across a batch beyond this are refused (memory), checked as the pool grows.
 MAX_WAITING = 40_000_000
+#: Links (over a batch) from which an edge-indexed scratch pays (smaller ones stay in cache anyway).
+EDGE_SPACE_MIN = 1 << 18
 
 
 class _Batch:
@@ -104,8 +106,8 @@ class _Batch:
         self.first_hop = 1 if net.terminals is not None else 0
         self.rngs = [np.random.default_rng(s.seed) for s in specs]
         self.inj_state = [InjectionState() for _ in specs]
-        self.scratch = np.empty(self.trash + 3, dtype=np.int64)
-        self.arange = np.arange(0)
+        self.scratch = self.arange = None       # see _scratch_for
+        self.shift = 0                          # the scratch is indexed by link >> shift (see _edge_space)
         # packets in every link buffer (at the link's head, waiting for their next link): the
         # bounded buffers' room, UGAL-L's used credits (SPEC §13) and a batch's largest buffer
         self.batch_stats = measurement.until_delivered and self.R == 1
@@ -129,6 +131,7 @@ class _Batch:
         self._init_measurement()
         self.progress = None
         self.static_order, self.static_layout = None, 0
+        self.last_order, self.last_layout = None, 0     # the last sort's result (see _sorted_positions)
         self.layout_sorted = False
         self.link_hops = 0
         self.ending: list[int] = []             # runs that ended; their packets go at once
@@ -195,11 +198,14 @@ class _Batch:
         self.store, self.store_len = new, total
 
     def _store_append(self, links: np.ndarray) -> int:
-        """Append ``links`` (a fresh int64 array, which the store may keep) and return where they start."""
+        """Append ``links`` and return where they start. The store may keep the array itself (it
+        never writes below ``store_len``), so the caller must not change it afterwards."""
         if self.store_len + len(links) > len(self.store):
             self._compact_store()
             if self.store_len == 0:            # nothing live (a batch's one draw): keep the array itself
-                self.store, self.store_len = links.astype(np.int64, copy=False), len(links)
+                # (int32 as path collections hold it: no copy, and half the memory to gather from)
+                keep = links if links.dtype == np.int32 else links.astype(np.int64, copy=False)
+                self.store, self.store_len = keep, len(links)
                 return 0
             self._compact_store_if_needed(len(links))
         at = self.store_len
@@ -259,19 +265,22 @@ class _Batch:
         if not parts:
             self.pending = None
             return
-        cat = lambda get, fill=0, dtype=np.int64: np.concatenate(  # noqa: E731
-            [get(r, c) if get(r, c) is not None else np.full(len(c.step), fill, dtype=dtype) for r, c in parts])
+        def cat(get, fill=0, dtype=np.int64):
+            arrays = [get(r, c) for r, c in parts]
+            arrays = [x if x is not None else np.full(len(c.step), fill, dtype=dtype) for x, (_, c) in zip(arrays, parts)]
+            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)     # one run: no copy
         step = cat(lambda r, c: c.step)
         run = cat(lambda r, c: np.full(len(c.step), r, dtype=np.int64))
         order = np.lexsort((run, step))
         P = len(order)
         # oblivious routes: one append of every run's links (global link ids) to the store
         lengths = cat(lambda r, c: np.diff(c.route.offsets) if c.route.offsets is not None else None)
-        links = [c.route.links + r * self.L for r, c in parts if c.route.offsets is not None]
+        # (run 0's links as they are: a batch's one draw of a large network stores its paths uncopied)
+        links = [c.route.links + r * self.L if r else c.route.links for r, c in parts if c.route.offsets is not None]
         # UGAL-L/G: the Valiant candidates follow the minimal paths in the same append
         alt_lengths = cat(lambda r, c: np.diff(c.route.alt_offsets) if c.route.alt_offsets is not None else None)
         links += [c.route.alt_links + r * self.L for r, c in parts if c.route.alt_offsets is not None]
-        at = self._store_append(np.concatenate(links)) if links else 0
+        at = self._store_append(links[0] if len(links) == 1 else np.concatenate(links)) if links else 0
         cur = at + np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         p = {"step": step, "run": run, "src": cat(lambda r, c: c.src), "dst": cat(lambda r, c: c.dst),
              "cur": cur, "end": cur + lengths, "hops": lengths}
@@ -309,6 +318,8 @@ class _Batch:
         p["pid"], p["label"] = q["pid"][keep], q["label"][keep]
         local = p["step"] - t0
         self.bounds = np.searchsorted(local, np.arange(CHUNK + 1))
+        if t0 == 0:
+            self._edge_space(parts)
         self.inj_counts = np.bincount(local * self.R + p["run"], minlength=CHUNK * self.R).reshape(CHUNK, self.R)
         lab = p["label"]
         self.lab_counts = np.bincount(local[lab] * self.R + p["run"][lab],
@@ -420,7 +431,7 @@ class _Batch:
         self.layout_sorted = self.priority in ("random", "random-rank") and not self.adaptive \
             and self.m.until_delivered and hi_ == self.cap
         if self.layout_sorted:
-            perm = np.lexsort((a["pid"][lo_:hi_], a["rank"][lo_:hi_]))[::-1]
+            perm = _rank_order(a["rank"][lo_:hi_], a["pid"][lo_:hi_])
             for arr in a.values():
                 arr[lo_:hi_] = arr[lo_:hi_][perm]
         self.head = lo_
@@ -507,7 +518,7 @@ class _Batch:
         width = (int(primary.max()) - low + 2) if n else 1
         if width.bit_length() + bits <= 62:
             packed = np.where(dead, 0, ((primary - (low - 1)) << bits)) | np.arange(n, dtype=np.int64)
-            return np.sort(packed) & ((1 << bits) - 1)
+            return self._sort_packed(packed, bits)
         primary = np.where(dead, np.iinfo(np.int64).min, primary)
         return np.argsort(primary, kind="stable")
 
@@ -524,6 +535,21 @@ class _Batch:
         bits = max(1, (len(live) - 1).bit_length())
         ranked = np.sort((fresh << bits) | np.arange(len(live), dtype=np.int64))[::-1] & ((1 << bits) - 1)
         return live[ranked]
+
+    def _sort_packed(self, packed: np.ndarray, bits: int) -> np.ndarray:
+        """Positions of the packed keys ``key << bits | position``, sorted.
+
+        A step changes the keys of the movers only, so laid out in the last sort's order (same
+        layout) the keys are nearly sorted, which a merge sort (``kind="stable"``) runs through
+        several times faster than a quicksort sorts them afresh. The packed keys are distinct,
+        so the result is the same either way.
+        """
+        if self.last_order is not None and self.last_layout == self.layout and len(self.last_order) == len(packed):
+            order = np.sort(np.take(packed, self.last_order), kind="stable") & ((1 << bits) - 1)
+        else:
+            order = np.sort(packed) & ((1 << bits) - 1)
+        self.last_order, self.last_layout = order, self.layout
+        return order
 
     def _hops_made(self) -> np.ndarray:
         """Links each live packet has crossed (an oblivious packet's ``hops`` is its path length)."""
@@ -543,24 +569,63 @@ class _Batch:
             left = np.where(kind > 0, adaptive_hops_left(self, h), left)
         return left
 
+    def _scratch_for(self) -> None:
+        """Size the per-link scratch and the positions ``0 .. cap - 1`` for the current pool.
+
+        The scratch is written at random places every step, so it takes the smallest type that
+        holds a position (uint16 for a pool of at most 2^16 slots, else int32): a quarter or
+        half of int64 stays in cache far better on a network of millions of links.
+        """
+        dtype = np.uint16 if self.cap <= 2**16 else np.int32 if self.cap <= 2**31 else np.int64
+        if self.arange is None or self.arange.dtype != dtype or len(self.arange) < self.cap:
+            self.arange = np.arange(self.cap, dtype=dtype)
+        size = ((self.trash + 2) >> self.shift) + 1    # the dummy links: dead, injection, held
+        if self.scratch is None or self.scratch.dtype != dtype or len(self.scratch) != size:
+            self.scratch = np.empty(size, dtype=dtype)
+
+    def _edge_space(self, parts: list) -> None:
+        """Index the scratch by edge (link >> 1) when no edge is used in both directions (leveled
+        networks such as the butterfly): a link and its edge then name the same contenders, and
+        half the slots stay in cache better (the batch engine's trick).
+
+        Decided when the first chunk is drawn, for a batch only (every route is known then), and
+        only where it pays: unbounded buffers and routes fixed at creation (bounded buffers and
+        the waiting counts are kept by link), on a network too large for the scratch to fit in
+        cache anyway. Links ``2e`` and ``2e + 1`` are an edge's two directions; an even number
+        of links keeps the runs' links and the dead packets' dummy link on edges of their own.
+        """
+        if (self.buffer is not None or self.count_waiting or self.adaptive or self.L % 2
+                or self.trash < EDGE_SPACE_MIN or any(s.injection.name != "batch" for s in self.specs)):
+            return
+        for _, c in parts:
+            loads = c.route.paths.link_loads if c.route.paths is not None else None   # cached with C
+            if loads is None:
+                loads = np.zeros(self.L, dtype=bool)
+                loads[c.route.links] = True
+            if np.logical_and(loads[0::2], loads[1::2]).any():
+                return
+        self.shift = 1
+
     def _move(self, t: int) -> None:
         h, a = self.head, self.a
         n = self.cap - h
         if n == 0:
             return
-        if len(self.arange) < n:
-            self.arange = np.arange(max(n, 2 * len(self.arange)), dtype=np.int64)
+        self._scratch_for()
         order = self._order()
         want = a["want"][h:] if order is None else a["want"][h:][order]
         if self.count_waiting and self.buffer is None and self.B == 1 and _KEEPS_LAST and 2 * n > self.trash:
             # many packets per link: the last (highest priority) packet of every link that has
             # packets, found with one scatter (and a pass over the links, not over the packets)
             self.scratch[want] = self.arange[:n]
-            at = self.scratch[np.flatnonzero(self.waiting[:self.trash])]
+            at = self.scratch[np.flatnonzero(self.waiting[:self.trash])].astype(np.int64)
             if order is None and self.adaptive:     # adaptive decisions see movers in layout order
                 at = np.sort(at)
         elif self.buffer is None:
-            at = np.flatnonzero(_winners(want, self.B, self.scratch, self.arange))
+            # by edge where that names the same contenders (see _edge_space); the shift is one
+            # cheap pass, the scatter into half the slots saves more (it misses the cache less)
+            keyed = want >> self.shift if self.shift else want
+            at = np.flatnonzero(_winners(keyed, self.B, self.scratch, self.arange))
         else:
             at = np.flatnonzero(self._bounded(want, order))
         if order is not None:
@@ -593,12 +658,14 @@ class _Batch:
         else:
             cur = a["cur"][gi] + 1
             done = cur == a["end"][gi]
-            on = gi[~done]
-            a["cur"][on] = cur[~done]
-            a["want"][on] = want = self.store[cur[~done]]
+            on = gi
+            if done.any():          # most steps deliver nothing: no compressions then
+                on, cur = gi[~done], cur[~done]
+            a["cur"][on] = cur
+            a["want"][on] = want = self.store[cur]
             if self.count_waiting:
                 np.add.at(self.waiting, want, 1)
-        moved_on = gi[~done]
+        moved_on = gi[~done] if self.adaptive else on
         if self.track:
             entered = crossed[~done]
             a["prev"][moved_on] = entered
@@ -792,16 +859,16 @@ class _Batch:
             ends = getattr(self, "end_step", {})
             xstep, xpid, xlink = (cat(self.crossing_log, i) for i in range(3))
             for r, spec in enumerate(self.specs):
-                mine = np.sort(cpid[(crun == r) & (cstep < ends.get(r, steps))])
+                mine = cpid[(crun == r) & (cstep < ends.get(r, steps))]
                 delivered = np.full(len(mine), -1, dtype=np.int64)
                 d = (run == r) & (step < ends.get(r, steps))
-                delivered[np.searchsorted(mine, pid[d])] = step[d]
+                delivered[_index_in(mine, pid[d])] = step[d]
                 records = {"pid": mine, "delivered": delivered}
                 if self.batch_stats:
                     records.update(max_buffer=self.max_buffer, hops=self.link_hops, blocked=self.blocked)
                 if self.m.record_crossings:       # this run's crossings: its own packet and link numbers
                     x = (xlink // self.L) == r
-                    records["crossings"] = np.stack([xstep[x], np.searchsorted(mine, xpid[x]),
+                    records["crossings"] = np.stack([xstep[x], _index_in(mine, xpid[x]),
                                                      xlink[x] - r * self.L], axis=1)
                 out.append(RunResult(spec.rate, status=self.status[r] or "steps", steps=steps,
                                      records=records))
@@ -830,6 +897,27 @@ class _Batch:
                 res.labelled_packets = (cols[3][mine], cols[4][mine], lat, hops)
             out.append(res)
         return out
+
+
+def _rank_order(rank: np.ndarray, pid: np.ndarray) -> np.ndarray:
+    """Indices of packets laid out youngest first (``pid`` decreasing), lowest priority first
+    by static rank: the highest rank first, ties to the younger packet.
+
+    Ranks in a range of less than 2^15 (the survey's K = C + D + log n) are sorted as int16
+    with a stable argsort, a radix sort several times faster than a lexsort; ties keep the layout
+    order, which is the younger packet first.
+    """
+    if len(rank) and int(rank.max()) - int(rank.min()) < 2**15:
+        return np.argsort((rank.max() - rank).astype(np.int16), kind="stable")
+    return np.lexsort((pid, rank))[::-1]
+
+
+def _index_in(ids: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Where the packet ids ``which`` are in ``ids``, a run's ids in creation order (increasing;
+    one block when the run's packets were all created together, as a batch's are: then no search)."""
+    if len(ids) and int(ids[-1]) - int(ids[0]) == len(ids) - 1:
+        return which - ids[0]
+    return np.searchsorted(ids, which)
 
 
 def _check_window(spec: RunSpec, measurement: Measurement) -> None:
