@@ -29,7 +29,7 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--buffer", type=buffer_list, default=[None], metavar="b",
                     help="size of every link buffer (default unbounded); several (1,2,unbounded) to compare; "
                          "a run that cannot move is reported as a deadlock")
-    rt.add_argument("--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS)
+    rt.add_argument("--engine", choices=["fast", "one", "reference"], default="fast", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     opt_options(rt)

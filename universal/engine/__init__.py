@@ -1,4 +1,5 @@
-"""The synchronous packet engine (fast, vectorized) and its pure-Python reference.
+"""The synchronous packet engine (fast, vectorized), the one engine's batch front end and their
+pure-Python reference.
 
 >>> import numpy as np
 >>> from universal.networks import build_network
@@ -12,10 +13,11 @@
 True
 """
 
-from universal.engine.batch import simulate
+from universal.engine.batch import simulate as simulate_one
+from universal.engine.fast import simulate
 from universal.engine.reference import simulate_reference
 from universal.engine.result import RoutingResult
 
-ENGINES = {"fast": simulate, "reference": simulate_reference}
+ENGINES = {"fast": simulate, "one": simulate_one, "reference": simulate_reference}
 
-__all__ = ["ENGINES", "RoutingResult", "simulate", "simulate_reference"]
+__all__ = ["ENGINES", "RoutingResult", "simulate", "simulate_one", "simulate_reference"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from universal.engine.contention import ONE
 from universal.engine.routes import tie_uniform
 
 __all__ = ["decide", "advance", "final_hop", "adaptive_hops_left", "choose", "splitter_turns", "SPLITTER"]
@@ -112,7 +113,7 @@ def decide(batch, t: int) -> None:
         pick = choose(slots, q, a["tie"][g], a["hops"][g])
         want[sel] = slots[np.arange(len(sel)), pick]
     a["want"][idx] = want
-    np.add.at(q, want, 1)
+    np.add.at(q, want, ONE)
 
 
 def splitter_turns(key: np.ndarray, pid: np.ndarray) -> np.ndarray:
@@ -188,7 +189,7 @@ def advance(batch, gi: np.ndarray, crossed: np.ndarray) -> np.ndarray:
         on = g[~d]
         a["cur"][on] = cur[~d]
         a["want"][on] = batch.store[cur[~d]]
-        np.add.at(batch.waiting, a["want"][on], 1)
+        np.add.at(batch.waiting, a["want"][on], ONE)
     ad = ~obl
     if ad.any():
         g = gi[ad]

@@ -42,7 +42,7 @@ import math
 import numpy as np
 
 from universal.engine.contention import winners as _winners, winners_at as _winners_at
-from universal.engine.contention import entering_allowed, _KEEPS_LAST
+from universal.engine.contention import ONE, entering_allowed, _KEEPS_LAST
 from universal.errors import UserError
 from universal.engine.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.engine.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
@@ -112,13 +112,13 @@ class _Batch:
         # bounded buffers' room, UGAL-L's used credits (SPEC §13) and a batch's largest buffer
         self.batch_stats = measurement.until_delivered and self.R == 1
         self.track = buffer is not None or bool(self.ugal_mode.any()) or self.batch_stats
-        self.occupancy = np.zeros(self.trash + 3, dtype=np.int64) if self.track else None
+        self.occupancy = np.zeros(self.trash + 3, dtype=np.int32) if self.track else None
         self.max_buffer = 0
         self.blocked: tuple | None = None
         # packets committed to each link, kept up to date (counting them afresh every step would cost
         # a pass over every waiting packet): the adaptive decisions read it, and the links with
         # packets are where the winners are
-        self.waiting = np.zeros(self.trash + 3, dtype=np.int64)
+        self.waiting = np.zeros(self.trash + 3, dtype=np.int32)
         # kept where something reads it (adaptive choices, UGAL); elsewhere the winners are found
         # without it, and two ufunc.at passes per step are saved
         self.count_waiting = self.adaptive or bool(self.ugal_mode.any())
@@ -409,13 +409,13 @@ class _Batch:
             want = np.full(m, -1, dtype=np.int64)
             want[obl] = self.store[a["cur"][lo_:hi_][obl]]
             a["want"][lo_:hi_] = want
-            np.add.at(self.waiting, want[obl], 1)     # adaptive: always counted
+            np.add.at(self.waiting, want[obl], ONE)     # adaptive: always counted
             self.pending_decide = np.concatenate([self.pending_decide, np.flatnonzero(~obl) + lo_])
         else:
             want = self.store[a["cur"][lo_:hi_]]
             a["want"][lo_:hi_] = want
             if self.count_waiting:
-                np.add.at(self.waiting, want, 1)
+                np.add.at(self.waiting, want, ONE)
         if self.track:
             a["prev"][lo_:hi_] = self.inject_slot
         if self.priority in ("fifo", "protocol"):
@@ -644,11 +644,11 @@ class _Batch:
         if self.m.record_crossings:
             self.crossing_log.append((np.full(len(gi), t, dtype=np.int64), a["pid"][gi], crossed.copy()))
         if self.count_waiting:
-            np.subtract.at(self.waiting, crossed, 1)
+            np.subtract.at(self.waiting, crossed, ONE)
         if self.buffer is not None:
             self._check_deadlock(t, crossed)
         if self.track:
-            np.subtract.at(self.occupancy, a["prev"][gi], 1)
+            np.subtract.at(self.occupancy, a["prev"][gi], ONE)
         if not len(gi):
             return
         if self.adaptive:
@@ -664,12 +664,12 @@ class _Batch:
             a["cur"][on] = cur
             a["want"][on] = want = self.store[cur]
             if self.count_waiting:
-                np.add.at(self.waiting, want, 1)
+                np.add.at(self.waiting, want, ONE)
         moved_on = gi[~done] if self.adaptive else on
         if self.track:
-            entered = crossed[~done]
+            entered = crossed if moved_on is gi else crossed[~done]
             a["prev"][moved_on] = entered
-            np.add.at(self.occupancy, entered, 1)
+            np.add.at(self.occupancy, entered, ONE)
             if self.batch_stats and len(entered):
                 self.max_buffer = max(self.max_buffer, int(self.occupancy[entered].max()))
         if self.priority in ("fifo", "protocol"):
@@ -680,9 +680,6 @@ class _Batch:
     def _bounded(self, want: np.ndarray, order: np.ndarray | None) -> np.ndarray:
         """Winners with bounded buffers (the batch engine's rule), lowest priority first."""
         h, a = self.head, self.a
-        free = self.buffer - self.occupancy
-        free[self.trash] = 0
-        free[self.inject_slot] = 0
         if self.adaptive:
             from universal.engine.adaptive import final_hop
 
@@ -694,8 +691,10 @@ class _Batch:
         w = np.where(want < 0, self.trash, want)
         real = w < self.trash                     # not dead, held or undecided
         entering = np.flatnonzero(~final & real)
-        allowed = entering_allowed(w, entering, free, min(self.B, self.buffer), self.scratch)
-        admissible = np.union1d(np.flatnonzero(final & real), allowed)
+        room = self.buffer - np.take(self.occupancy, np.take(w, entering))
+        admit = final & real                      # delivered by the crossing: no buffer to enter
+        admit[entering_allowed(w, entering, room, min(self.B, self.buffer), self.scratch)] = True
+        admissible = np.flatnonzero(admit)
         win = np.zeros(len(w), dtype=bool)
         if len(admissible):
             got = _winners_at(w, admissible, self.B, self.scratch)
@@ -841,10 +840,10 @@ class _Batch:
         h, a = self.head, self.a
         mine = np.flatnonzero(ended[a["run"][h:]] & (a["want"][h:] != self.trash)) + h
         if self.track:
-            np.subtract.at(self.occupancy, a["prev"][mine], 1)
+            np.subtract.at(self.occupancy, a["prev"][mine], ONE)
         w = a["want"][mine]
         if self.count_waiting:
-            np.subtract.at(self.waiting, w[w >= 0], 1)
+            np.subtract.at(self.waiting, w[w >= 0], ONE)
         a["want"][mine] = self.trash
         self.ndead += len(mine)
 

@@ -1,9 +1,9 @@
-"""The retired batch engine, kept as a yardstick for ``benchmarks/engine.py --legacy`` and
-``benchmarks/one_engine.py``: until issue 23 it routed every fixed path collection
-(``universal.engine.simulate`` now runs batches on the one engine, :mod:`universal.engine.runs`).
-Not part of the package; nothing in it is maintained beyond giving the same results.
+"""The vectorized batch engine for paths fixed in advance (SPEC §2; Meyer auf der Heide &
+Scheideler, "Communication in Parallel Systems", §2.1 and §2.4).
 
-(SPEC §2; Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §2.1 and §2.4.)
+It stays the default of :func:`universal.engine.simulate` until the one engine
+(:func:`universal.engine.batch.simulate`, every protocol on :mod:`universal.engine.runs`, the same
+results) is as fast on the largest butterflies (issue 23; ``benchmarks/one_engine.py``).
 
 Design: the waiting packets are kept in two arrays sorted by priority, lowest priority first:
 ``order`` (their slots, see below) and ``want`` (the link each waits for). Every packet waits for
