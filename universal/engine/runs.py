@@ -96,6 +96,7 @@ class _Batch:
         self.held_link = self.trash + 2         # what a batch packet held back by its delay waits for
         self.release = specs[0].injection.release if self.R == 1 else None
         self.holding = 0                        # packets still held back
+        self.release_at = np.empty(0, dtype=np.int64)   # the steps in which some are released, increasing
         self.kinds = np.array([_KIND[s.router.kind] for s in specs])
         self.adaptive = bool((self.kinds > 0).any())
         self.dims = int(net.params.get("n", 1)) if (self.kinds == 2).any() else 0
@@ -450,9 +451,13 @@ class _Batch:
         held = self.release[self.a["pid"][lo:hi]] > t
         want[held] = self.held_link
         self.holding += int(held.sum())
+        self.release_at = np.union1d(self.release_at, self.release[self.a["pid"][lo:hi][held]])
 
     def _release(self, t: int) -> None:
         """The held packets whose delay ends join the contention in step ``t`` (batch step t + 1)."""
+        if not len(self.release_at) or self.release_at[0] > t:
+            return                  # no delay ends now: no pass over the packets
+        self.release_at = self.release_at[self.release_at > t]
         h, a = self.head, self.a
         held = np.flatnonzero(a["want"][h:] == self.held_link) + h
         due = held[self.release[a["pid"][held]] <= t]
@@ -703,10 +708,10 @@ class _Batch:
 
     def _check_deadlock(self, t: int, crossed: np.ndarray) -> None:
         """A run with waiting packets and no move in this step is deadlocked (bounded buffers)."""
-        moved = np.bincount(crossed // self.L, minlength=self.R)
-        stuck = (moved == 0) & (self.backlog > 0) & (self.phase != DONE)
         if self.holding:                # a later release may still move (a batch: one run)
             return
+        moved = np.bincount(crossed // self.L, minlength=self.R)
+        stuck = (moved == 0) & (self.backlog > 0) & (self.phase != DONE)
         for r in np.flatnonzero(stuck):
             if self.batch_stats:
                 self._record_blocked(int(r))
