@@ -37,7 +37,11 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                          "column of the study")
     ol.add_argument("--bandwidth", type=positive, default=1, help="B, packets per link per step (default 1)")
     ol.add_argument("--buffer", type=buffer_list, default=[None], metavar="b",
-                    help="size of every link buffer (default unbounded)")
+                    help="size of every link buffer, with --vcs of every virtual channel (default unbounded)")
+    ol.add_argument("--vcs", type=positive, default=1, metavar="V",
+                    help="virtual channels per link (default 1); with V >= 2 and --buffer every hop uses its "
+                         "route's deadlock-free class (dateline classes: dor needs 2, val 4, romm and rlb 6); "
+                         "a routing that needs more than V is refused")
     ol.add_argument("--window", type=positive, default=None,
                     help="measurement window in steps (default max(1000, 200/rate))")
     ol.add_argument("--tolerance", type=float, default=0.01, help="relative width of the saturation bracket (0.01)")
@@ -109,7 +113,7 @@ def run(args: argparse.Namespace) -> None:
                           loads=parse_loads(args.loads) if args.loads else None, saturation=args.saturation,
                           injection=args.injection, units=args.units,
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=_priorities(args.priority),
-                          bandwidth=args.bandwidth, buffer=args.buffer[0], window=args.window,
+                          bandwidth=args.bandwidth, buffer=args.buffer[0], vcs=args.vcs, window=args.window,
                           tolerance=args.tolerance, histogram=args.histogram, router_delay=args.router_delay,
                           pairs=[f"{a}->{b}" for a, b in args.pair or []])
     view = None

@@ -48,7 +48,8 @@ class RefPacket:
     keeps ``node``, ``target`` and, under GOAL, ``signs``/``remaining`` per dimension).
     ``want`` is the link it waits for (None: an adaptive packet still to choose), ``buffer`` the
     link whose buffer it sits in (None: its source), ``arrived`` the step it reached its current
-    node (the fifo rule's key) and ``alt`` a UGAL-L/G packet's second candidate path.
+    node (the fifo rule's key), ``alt`` a UGAL-L/G packet's second candidate path and ``classes``
+    the virtual channel class of every hop of ``path`` (with virtual channels).
     """
 
     pid: int
@@ -69,6 +70,7 @@ class RefPacket:
     want: int | None = None
     buffer: int | None = None
     alt: list | None = None
+    classes: list | None = None
 
 
 @dataclass
@@ -99,7 +101,10 @@ class ReferenceCore:
     bandwidth : int
         B, packets a link forwards per step.
     buffer : int or None
-        b, packets a link buffer holds (None: unbounded).
+        b, packets a link buffer holds (None: unbounded); with virtual channels, a VC.
+    plan : VCPlan, optional
+        Virtual channel classes (:mod:`universal.engine.vcs`): a packet then enters the buffer of
+        its hop's class at the link's head, which holds the class's VCs times b packets.
 
     Examples
     --------
@@ -112,9 +117,10 @@ class ReferenceCore:
     [0]
     """
 
-    def __init__(self, view: RoutingView, bandwidth: int, buffer: int | None) -> None:
+    def __init__(self, view: RoutingView, bandwidth: int, buffer: int | None, plan=None) -> None:
         net = view.network
         self.view, self.bandwidth, self.buffer = view, bandwidth, buffer
+        self.plan = plan if buffer is not None else None
         self.head = [int(x) for x in net.link_head]
         self.out: dict[int, list[int]] = defaultdict(list)
         for e, v in enumerate(net.link_tail.tolist()):
@@ -123,8 +129,9 @@ class ReferenceCore:
         self.dist = view.distance
         if view.kind == "splitter":
             self.depth, self.level = int(net.depth), [int(x) for x in net.levels]
-        #: packets in every link buffer (a packet sits in the buffer of the link it crossed last)
-        self.occupancy: dict[int, int] = defaultdict(int)
+        #: packets in every link buffer (a packet sits in the buffer of the link it crossed last;
+        #: with virtual channels, keyed by (link, class))
+        self.occupancy: dict = defaultdict(int)
 
     # ------------------------------------------------------------------ routing
     def productive(self, v: int, target: int) -> list[int]:
@@ -244,6 +251,20 @@ class ReferenceCore:
             for turn, p in enumerate(group):
                 p.want = ordered[turn % len(ordered)]
 
+    def join(self, p: RefPacket) -> None:
+        """A packet enters the network: with virtual channels, its route's hop classes."""
+        if self.plan is not None:
+            from universal.engine.vcs import path_classes
+
+            p.classes = path_classes(p.path, self.plan.geometry)
+
+    def buffer_of(self, p: RefPacket):
+        """The buffer ``p`` enters by crossing its wanted link, and how many packets it holds."""
+        if self.plan is None:
+            return p.want, self.buffer
+        c = p.classes[p.pos]
+        return (p.want, c), int(self.plan.capacity[c])
+
     # ------------------------------------------------------------------ the step
     def final(self, p: RefPacket) -> bool:
         """Whether crossing its wanted link delivers ``p``."""
@@ -268,17 +289,18 @@ class ReferenceCore:
         moving, links = [], []
         for e, group in contenders.items():
             ranked = sorted(group, key=key)
-            room = None if self.buffer is None else self.buffer - self.occupancy[e]
             crossed, no_room = [], []
-            entered = 0
+            entered: dict = defaultdict(int)
             for p in ranked:
                 if len(crossed) == self.bandwidth:
                     break
                 final = self.final(p)
-                if room is not None and not final and entered >= room:
-                    no_room.append(p)
-                    continue              # no room in the link's buffer: it stays where it is
-                entered += not final
+                if self.buffer is not None and not final:
+                    into, size = self.buffer_of(p)
+                    if entered[into] >= size - self.occupancy[into]:
+                        no_room.append(p)
+                        continue          # no room in the buffer: it stays where it is
+                    entered[into] += 1
                 crossed.append(p)
             moving += crossed
             links.append((e, ranked, crossed, no_room))
@@ -287,6 +309,7 @@ class ReferenceCore:
     def cross(self, p: RefPacket, t: int) -> bool:
         """Move ``p`` across its wanted link in step ``t``; True when that delivers it."""
         link = p.want
+        into = self.buffer_of(p)[0] if self.plan is not None else link
         if p.buffer is not None:
             self.occupancy[p.buffer] -= 1
         p.hops += 1
@@ -310,6 +333,6 @@ class ReferenceCore:
         if done:
             p.buffer = None
         else:
-            p.buffer = link
-            self.occupancy[link] += 1
+            p.buffer = into
+            self.occupancy[into] += 1
         return done

@@ -58,7 +58,7 @@ def _priority(rule: str, core: ReferenceCore, ranks: tuple | None = None):
 
 
 def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer: int | None = None,
-                       create_until: int | None = None, record: dict | None = None) -> dict:
+                       create_until: int | None = None, record: dict | None = None, vcs: int = 1) -> dict:
     """Run ``spec`` alone for ``steps`` steps, one packet at a time.
 
     Parameters
@@ -68,6 +68,8 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         Steps to run (with ``create_until``: the most steps to run).
     bandwidth, buffer : int, int or None
         B and the link-buffer size b (None: unbounded).
+    vcs : int
+        V, virtual channels per link (:mod:`universal.engine.vcs`).
     create_until : int, optional
         Packets are created in steps ``0 .. create_until - 1`` only (the same packets as the
         full run; the later ones of the last creation chunk are dropped), and the run ends as
@@ -99,7 +101,10 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     """
     rng = np.random.default_rng(spec.seed)
     state = InjectionState()
-    core = ReferenceCore(_view(spec), bandwidth, buffer)
+    from universal.engine.vcs import plan_vcs
+
+    plan = plan_vcs(spec.router, vcs, buffer, spec.injection.vc_classes)
+    core = ReferenceCore(_view(spec), bandwidth, buffer, plan)
     key = _priority(spec.priority, core, spec.injection.ranks)
     waiting: list[RefPacket] = []
     delivered: list[int] = []
@@ -126,6 +131,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                 continue
             if p.alt is not None:                      # UGAL-L/G, from the counts before the step's new packets
                 core.choose_path(p, counts)
+            core.join(p)
             waiting.append(p)
         for p in (new.get(t, []) if t < creating else []):
             if p.want is not None and delivered[p.pid] < 0:

@@ -65,7 +65,8 @@ EDGE_SPACE_MIN = 1 << 18
 class _Batch:
     """State of one batch of runs (see the module docstring)."""
 
-    def __init__(self, specs: list[RunSpec], bandwidth: int, buffer: int | None, measurement: Measurement) -> None:
+    def __init__(self, specs: list[RunSpec], bandwidth: int, buffer: int | None, measurement: Measurement,
+                 vcs: int = 1) -> None:
         net = specs[0].router.network
         if any(s.router.network is not net for s in specs):
             raise ValueError("the runs of a batch share one network object")
@@ -113,7 +114,8 @@ class _Batch:
         # bounded buffers' room, UGAL-L's used credits (SPEC §13) and a batch's largest buffer
         self.batch_stats = measurement.until_delivered and self.R == 1
         self.track = buffer is not None or bool(self.ugal_mode.any()) or self.batch_stats
-        self.occupancy = np.zeros(self.trash + 3, dtype=np.int32) if self.track else None
+        self._plan_vcs(vcs)
+        self.occupancy = np.zeros(self.classes * self.links_span, dtype=np.int32) if self.track else None
         self.max_buffer = 0
         self.blocked: tuple | None = None
         # packets committed to each link, kept up to date (counting them afresh every step would cost
@@ -137,6 +139,27 @@ class _Batch:
         self.link_hops = 0
         self.ending: list[int] = []             # runs that ended; their packets go at once
 
+    def _plan_vcs(self, vcs: int) -> None:
+        """Virtual channel classes (:mod:`universal.engine.vcs`): a packet's buffer is its class's
+        at the head of the link it crossed, numbered ``class * links_span + link``; one class (no
+        classes) is the model of SPEC §2."""
+        from universal.engine.vcs import plan_vcs
+
+        self.links_span = self.trash + 3        # the links of every run and the dummy links
+        plans = [plan_vcs(s.router, vcs, self.buffer, s.injection.vc_classes) for s in self.specs]
+        self.vc = plans[0] if plans[0] is not None and self.buffer is not None else None
+        self.classes = max(p.classes for p in plans) if self.vc is not None else 1
+        if self.vc is None:
+            return
+        # places per (run, class) buffer; the runs' links and the dummy links' channel geometry
+        self.vc_cap = np.zeros((self.R, self.classes), dtype=np.int32)
+        for r, p in enumerate(plans):
+            self.vc_cap[r, :p.classes] = p.capacity
+        geo = self.vc.geometry
+        self.vc_type = np.concatenate([np.tile(geo.type.astype(np.int64), self.R), np.zeros(3, np.int64)])
+        self.vc_wrap = np.concatenate([np.tile(geo.wrap, self.R), np.zeros(3, bool)])
+        self.buf_scratch = None
+
     # ------------------------------------------------------------------ storage
     def _fields(self) -> dict[str, tuple]:
         f = {"want": (np.int64,), "pid": (np.int64,), "created": (np.int64,), "src": (np.int64,),
@@ -148,6 +171,8 @@ class _Batch:
             f.update(signs=(np.int64, self.dims), remaining=(np.int64, self.dims))
         if self.track:
             f["prev"] = (np.int64,)
+        if self.vc is not None:
+            f["vc"] = (np.int8,)                # the class of the hop the packet waits to make
         if self.priority in ("fifo", "protocol"):
             f["arrived"] = (np.int64,)
         if self.priority in RANKED:
@@ -419,6 +444,10 @@ class _Batch:
                 np.add.at(self.waiting, want, ONE)
         if self.track:
             a["prev"][lo_:hi_] = self.inject_slot
+        if self.vc is not None:
+            from universal.engine.vcs import first_class
+
+            a["vc"][lo_:hi_] = first_class(self.vc_wrap[a["want"][lo_:hi_]], self.vc.ring)
         if self.priority in ("fifo", "protocol"):
             a["arrived"][lo_:hi_] = t
         if self.release is not None:
@@ -673,6 +702,8 @@ class _Batch:
         moved_on = gi[~done] if self.adaptive else on
         if self.track:
             entered = crossed if moved_on is gi else crossed[~done]
+            if self.vc is not None:
+                entered = self._enter_classes(moved_on, entered)
             a["prev"][moved_on] = entered
             np.add.at(self.occupancy, entered, ONE)
             if self.batch_stats and len(entered):
@@ -681,6 +712,16 @@ class _Batch:
             a["arrived"][moved_on] = t + 1
         if done.any():
             self._deliver(t, gi[done])
+
+    def _enter_classes(self, movers: np.ndarray, crossed: np.ndarray) -> np.ndarray:
+        """The class buffers the movers (not delivered) entered, and the class of their next hop."""
+        from universal.engine.vcs import next_class
+
+        a = self.a
+        cls = a["vc"][movers]
+        nxt = a["want"][movers]
+        a["vc"][movers] = next_class(cls, self.vc_type[crossed], self.vc_type[nxt], self.vc_wrap[nxt], self.vc.ring)
+        return cls.astype(np.int64) * self.links_span + crossed
 
     def _bounded(self, want: np.ndarray, order: np.ndarray | None) -> np.ndarray:
         """Winners with bounded buffers (the batch engine's rule), lowest priority first."""
@@ -696,9 +737,22 @@ class _Batch:
         w = np.where(want < 0, self.trash, want)
         real = w < self.trash                     # not dead, held or undecided
         entering = np.flatnonzero(~final & real)
-        room = self.buffer - np.take(self.occupancy, np.take(w, entering))
         admit = final & real                      # delivered by the crossing: no buffer to enter
-        admit[entering_allowed(w, entering, room, min(self.B, self.buffer), self.scratch)] = True
+        if self.vc is None:
+            room = self.buffer - np.take(self.occupancy, np.take(w, entering))
+            admit[entering_allowed(w, entering, room, min(self.B, self.buffer), self.scratch)] = True
+        else:
+            # the buffer to enter is the wanted link's at the class of the hop
+            cls = a["vc"][h:] if order is None else a["vc"][h:][order]
+            cls = np.take(cls, entering).astype(np.int64)
+            run = np.take(a["run"][h:] if order is None else a["run"][h:][order], entering)
+            buf = np.zeros(len(w), dtype=np.int64)
+            buf[entering] = cls * self.links_span + np.take(w, entering)
+            room = self.vc_cap[run, cls] - np.take(self.occupancy, buf[entering])
+            if self.buf_scratch is None or self.buf_scratch.dtype != self.scratch.dtype:
+                self.buf_scratch = np.empty(self.classes * self.links_span, dtype=self.scratch.dtype)
+            most = min(self.B, int(self.vc_cap.max()))
+            admit[entering_allowed(buf, entering, room, most, self.buf_scratch)] = True
         admissible = np.flatnonzero(admit)
         win = np.zeros(len(w), dtype=bool)
         if len(admissible):
@@ -939,7 +993,7 @@ def _check_window(spec: RunSpec, measurement: Measurement) -> None:
 
 
 def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | None = None,
-                   measurement: Measurement | None = None, progress=None) -> list[RunResult]:
+                   measurement: Measurement | None = None, progress=None, vcs: int = 1) -> list[RunResult]:
     """Run several open-loop runs together in one array state (see the module docstring).
 
     Parameters
@@ -949,10 +1003,14 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
     bandwidth : int
         B, packets per link per step.
     buffer : int, optional
-        Link-buffer size b (default unbounded).
+        Link-buffer size b (default unbounded); with ``vcs`` the size of every virtual channel.
     measurement : Measurement, optional
     progress : callable, optional
         Called with 1 whenever a run finishes.
+    vcs : int
+        V, virtual channels per link (:mod:`universal.engine.vcs`): with V >= 2 and bounded
+        buffers every hop enters its route's deadlock-free class; a routing that needs more than
+        V classes, or has none, is refused.
 
     Returns
     -------
@@ -981,7 +1039,7 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         _check_window(s, measurement)
     if not specs:
         return []
-    batch = _Batch(specs, bandwidth, buffer, measurement)
+    batch = _Batch(specs, bandwidth, buffer, measurement, vcs)
     batch.progress = progress
     return batch.run()
 

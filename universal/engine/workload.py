@@ -49,6 +49,8 @@ class Injection:
     whose keys decide contention (the random-delay and per-step random rules, and any protocol
     written against :class:`universal.protocols.Protocol`), and may hold packet i back until
     step ``release[i]`` (random delay: it first contends in batch step ``release[i] + 1``).
+    ``vc_classes`` is the number of virtual channel classes a batch's routes need, counted on
+    the routes themselves (:mod:`universal.engine.vcs`).
     """
 
     name: str
@@ -58,6 +60,7 @@ class Injection:
     ranks: tuple | None = field(default=None, compare=False, hash=False, repr=False)
     protocol: tuple | None = field(default=None, compare=False, hash=False, repr=False)
     release: np.ndarray | None = field(default=None, compare=False, hash=False, repr=False)
+    vc_classes: int | None = field(default=None, compare=False, hash=False, repr=False)
 
     def max_rate(self) -> float:
         """Largest rate in packets per node per step the process can offer (inf for poisson)."""

@@ -472,6 +472,10 @@ def _check_runs(study, p: Prepared) -> None:
     if study.buffer is not None and study.buffer < 1:
         raise UserError("buffer size b must be at least 1 (or unbounded)")
     check_link_sizes(study.bandwidth, study.buffer)
+    from universal.engine.vcs import plan_vcs
+
+    for router in p.routers.values():       # a routing without the classes it needs is refused now
+        plan_vcs(router, study.vcs, study.buffer)
     seconds, longest = estimate_seconds(study, p.scale)
     if seconds > MAX_STUDY_SECONDS:
         hours = seconds / 3600
@@ -652,14 +656,16 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
         return
     if study.loads is not None:
         results = simulate_batch([spec(c, c["offered"]) for c in cells], bandwidth=study.bandwidth,
-                                 buffer=study.buffer, measurement=Measurement(window=study.window), progress=progress)
+                                 buffer=study.buffer, measurement=Measurement(window=study.window), progress=progress,
+                                 vcs=study.vcs)
         yield [_load_line(study, p, c, res) for c, res in zip(cells, results)]
         return
     # the zero-load latency of each (routing, traffic); the permutations of random-perms:M have
     # only their saturation throughput (GOAL's Figure 9)
     named = [c for c in cells if "permutation" not in c]
     zero = simulate_batch([spec(c, ZERO_LOAD) for c in named], bandwidth=study.bandwidth, buffer=study.buffer,
-                          measurement=Measurement(window=study.window or 3000, drain=True)) if named else []
+                          measurement=Measurement(window=study.window or 3000, drain=True),
+                          vcs=study.vcs) if named else []
     zero_of = {cell_key(c): z for c, z in zip(named, zero)}
     # Searches run in groups whose rounds share the engine's batches (find_saturations); each
     # group's lines are handed back when it ends. Oblivious and adaptive searches are grouped
@@ -668,7 +674,7 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
     for at in range(0, len(in_order), SEARCH_GROUP):
         group = in_order[at:at + SEARCH_GROUP]
         sats = find_saturations([spec(c, 1.0) for c in group], tolerance=study.tolerance,
-                                bandwidth=study.bandwidth, buffer=study.buffer,
+                                bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
                                 measurement=Measurement(window=study.window, latency_limit=500, drain=False,
                                                         overload="stop"))
         yield [_saturation_line(study, p, c, sat, zero_of.get(cell_key(c))) for c, sat in zip(group, sats)]

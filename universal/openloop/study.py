@@ -91,6 +91,8 @@ class OpenLoopStudy:
     priority: str | list[str] = "age"
     bandwidth: int = 1
     buffer: int | None = None
+    #: Virtual channels per link (:mod:`universal.engine.vcs`); 1 is one buffer per link.
+    vcs: int = 1
     window: int | None = None
     tolerance: float = 0.01
     name: str = "openloop"
@@ -148,7 +150,8 @@ class OpenLoopStudy:
                 "buffer": self.buffer, "window": self.window, "tolerance": self.tolerance, "pairs": list(self.pairs),
                 # named only when used, so that results files written before them still resume
                 **({"histogram": True} if self.histogram else {}),
-                **({"router_delay": self.router_delay} if self.router_delay else {})}
+                **({"router_delay": self.router_delay} if self.router_delay else {}),
+                **({"vcs": self.vcs} if self.vcs != 1 else {})}
 
     def cell_count(self) -> int:
         """Runs of a load sweep, or searches of a saturation table (without making the cells).
@@ -191,6 +194,8 @@ class OpenLoopReport:
             out["pairs"] = self.pairs
         if s.router_delay:
             out["router_delay"] = s.router_delay
+        if s.vcs != 1:
+            out["vcs"] = s.vcs
         summary = permutation_summary(self.rows) if s.loads is None else []
         if summary:
             out["random_perms"] = summary

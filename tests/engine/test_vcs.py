@@ -1,0 +1,158 @@
+"""Virtual channels (SPEC §13; GOAL paper §4.1): the dateline classes of the torus routings, the
+acyclic channel dependency graph they give, the class counts the routings need, and the one
+engine against its plain reference with virtual channels."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from universal.engine.measure import Measurement
+from universal.engine.reference_runs import simulate_reference
+from universal.engine.routes import build_router
+from universal.engine.runs import simulate_batch
+from universal.engine.vcs import (channel_geometry, class_capacity, classes_needed, first_class, next_class,
+                                  path_classes, plan_vcs)
+from universal.errors import UserError
+from universal.networks import build_network
+from universal.paths.torus.algorithms import ROUTINGS
+
+from tests.openloop.helpers import network, spec
+
+TORUS_ROUTINGS = ["dor", "val", "romm", "rlb", "rlbth", "ival", "ival:order=xy"]
+
+
+def _sampled_paths(net_name: str, routing: str, count: int, seed: int = 0) -> list[list[int]]:
+    net = network(net_name)
+    router = build_router(routing, net)
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, net.num_nodes, count)
+    dst = rng.integers(0, net.num_nodes, count)
+    draw = router.draw(src, dst, rng)
+    return [draw.links[draw.offsets[i]:draw.offsets[i + 1]].tolist() for i in range(count)]
+
+
+def test_dor_and_val_need_the_papers_vc_counts():
+    """Table 1 of the GOAL paper: DOR 2 VCs, VAL two subnetworks of 2 VCs."""
+    net = build_network("torus:k=8,n=2")
+    assert classes_needed(build_router("dor", net)) == 2
+    assert classes_needed(build_router("val", net)) == 4
+
+
+@pytest.mark.parametrize("routing", TORUS_ROUTINGS)
+@pytest.mark.parametrize("net_name", ["torus:k=5,n=2", "torus:k=4,n=3"])
+def test_channel_dependency_graph_of_the_classes_is_acyclic(net_name, routing):
+    """Dally & Seitz's condition, checked on the routes themselves: over many sampled routes the
+    graph with an edge from (link, class) of every hop to (link, class) of the next is acyclic,
+    and no hop needs a class beyond the routing's count."""
+    net = network(net_name)
+    geo = channel_geometry(net)
+    needed = classes_needed(build_router(routing, net))
+    graph = nx.DiGraph()
+    most = 0
+    for path in _sampled_paths(net_name, routing, 3000):
+        cls = path_classes(path, geo)
+        most = max(most, max(cls, default=0))
+        graph.add_edges_from(((a, ca), (b, cb)) for a, ca, b, cb in zip(path, cls, path[1:], cls[1:]))
+    assert nx.is_directed_acyclic_graph(graph)
+    assert most < needed
+
+
+def test_without_classes_the_dependency_graph_of_dor_has_cycles():
+    """The check above can fail: with one class DOR's rings are cycles."""
+    graph = nx.DiGraph()
+    for path in _sampled_paths("torus:k=5,n=2", "dor", 2000):
+        graph.add_edges_from(zip(path, path[1:]))
+    assert not nx.is_directed_acyclic_graph(graph)
+
+
+@pytest.mark.parametrize("routing", ["val", "rlb", "ival"])
+def test_vectorised_classes_equal_the_hop_by_hop_walk(routing):
+    net = network("torus:k=5,n=2")
+    geo = channel_geometry(net)
+    paths = [p for p in _sampled_paths("torus:k=5,n=2", routing, 500, seed=3) if p]
+    cls = first_class(geo.wrap[[p[0] for p in paths]], geo.ring)
+    hop = 0
+    alive = list(range(len(paths)))
+    while alive:
+        got = {i: int(c) for i, c in zip(alive, cls)}
+        for i in alive:
+            assert got[i] == path_classes(paths[i], geo)[hop]
+        keep = [j for j, i in enumerate(alive) if hop + 1 < len(paths[i])]
+        alive2 = [alive[j] for j in keep]
+        crossed = np.array([paths[alive[j]][hop] for j in keep], dtype=np.int64)
+        nxt = np.array([paths[alive[j]][hop + 1] for j in keep], dtype=np.int64)
+        cls = next_class(cls[keep], geo.type[crossed], geo.type[nxt], geo.wrap[nxt], geo.ring) if keep else cls[:0]
+        alive, hop = alive2, hop + 1
+
+
+def test_mesh_classes_are_levels_only():
+    net = build_network("mesh:k=4,n=2")
+    geo = channel_geometry(net)
+    assert not geo.ring
+    x = net.links_between([0], [1])[0]
+    y = net.links_between([1], [5])[0]
+    xx = net.links_between([5], [6])[0]
+    assert path_classes([x, y, xx], geo) == [0, 0, 1]
+
+
+def test_extra_vcs_are_shared_out_between_the_classes():
+    assert class_capacity(4, 2, 1).tolist() == [2, 2]
+    assert class_capacity(5, 2, 3).tolist() == [9, 6]
+
+
+def test_refusals_name_the_number():
+    net = network("torus:k=4,n=2")
+    with pytest.raises(UserError, match="needs 4 virtual channels"):
+        plan_vcs(build_router("val", net), 3, 1)
+    with pytest.raises(UserError, match="between 1 and"):
+        plan_vcs(build_router("dor", net), 0, 1)
+    with pytest.raises(UserError, match="not available yet"):
+        plan_vcs(build_router("goal", net), 3, 1)
+    with pytest.raises(UserError, match="tori, meshes and hypercubes"):
+        plan_vcs(build_router("shortest", network("butterfly:d=3")), 2, 1)
+    assert plan_vcs(build_router("val", net), 1, 1) is None
+
+
+STEPS = 150
+CASES = [
+    # (routing, traffic, rate, injection, priority, B, b, V)
+    ("dor", "uniform", 1.0, "bernoulli", "age", 1, 1, 2),
+    ("dor", "tornado", 1.0, "bernoulli", "age", 1, 2, 3),
+    ("val", "bitcomp", 1.0, "bernoulli", "age", 1, 1, 4),
+    ("val", "uniform", 2.0, "poisson", "age", 1, 2, 4),
+    ("romm", "tornado", 1.0, "poisson", "fifo", 1, 1, 6),
+    ("rlb", "uniform", 1.0, "bernoulli", "age", 2, 1, 6),
+    ("rlbth", "transpose", 1.0, "bernoulli", "random-rank", 1, 2, 7),
+    ("ival", "transpose", 1.0, "bernoulli", "age", 1, 1, 4),
+    ("ival", "uniform", 2.5, "poisson", "growing-rank", 2, 2, 5),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(str(x) for x in c))
+def test_engine_equals_reference_with_virtual_channels(case):
+    routing, traffic, rate, injection, priority, B, b, V = case
+    s = spec("torus:k=4,n=2", routing, traffic, rate, injection=injection, priority=priority, seed=5)
+    fast = simulate_batch([s], bandwidth=B, buffer=b, vcs=V, measurement=Measurement(steps=STEPS))[0]
+    ref = simulate_reference(s, STEPS, bandwidth=B, buffer=b, vcs=V)
+    assert fast.status == ref["status"] == "steps"
+    delivered = fast.records["delivered"]
+    assert (delivered >= 0).sum() > 100
+    assert delivered.tolist() == ref["delivered"]
+
+
+@pytest.mark.parametrize("routing,vcs", [("dor", 2), ("val", 4), ("romm", 6), ("rlb", 6), ("ival", 4)])
+@pytest.mark.parametrize("traffic", ["uniform", "bitcomp", "transpose", "tornado"])
+def test_no_deadlock_at_full_load_with_one_packet_per_vc(routing, vcs, traffic):
+    """With their classes the oblivious routings never deadlock, even with b = 1 at offered 1.0
+    (the engine's detector would end the run); with one VC, DOR on tornado does."""
+    s = spec("torus:k=5,n=2", routing, traffic, 1.0, seed=2)
+    res = simulate_batch([s], buffer=1, vcs=vcs, measurement=Measurement(steps=1500))[0]
+    assert res.status == "steps"
+
+
+def test_one_vc_deadlocks_where_the_classes_do_not():
+    s = spec("torus:k=8,n=2", "dor", "tornado", 1.0, seed=2)
+    assert simulate_batch([s], buffer=1, measurement=Measurement(steps=1500))[0].status == "deadlock"
+    assert simulate_batch([s], buffer=1, vcs=2, measurement=Measurement(steps=1500))[0].status == "steps"
