@@ -6,6 +6,14 @@ Usage::
 
     python benchmarks/beyond_saturation.py                       # 8-ary 2-cube, bit complement, age
     python benchmarks/beyond_saturation.py --priority farthest-to-go --seeds 1
+    python benchmarks/beyond_saturation.py --buffer 1 --vcs 6 --offered 1.0 --traffic tornado \
+        --routing dor,val,romm,rlb,ival --seeds 1                  # the router model: b = 1 per VC
+
+With ``--buffer`` and ``--vcs`` the runs (search included) have bounded buffers and virtual
+channels (``universal openloop --buffer b --vcs V``); ``--offered X`` runs the second load at X
+(a fraction of capacity, e.g. 1.0: GOAL's stability claim at full offered load) instead of 1.5 Θ.
+Beside α' the table then gives α* (the mean accepted rate) at both loads and whether any run
+deadlocked.
 
 For every routing it finds the saturation throughput Θ as ``universal openloop --saturation``
 does (same search, same measurement, seed ``--seed``), then runs ``--seeds`` seeds at offered Θ
@@ -55,20 +63,25 @@ SEARCH = Measurement(latency_limit=500, drain=False, overload="stop")
 
 
 def beyond(network: str, traffic: str, routing: str, seeds: list[int], priority: str,
-           tolerance: float = 0.01, factor: float = 1.5, window: int | None = 4000) -> dict:
-    """Θ of ``routing`` and α' at Θ and ``factor`` Θ for every seed (rates in fractions of capacity)."""
+           tolerance: float = 0.01, factor: float = 1.5, window: int | None = 4000, buffer: int | None = None,
+           vcs: int = 1, offered: float | None = None) -> dict:
+    """Θ of ``routing`` and α' at Θ and ``factor`` Θ (or at ``offered``) for every seed (rates in
+    fractions of capacity)."""
     net = build_network(network)
     cap = float(capacity_rate(net))
     tr, router, inj = offered_traffic(net, traffic), build_router(routing, net), build_injection("bernoulli")
     sat = find_saturation(RunSpec(tr, router, inj, 1.0, seed=seeds[0], priority=priority),
-                          tolerance=tolerance, measurement=SEARCH)
-    specs = [RunSpec(tr, router, inj, sat.theta * f, seed=s, priority=priority)
-             for s in seeds for f in (1.0, factor)]
-    res = simulate_batch(specs, measurement=Measurement(window=window))
+                          tolerance=tolerance, measurement=SEARCH, buffer=buffer, vcs=vcs)
+    second = offered * cap if offered is not None else sat.theta * factor
+    specs = [RunSpec(tr, router, inj, rate, seed=s, priority=priority)
+             for s in seeds for rate in (sat.theta, second)]
+    res = simulate_batch(specs, measurement=Measurement(window=window), buffer=buffer, vcs=vcs)
     at = np.array([r.accepted_min for r in res[0::2]]) / cap
     over = np.array([r.accepted_min for r in res[1::2]]) / cap
-    return {"routing": routing, "theta": sat.theta / cap, "at": at, "over": over,
-            "status": [r.status for r in res[1::2]]}
+    mean_at = np.array([r.accepted for r in res[0::2]]) / cap
+    mean_over = np.array([r.accepted for r in res[1::2]]) / cap
+    return {"routing": routing, "theta": sat.theta / cap, "at": at, "over": over, "mean_at": mean_at,
+            "mean_over": mean_over, "status": [r.status for r in res]}
 
 
 def main() -> None:
@@ -81,23 +94,32 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--window", type=int, default=4000,
                         help="measurement window of the runs at Θ and 1.5 Θ (0: openloop's default)")
+    parser.add_argument("--buffer", type=int, default=None, help="b, packets per buffer (default unbounded)")
+    parser.add_argument("--vcs", type=int, default=1, help="V, virtual channels per link (default 1)")
+    parser.add_argument("--offered", type=float, default=None,
+                        help="run the second load at this fraction of capacity instead of 1.5 Θ")
     args = parser.parse_args()
     seeds = list(range(args.seed, args.seed + args.seeds))
     window = args.window or None
-    print(f"{args.network}, {args.traffic}, bernoulli, {args.priority} priority, unbounded buffers; "
+    buffers = "unbounded buffers" if args.buffer is None else f"b = {args.buffer}, V = {args.vcs}"
+    print(f"{args.network}, {args.traffic}, bernoulli, {args.priority} priority, {buffers}; "
           f"seeds {seeds[0]}..{seeds[-1]}; window {window or 'max(1000, 200/rate)'} steps; "
           "rates as fractions of capacity")
-    print(f"{'routing':<14} {'Θ':>6} {'α′ at Θ':>8} {'α′ at 1.5Θ':>11} {'ratio':>6} {'min ratio':>10} "
-          f"{'max ratio':>10} {'seconds':>8}")
+    there = "1.5Θ" if args.offered is None else f"{args.offered:g}"
+    print(f"{'routing':<14} {'Θ':>6} {'α′ at Θ':>8} {'α′ at ' + there:>10} {'ratio':>6} {'min ratio':>9} "
+          f"{'α* at Θ':>8} {'α* at ' + there:>10} {'ratio':>6} {'deadlock':>8} {'seconds':>7}")
     for routing in args.routing.split(","):
         start = time.perf_counter()
-        r = beyond(args.network, args.traffic, routing, seeds, args.priority, window=window)
+        r = beyond(args.network, args.traffic, routing, seeds, args.priority, window=window, buffer=args.buffer,
+                   vcs=args.vcs, offered=args.offered)
         ratios = r["over"] / r["at"]
-        print(f"{routing:<14} {r['theta']:6.3f} {r['at'].mean():8.3f} {r['over'].mean():11.3f} "
-              f"{r['over'].mean() / r['at'].mean():6.3f} {ratios.min():10.3f} {ratios.max():10.3f} "
-              f"{time.perf_counter() - start:8.0f}", flush=True)
-    print("α′: minimum over the sending nodes of the packets delivered in the window per step, over the row sum "
-          "(mean over the seeds); ratio = α′ at 1.5Θ / α′ at Θ")
+        dead = "yes" if "deadlock" in r["status"] else "no"
+        print(f"{routing:<14} {r['theta']:6.3f} {r['at'].mean():8.3f} {r['over'].mean():10.3f} "
+              f"{r['over'].mean() / r['at'].mean():6.3f} {ratios.min():9.3f} {r['mean_at'].mean():8.3f} "
+              f"{r['mean_over'].mean():10.3f} {r['mean_over'].mean() / r['mean_at'].mean():6.3f} {dead:>8} "
+              f"{time.perf_counter() - start:7.0f}", flush=True)
+    print(f"α′: minimum over the sending nodes of the packets delivered in the window per step, over the row sum; "
+          f"α*: their mean (means over the seeds); ratio = value at {there} / value at Θ")
 
 
 if __name__ == "__main__":

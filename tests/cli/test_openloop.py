@@ -70,6 +70,12 @@ def test_saturation_of_file_traffic_has_the_analytic_value_as_load_computes_it(c
     (["--loads", "0.0001", "--window", "100"], "too short"),    # 0.01 packets per node in the window
     (["--loads", "0.2", "--injection", "bursty"], "unknown injection"),
     (["--saturation", "--plot", "x.png"], "--loads"),
+    # virtual channels: none, fewer than the routing's classes, a routing without a scheme
+    (["--loads", "0.2", "--buffer", "1", "--vcs", "0"], "positive integer"),
+    (["--loads", "0.2", "--buffer", "1", "--routing", "val", "--vcs", "3"], "val needs 4 virtual channels"),
+    (["--loads", "0.2", "--buffer", "1", "--routing", "rlb", "--vcs", "4"], "rlb needs 6 virtual channels"),
+    (["--loads", "0.2", "--buffer", "1", "--routing", "goal", "--vcs", "3"], "not available yet"),
+    (["--loads", "0.2", "--buffer", "1", "--vcs", "65"], "between 1 and 64"),
 ])
 def test_bad_input_is_one_error_line(capsys, argv, message):
     base = ["openloop", "--network", "torus:k=8,n=2"]
@@ -217,3 +223,15 @@ def test_bad_histogram_pair_delay_and_perms_input(argv, message, tmp_path, capsy
 
     line = assert_refused(["openloop", "--network", "torus:k=4,n=2", *argv], tmp_path, capsys)
     assert message in line, line
+
+
+def test_virtual_channels_end_the_deadlock_of_one_buffer_per_link(capsys):
+    """DOR on tornado with one packet per buffer deadlocks; with its two dateline classes it
+    does not, and the run's settings say how many VCs it had."""
+    base = ["--network", "torus:k=8,n=2", "--routing", "dor", "--traffic", "tornado", "--loads", "0.9",
+            "--buffer", "1", "--window", "1500"]
+    one = run_json(capsys, *base)
+    two = run_json(capsys, *base, "--vcs", "2")
+    assert one["rows"][0]["status"] == "deadlock" and "vcs" not in one
+    assert two["rows"][0]["status"] != "deadlock" and two["vcs"] == 2
+    assert two["rows"][0]["accepted"] > 0.15
