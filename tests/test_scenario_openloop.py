@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from universal.errors import UserError
@@ -66,6 +68,9 @@ def test_the_latency_keys_load_as_the_options_of_the_command_line(tmp_path):
     assert (study.histogram, study.router_delay, study.pool_translates) == (True, 2, True)
     plain = load_scenario("goal_latency").openloop
     assert (plain.histogram, plain.router_delay, plain.pool_translates) == (False, 0, False)
+    # by its path: an installed copy's built-in scenarios may be another checkout's
+    figure = load_scenario(str(Path(__file__).parent.parent / "scenarios" / "goal_latency_histogram.toml")).openloop
+    assert figure.histogram and figure.pool_translates and figure.pairs == ["0,0->1,3"]
 
 
 def test_a_scenario_gives_the_rows_of_the_same_command_line(tmp_path, capsys):
