@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from universal.errors import UserError
@@ -51,3 +53,85 @@ def test_a_scenario_names_its_default_workers_capped_at_the_cores(tmp_path, monk
     assert _default_jobs(sc) == 2
     assert _default_jobs(load_scenario("goal_saturation")) == 2
     assert _default_jobs(load_scenario("goal_latency")) == 1
+
+
+# ------------------------------------ histogram, router_delay, pool_translates: the CLI's options as keys
+
+HEAD = 'kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = "dor"\ntraffic = "uniform"\n'
+
+
+def test_the_latency_keys_load_as_the_options_of_the_command_line(tmp_path):
+    f = tmp_path / "h.toml"
+    f.write_text(HEAD + 'loads = [0.3]\npairs = ["0,0->1,3"]\nhistogram = true\nrouter_delay = 2\n'
+                 'pool_translates = true\n')
+    study = load_scenario(str(f)).openloop
+    assert (study.histogram, study.router_delay, study.pool_translates) == (True, 2, True)
+    plain = load_scenario("goal_latency").openloop
+    assert (plain.histogram, plain.router_delay, plain.pool_translates) == (False, 0, False)
+    # by its path: an installed copy's built-in scenarios may be another checkout's
+    figure = load_scenario(str(Path(__file__).parent.parent / "scenarios" / "goal_latency_histogram.toml")).openloop
+    assert figure.histogram and figure.pool_translates and figure.pairs == ["0,0->1,3"]
+
+
+def test_a_scenario_gives_the_rows_of_the_same_command_line(tmp_path, capsys):
+    import json
+
+    from universal.cli import main
+
+    f = tmp_path / "h.toml"
+    f.write_text(HEAD + 'loads = [0.3]\nwindow = 400\npairs = ["0,0->1,3"]\nhistogram = true\nrouter_delay = 2\n'
+                 'pool_translates = true\n')
+    assert main(["scenario", str(f), "--json"]) == 0
+    scenario = json.loads(capsys.readouterr().out)
+    assert main(["openloop", "--network", "torus:k=4,n=2", "--routing", "dor", "--traffic", "uniform", "--loads",
+                 "0.3", "--window", "400", "--pair", "0,0", "1,3", "--histogram", "--router-delay", "2",
+                 "--pool-translates", "--json"]) == 0
+    command = json.loads(capsys.readouterr().out)
+    assert scenario["rows"] == command["rows"] and scenario["pairs"] == command["pairs"]
+    assert scenario["router_delay"] == 2 and scenario["pool_translates"] is True
+    pair, = scenario["pairs"]
+    assert pair["translates"] == 16 and pair["histogram"]["packets"] == pair["packets"] > 0
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('loads = [0.3]\nhistogram = "yes"', "'histogram' must be true or false"),
+    ('loads = [0.3]\npool_translates = 1', "'pool_translates' must be true or false"),
+    ('loads = [0.3]\nrouter_delay = -1', "router delay -1: expected a whole number"),
+    ('loads = [0.3]\nrouter_delay = 1.5', "router delay 1.5: expected a whole number"),
+    ('loads = [0.3]\nrouter_delay = true', "router delay True: expected a whole number"),
+    ('loads = [0.3]\nrouter_delay = "2x"', "router delay 2x: expected a whole number"),
+])
+def test_bad_latency_keys_are_refused_as_the_file_loads(tmp_path, extra, message):
+    f = tmp_path / "bad.toml"
+    f.write_text(HEAD + extra + "\n")
+    with pytest.raises(UserError, match=message):
+        load_scenario(str(f))
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('saturation = true\nhistogram = true', "latency histograms come from a load sweep (loads)"),
+    ('saturation = true\npairs = ["0,0->1,1"]', "pair latencies come from a load sweep (loads)"),
+    ('loads = [0.3]\ntraffic = "tornado"\npairs = ["0,0->1,1"]', "pair 0,0->1,1 sends nothing under tornado"),
+    ('loads = [0.3]\npool_translates = true', "pooling translates pools the translates of named pairs"),
+    ('saturation = true\npool_translates = true', "pooling translates pools the latencies of pairs in a load sweep"),
+    ('loads = [0.3]\ntraffic = "transpose"\npairs = ["0,1->1,0"]\npool_translates = true',
+     "traffic transpose is not translation invariant"),
+])
+def test_what_a_latency_key_needs_is_one_error_line(tmp_path, extra, message, capsys):
+    from tests.test_bad_inputs import assert_refused
+
+    f = tmp_path / "bad.toml"
+    f.write_text(HEAD.replace('traffic = "uniform"\n', "") + extra + "\n"
+                 + ("" if "traffic" in extra else 'traffic = "uniform"\n'))
+    line = assert_refused(["scenario", str(f)], tmp_path, capsys)
+    assert message in line, line
+
+
+def test_a_histogram_scenario_plots_its_histograms_beside_the_sweep(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from universal.cli import main
+
+    f = tmp_path / "h.toml"
+    f.write_text(HEAD + 'loads = [0.3]\nwindow = 300\npairs = ["0,0->1,3"]\nhistogram = true\n')
+    assert main(["scenario", str(f), "--plot", str(tmp_path / "h.png")]) == 0
+    assert (tmp_path / "h.png").exists() and (tmp_path / "h.histogram.png").stat().st_size > 5000

@@ -36,6 +36,9 @@ A scenario with ``kind = "openloop"`` runs open-loop studies (SPEC §11), its ke
     saturation = true      # or: loads = "0.05:1.0:0.05" (or a list of numbers)
     injection  = "poisson" # bernoulli (default), poisson, on-off
     pairs      = ["0,0->1,1"]   # with loads: also the latency of these source->destination pairs
+    histogram  = true      # with loads: latency histograms of every run and pair (--histogram)
+    router_delay = 1       # steps added per hop (--router-delay)
+    pool_translates = true # each pair pooled with its translates (--pool-translates)
 A scenario with ``kind = "design"`` solves the routing-design LPs of SPEC §10 (Towles, Dally &
 Boyd 2003) and compares the named algorithms with the optimal tradeoff curves::
 
@@ -87,7 +90,8 @@ KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds"
               "engine", "sweep", "note", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
-                 "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs"}
+                 "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
+                 "histogram", "router_delay", "pool_translates"}
 ADVERSARY_KEYS = {"description", "kind", "dims", "congestion", "protocols", "seeds", "seed"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
@@ -347,7 +351,7 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
     saturation = data.get("saturation", False)
     if not isinstance(saturation, bool):
         raise UserError(f"{path}: 'saturation' must be true or false")
-    options = {}
+    options = _latency_options(data, path)
     if "priority" in data:  # one rule, or several (a list or comma-separated): an axis of the study
         rules = _string_list(data, "priority", path)
         rules = [part.strip() for rule in rules for part in rule.split(",") if part.strip()]
@@ -374,6 +378,36 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
                           seeds=seeds_from(data.get("seeds", 1), data.get("seed", 0), str(path)),
                           name=path.stem, base_dir=path.parent, jobs=jobs, **options)
     return Scenario(path.stem, str(data.get("description", "")), None, path, openloop=study)
+
+
+def _latency_options(data: dict, path: Path) -> dict:
+    """The keys of ``--histogram``, ``--router-delay`` and ``--pool-translates`` in an open-loop
+    scenario, checked as the command line checks them (what they need, a load sweep and pairs,
+    is checked with the study).
+
+    Examples
+    --------
+    >>> _latency_options({"histogram": True, "router_delay": 2}, Path("s.toml"))
+    {'histogram': True, 'router_delay': 2}
+    >>> _latency_options({"router_delay": -1}, Path("s.toml"))
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: s.toml: router delay -1: expected a whole number of steps per hop from 0 to 10,000
+    """
+    from universal.openloop.histograms import check_router_delay
+
+    options = {}
+    for key in ("histogram", "pool_translates"):
+        if key in data:
+            if not isinstance(data[key], bool):
+                raise UserError(f"{path}: '{key}' must be true or false")
+            options[key] = data[key]
+    if "router_delay" in data:
+        try:
+            options["router_delay"] = check_router_delay(data["router_delay"])
+        except UserError as exc:
+            raise UserError(f"{path}: {exc}") from None
+    return options
 
 
 def _design_scenario(data: dict, path: Path) -> Scenario:

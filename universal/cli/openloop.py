@@ -55,6 +55,10 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     ol.add_argument("--pair", nargs=2, action="append", metavar=("SOURCE", "DEST"), default=None,
                     help="with --loads: also the latency of the packets from SOURCE to DEST, nodes by label or id "
                          "(e.g. --pair 0,0 1,3); repeat for more pairs")
+    ol.add_argument("--pool-translates", action="store_true",
+                    help="with --pair on a torus or hypercube: pool the packets of every translate of each pair "
+                         "((s+t)->(d+t), N pairs), which share its latency distribution when the traffic and the "
+                         "routing are translation invariant (checked; refused otherwise)")
     ol.add_argument("--router-delay", type=router_delay, default=0, metavar="T",
                     help="steps added to every packet's latency per hop, as a pipelined router's (default 0); "
                          "throughput is unchanged")
@@ -90,19 +94,17 @@ def results_options(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     protect_run_inputs([args.network, args.routing, args.traffic])  # no output replaces a file the run reads
     plot = plot_path(args)
-    if args.saturation and (args.histogram or args.pair):
-        raise UserError(f"{'--histogram' if args.histogram else '--pair'} measures the latency of a load sweep: "
-                        "use it with --loads")
+    if args.saturation and (args.histogram or args.pair or args.pool_translates):
+        option = "--histogram" if args.histogram else "--pair" if args.pair else "--pool-translates"
+        raise UserError(f"{option} measures the latency of a load sweep: use it with --loads")
+    if args.pool_translates and not args.pair:
+        raise UserError("--pool-translates pools the translates of each --pair: name a pair (--pair SOURCE DEST)")
     from universal.openloop.cells import random_perm_count
 
     if plot is not None and args.saturation and not any(random_perm_count(t) for t in names(args.traffic)):
         raise UserError("--plot draws a load sweep (--loads) or, with --saturation, the histogram of the "
                         "saturation throughput of random-perms:M traffic")
-    histogram_plot = None
-    if plot is not None and args.histogram:
-        from universal.reporting.plots.common import sibling
-
-        histogram_plot = plot_path(argparse.Namespace(plot=str(sibling(plot, "histogram"))))
+    histogram_plot = histogram_plot_path(plot) if plot is not None and args.histogram else None
     if len(args.buffer) != 1:
         raise UserError("openloop takes one --buffer size")
     html = html_path(args)
@@ -115,7 +117,7 @@ def run(args: argparse.Namespace) -> None:
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=_priorities(args.priority),
                           bandwidth=args.bandwidth, buffer=args.buffer[0], vcs=args.vcs, window=args.window,
                           tolerance=args.tolerance, histogram=args.histogram, router_delay=args.router_delay,
-                          pairs=[f"{a}->{b}" for a, b in args.pair or []])
+                          pairs=[f"{a}->{b}" for a, b in args.pair or []], pool_translates=args.pool_translates)
     view = None
     if html is not None:  # the view's run first: one too large to draw is refused before the study
         from universal.reporting.html.data import openloop_view
@@ -135,14 +137,27 @@ def run(args: argparse.Namespace) -> None:
 
         plotted(plot_openloop(report.rows, plot, study.units))
     if histogram_plot is not None:
-        from universal.reporting.openloop import latency_histograms
-        from universal.reporting.plots.openloop import plot_latency_histograms
-
-        plotted(plot_latency_histograms(latency_histograms(data), histogram_plot, data.get("router_delay", 0)))
+        draw_histograms(data, histogram_plot)
     if plot is not None and study.loads is None:
         from universal.reporting.plots.openloop import plot_permutation_thetas
 
         plotted(plot_permutation_thetas(data, plot))
+
+
+def histogram_plot_path(plot):
+    """Where the latency histograms of a load sweep plotted to ``plot`` go: its sibling
+    ``NAME.histogram.SUFFIX``, checked as ``--plot`` is."""
+    from universal.reporting.plots.common import sibling
+
+    return plot_path(argparse.Namespace(plot=str(sibling(plot, "histogram"))))
+
+
+def draw_histograms(data: dict, path) -> None:
+    """Plot the latency histograms of a study's JSON (seeds pooled) to ``path``."""
+    from universal.reporting.openloop import latency_histograms
+    from universal.reporting.plots.openloop import plot_latency_histograms
+
+    plotted(plot_latency_histograms(latency_histograms(data), path, data.get("router_delay", 0)))
 
 
 def router_delay(text: str) -> int:

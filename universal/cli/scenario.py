@@ -187,22 +187,26 @@ def _run_load_scenario(analysis: "LoadAnalysis", args: argparse.Namespace) -> No
 def _run_openloop_scenario(study, args: argparse.Namespace, plot) -> None:
     """An open-loop study (``kind = "openloop"``): cells, results file and workers as for
     ``universal openloop``; a results file only with ``--out``."""
-    from universal.cli.openloop import emit, run_with_bar
+    from universal.cli.openloop import draw_histograms, emit, histogram_plot_path, run_with_bar
 
     _refuse_opt_options(args, study.name, "an open-loop study")
     if plot is not None and study.loads is None:
         raise UserError("--plot draws a load sweep: this scenario searches saturation")
+    histogram_plot = histogram_plot_path(plot) if plot is not None and study.histogram else None
     if args.seeds is not None or args.seed is not None:
         from universal.scenario import seeds_from
 
         first = args.seed if args.seed is not None else study.seeds[0]
         study.seeds = seeds_from(args.seeds if args.seeds is not None else len(study.seeds), first, "command line")
     report = run_with_bar(study, args, executor=executor(args))
-    emit(report.to_json(), args)
+    data = report.to_json()
+    emit(data, args)
     if plot is not None:
         from universal.reporting.plots.openloop import plot_openloop
 
         plotted(plot_openloop(report.rows, plot, study.units))
+    if histogram_plot is not None:           # with histogram = true, as openloop --histogram --plot
+        draw_histograms(data, histogram_plot)
 
 
 def _run_design_scenario(study, args: argparse.Namespace) -> None:

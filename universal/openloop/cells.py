@@ -34,7 +34,8 @@ from universal.engine.workload import OfferedTraffic, build_injection
 from universal.errors import UserError
 from universal.memory import check_link_sizes
 from universal.networks import build_network
-from universal.openloop.histograms import delayed_latency, latency_histogram, pair_mask
+from universal.openloop.histograms import (check_invariant_routing, check_invariant_traffic, delayed_latency,
+                                          latency_histogram, pair_mask, translate_mask, translations_of)
 from universal.openloop.saturation import find_saturations, rate_ceiling
 from universal.openloop.workload import capacity_rate, offered_traffic
 
@@ -136,6 +137,8 @@ class Prepared:
     #: The exact analysis's Θ (fraction of capacity) times this is in the study's units; None with
     #: bounded buffers (the analysis is of the ideal network)
     unit_factor: Fraction | None = None
+    #: With ``pool_translates``: the network's translations (a pair's row pools all its translates)
+    translations: object = None
 
 
 #: The study last prepared in this process. Worker processes started by fork inherit it, so
@@ -263,6 +266,8 @@ def _build(study) -> Prepared:
     for t in random_perms:   # the checks below see the first permutation of the first seed
         traffics[t] = permutation_traffic(prepared, t, study.seeds[0], 0)
     _check_pairs_send(study, net, pairs, traffics)
+    if getattr(study, "pool_translates", False):
+        prepared.translations = _check_translates(study, net, traffics, routers)
     _check_runs(study, prepared)
     if study.buffer is None:  # the analysis is of the ideal network with unbounded buffers
         prepared.exact = {(r, t): None if t in random_perms else
@@ -537,6 +542,23 @@ def _check_pairs_send(study, net, pairs: list[tuple[int, int]], traffics: dict) 
                                 f"{net.label_of(d)}): there is no latency to measure; name a pair the traffic uses")
 
 
+def _check_translates(study, net, traffics: dict, routers: dict):
+    """The network's translations, once the network, every traffic and every routing of the study
+    are checked to treat the translates of a pair alike (:mod:`universal.openloop.histograms`)."""
+    if study.loads is None:
+        raise UserError("pooling translates pools the latencies of pairs in a load sweep (loads), not a saturation "
+                        "search")
+    if not study.pairs:
+        raise UserError("pooling translates pools the translates of named pairs: name one (--pair SOURCE DEST, "
+                        "or pairs in a scenario)")
+    group = translations_of(net)
+    for name, tr in traffics.items():
+        check_invariant_traffic(group, tr.matrix, name, net.label_of)
+    for router in routers.values():
+        check_invariant_routing(group, router, net.label_of)
+    return group
+
+
 def _parse_pair(net, text: str) -> tuple[int, int]:
     """``"0,0->1,3"``: a source and a destination by their labels."""
     if "->" not in text:
@@ -726,17 +748,30 @@ def _load_line(study, p: Prepared, c: dict, res: RunResult) -> dict:
            "analytic_value": None if value is None else float(value)}
     if histogram:
         row["histogram"] = None if latency is None else latency_histogram(latency)
+    group = p.translations
     pairs = []
     for text, (s, d) in zip(study.pairs, p.pairs):
-        got = res.pair_latency(s, d)
-        if got is not None and delay:
+        mask = None if latency is None else (pair_mask(packets, s, d) if group is None
+                                             else translate_mask(packets, group, s, d))
+        got = res.pair_latency(s, d) if group is None else _pooled_latency(latency, packets, mask)
+        if got is not None and delay and group is None:
             got = (got[0] + delay * got[1], got[1], got[2])
-        pair = {**_base(c), "offered": c["offered"], "pair": text, "latency_mean": got[0] if got else None,
-                "hops_mean": got[1] if got else None, "packets": got[2] if got else 0}
+        pair = {**_base(c), "offered": c["offered"], "pair": text,
+                **({} if group is None else {"translates": group.size}),
+                "latency_mean": got[0] if got else None, "hops_mean": got[1] if got else None,
+                "packets": got[2] if got else 0}
         if histogram:
-            pair["histogram"] = None if latency is None else latency_histogram(latency[pair_mask(packets, s, d)])
+            pair["histogram"] = None if latency is None else latency_histogram(latency[mask])
         pairs.append(pair)
     return {"cell": c, "row": row, "pairs": pairs}
+
+
+def _pooled_latency(latency, packets, mask) -> tuple[float, float, int] | None:
+    """Mean latency (router delay included), mean hops and count of the packets of ``mask``, as
+    :meth:`RunResult.pair_latency` gives them for one pair (None without packets)."""
+    if latency is None or not mask.any():
+        return None
+    return float(latency[mask].mean()), float(np.asarray(packets[3])[mask].mean()), int(mask.sum())
 
 
 def _saturation_line(study, p: Prepared, c: dict, sat, z: RunResult | None) -> dict:

@@ -71,7 +71,8 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
     """
     histogram = {"histogram": (dict, type(None))} if getattr(study, "histogram", False) else {}
     fields = {**LOAD_FIELDS, **histogram} if study.loads is not None else SATURATION_FIELDS
-    pair_fields = {**PAIR_FIELDS, **histogram}
+    pooled = {"translates": _INT} if getattr(study, "pool_translates", False) else {}
+    pair_fields = {**PAIR_FIELDS, **pooled, **histogram}
     pairs_per_cell = len(study.pairs) if study.loads is not None else 0
 
     def check(data: object) -> tuple[str, dict]:

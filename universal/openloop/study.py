@@ -104,6 +104,9 @@ class OpenLoopStudy:
     histogram: bool = False
     #: Steps added to latency per hop (a pipelined router; :mod:`universal.openloop.histograms`).
     router_delay: int = 0
+    #: Every pair's row pools the packets of all its translates (tori and hypercubes under
+    #: translation-invariant traffic and routing; :mod:`universal.openloop.histograms`).
+    pool_translates: bool = False
 
     @property
     def priorities(self) -> list[str]:
@@ -151,7 +154,8 @@ class OpenLoopStudy:
                 # named only when used, so that results files written before them still resume
                 **({"histogram": True} if self.histogram else {}),
                 **({"router_delay": self.router_delay} if self.router_delay else {}),
-                **({"vcs": self.vcs} if self.vcs != 1 else {})}
+                **({"vcs": self.vcs} if self.vcs != 1 else {}),
+                **({"pool_translates": True} if self.pool_translates else {})}
 
     def cell_count(self) -> int:
         """Runs of a load sweep, or searches of a saturation table (without making the cells).
@@ -196,6 +200,8 @@ class OpenLoopReport:
             out["router_delay"] = s.router_delay
         if s.vcs != 1:
             out["vcs"] = s.vcs
+        if s.pool_translates:
+            out["pool_translates"] = True
         summary = permutation_summary(self.rows) if s.loads is None else []
         if summary:
             out["random_perms"] = summary
@@ -252,7 +258,7 @@ def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | Non
         raise UserError(f"--{'resume' if resume else 'overwrite'} applies to a results file: name it with --out FILE")
     check_router_delay(study.router_delay)
     if study.histogram and study.loads is None:
-        raise UserError("latency histograms come from a load sweep (--loads), not from a saturation search")
+        raise UserError("latency histograms come from a load sweep (loads), not from a saturation search")
     if study.cell_count() > MAX_CELLS:
         raise UserError(f"study {study.name!r} has {study.cell_count():,} runs or searches, more than this tool "
                         f"runs (at most {MAX_CELLS:,}); ask for fewer loads, seeds, routings, traffics or priorities")

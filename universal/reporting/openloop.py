@@ -9,7 +9,8 @@ from rich.table import Table
 
 from universal.reporting.layout import Col, FitTable
 
-__all__ = ["openloop_table", "print_openloop", "latency_histograms", "histogram_table", "permutation_tables"]
+__all__ = ["openloop_table", "print_openloop", "latency_histograms", "histogram_table", "permutation_tables",
+           "pairs_table"]
 
 
 def _f(x, digits: int = 3) -> str:
@@ -70,6 +71,8 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
 
 #: Widest bar of a histogram table, in characters (the table stays within 80 columns).
 BAR_WIDTH = 36
+#: Width of a histogram table: its columns (latency, packets, share, bar) and borders.
+HISTOGRAM_WIDTH = 9 + 9 + 7 + BAR_WIDTH + 2 + 5
 
 
 def _bar(count: int, most: int) -> str:
@@ -126,7 +129,16 @@ def latency_histograms(data: dict) -> list[dict]:
         if "histogram" in p:
             groups.setdefault((p["routing"], p["traffic"], p["priority"], p["offered"], p["pair"]), []).append(p)
     return [{"routing": k[0], "traffic": k[1], "priority": k[2], "offered": k[3], "what": k[4],
-             "seeds": len(v), "histogram": _merged([x["histogram"] for x in v])} for k, v in groups.items()]
+             "seeds": len(v), "translates": v[0].get("translates", 1),
+             "histogram": _merged([x["histogram"] for x in v])} for k, v in groups.items()]
+
+
+def _who(h: dict) -> str:
+    """What a histogram counts: all labelled packets, one pair, or a pair and its translates."""
+    if h["what"] == "all":
+        return "all labelled packets"
+    more = h.get("translates", 1) - 1
+    return f"pair {h['what']}" + (f" + {more} translates" if more > 0 else "")
 
 
 def histogram_table(h: dict, delay: int = 0) -> Table:
@@ -135,12 +147,13 @@ def histogram_table(h: dict, delay: int = 0) -> Table:
     from universal.openloop.histograms import display_bins
 
     hist = h["histogram"]
-    who = "all labelled packets" if h["what"] == "all" else f"pair {h['what']}"
     rule = "" if h["priority"] == "age" else f" ({h['priority']})"
-    title = (f"Latency, {h['routing']}{rule} on {h['traffic']} at {h['offered']:g}: {who}"
-             + (f" ({h['seeds']} seeds)" if h["seeds"] > 1 else ""))
-    t = Table(title=title, caption=f"latency in steps from creation to delivery{f' (+{delay} per hop)' if delay else ''}"
-              f"; {hist['packets']:,} packets" if hist else "no stable run: no latency to show")
+    head = f"Latency, {h['routing']}{rule} on {h['traffic']} at {h['offered']:g}:"
+    tail = _who(h) + (f" ({h['seeds']} seeds)" if h["seeds"] > 1 else "")
+    title = f"{head} {tail}" if len(head) + len(tail) < HISTOGRAM_WIDTH else f"{head}\n{tail}"  # one line if it fits
+    pooled = f" of {h['translates']:,} pairs" if h.get("translates", 1) > 1 else ""
+    t = Table(title=title, caption=f"{hist['packets']:,} packets{pooled}\nlatency: steps from creation to delivery"
+              f"{f' (+{delay} per hop)' if delay else ''}" if hist else "no stable run: no latency to show")
     for c, j in (("latency", "right"), ("packets", "right"), ("share", "right"), ("", "left")):
         t.add_column(c, justify=j, no_wrap=True)
     bins = display_bins(hist) if hist else []
@@ -196,6 +209,48 @@ def permutation_tables(data: dict) -> list[Table]:
     return tables
 
 
+def pairs_table(data: dict) -> Table:
+    """The latency of the named pairs; a traffic or offered load that every row shares is named in
+    the title instead of a column, and pooled translates in the caption.
+
+    Examples
+    --------
+    >>> p = dict(routing="dor", traffic="uniform", priority="random-rank", offered=0.2, seed=0, pair="0,0->1,3",
+    ...          translates=64, latency_mean=4.4, hops_mean=4.0, packets=1012)
+    >>> t = pairs_table({"pairs": [p]})
+    >>> t.title, [c.header for c in t.columns]
+    ('Latency of pairs: uniform at 0.2', ['routing', 'pair', 'latency', 'hops', 'packets'])
+    >>> t.caption
+    'each pair pooled with its 63 translates'
+    """
+    pairs = data["pairs"]
+    many = {key: len({p.get(key) for p in pairs}) > 1 for key in ("traffic", "priority", "offered", "seed")}
+    where = ("" if many["traffic"] else f" {pairs[0]['traffic']}") + ("" if many["offered"] else
+                                                                       f" at {pairs[0]['offered']:g}")
+    pooled = max(p.get("translates", 1) for p in pairs)
+    caption = None
+    if pooled > 1:
+        caption = f"each pair pooled with its {pooled - 1:,} translates"
+        from universal.engine.priorities import RANKED
+
+        tied = list(dict.fromkeys(p.get("priority", "age") for p in pairs if p.get("priority", "age") not in RANKED))
+        if tied:        # ties by packet id favour low-numbered sources (README: pooling translates)
+            caption += (f"; under {', '.join(tied)} equal keys go to the lower packet id, numbered by source node, "
+                        "so translates are alike only up to those ties")
+    t = Table(title=f"Latency of {'pairs' if pooled > 1 else 'single pairs'}{':' + where if where else ''}",
+              caption=caption)
+    cols = ["routing", *[key for key in ("traffic", "priority", "offered", "seed") if many[key]], "pair", "latency",
+            "hops", "packets"]
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("routing", "traffic", "priority", "pair") else "right")
+    for p in pairs:
+        cells = {"routing": p["routing"], "traffic": p["traffic"], "priority": p.get("priority", ""),
+                 "offered": _f(p["offered"]), "seed": str(p.get("seed", "")), "pair": p["pair"], "latency": _f(p["latency_mean"], 2),
+                 "hops": _f(p["hops_mean"], 2), "packets": f"{p['packets']:,}"}
+        t.add_row(*[cells[c] for c in cols])
+    return t
+
+
 def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
     """Print the study's table (``wide``: leave no column out to fit the terminal), the latency
     histograms of ``--histogram`` and the random permutations' Θ of ``random-perms:M``."""
@@ -206,15 +261,7 @@ def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
     for h in latency_histograms(data):
         console.print(histogram_table(h, data.get("router_delay", 0)))
     if data.get("pairs"):
-        t = Table(title="Latency of single pairs (labelled packets)")
-        rules = len({p.get("priority") for p in data["pairs"]}) > 1
-        for c in ("routing", "traffic") + (("priority",) if rules else ()) + ("offered", "pair", "latency", "hops",
-                                                                              "packets"):
-            t.add_column(c, justify="left" if c in ("routing", "traffic", "priority", "pair") else "right")
-        for p in data["pairs"]:
-            t.add_row(p["routing"], p["traffic"], *([p["priority"]] if rules else []), _f(p["offered"]), p["pair"], _f(p["latency_mean"], 2),
-                      _f(p["hops_mean"], 2), str(p["packets"]))
-        console.print(t)
+        console.print(pairs_table(data))
     limited = [r for r in data["rows"] if r.get("limited")]
     if limited:
         if str(data.get("injection", "")).startswith("poisson"):

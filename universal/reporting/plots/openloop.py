@@ -156,7 +156,9 @@ def plot_latency_histograms(histograms: list[dict], path: str | Path, delay: int
             ax.stairs(share, edges, color=_MEASURED_COLORS[j % len(_MEASURED_COLORS)],
                       linestyle=_LINES[j % len(_LINES)], linewidth=1.4,
                       label=f"{routing}{f' ({priority})' if rules else ''}, {hist['packets']:,} packets")
-        who = "all labelled packets" if what == "all" else f"pair {what}"
+        pooled = max((h.get("translates", 1) for h in shown if h["what"] == what), default=1)
+        who = ("all labelled packets" if what == "all" else f"pair {what}"
+               + (f" and its {pooled - 1} translates" if pooled > 1 else ""))
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
