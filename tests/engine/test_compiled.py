@@ -29,6 +29,16 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
 STATIC = ["random-rank", "longest-in-system"]
 
 
+@pytest.fixture(params=[True, False], ids=["packed", "flat"], autouse=True)
+def step_loop(request):
+    """Every test runs on both step loops of the kernel (:data:`universal.engine.compiled.PACKED`)."""
+    from universal.engine import compiled
+
+    compiled.PACKED = request.param
+    yield request.param
+    compiled.PACKED = None
+
+
 def compiled_run(paths, protocol: str, seed: int, **kwargs):
     """The one engine's batch simulate, every static batch on the kernel."""
     saved = batch.COMPILED_MIN_HOPS_WARM, batch.COMPILED_MIN_HOPS_COLD
@@ -202,11 +212,14 @@ def test_the_kernel_runs_as_plain_python_too():
     paths = ring_case(2)
     protocol = build_protocol("random-rank")
     state = protocol.setup(np.random.default_rng(3), paths.lengths, paths.congestion, paths.dilation)
-    kernels = compiled._lay_out, compiled._run, compiled._scatter_back
+    names = "_lay_out", "_run_packed", "_run_flat", "_scatter_back"
+    kernels = [getattr(compiled, name) for name in names]
     try:
-        compiled._lay_out, compiled._run, compiled._scatter_back = (k.py_func for k in kernels)
+        for name, kernel in zip(names, kernels):
+            setattr(compiled, name, kernel.py_func)
         plain = compiled.route_static(paths, protocol, state, bandwidth=1, buffer=1, limit=100, record_hops=True)
     finally:
-        compiled._lay_out, compiled._run, compiled._scatter_back = kernels
+        for name, kernel in zip(names, kernels):
+            setattr(compiled, name, kernel)
     assert_same(plain, simulate_reference(paths, "random-rank", np.random.default_rng(3), buffer=1, record_hops=True,
                                           step_limit=100))
