@@ -1,17 +1,27 @@
-"""Every engine test that calls ``universal.engine.simulate`` runs twice: on the batch engine
-(``fast``, today's default) and on the one engine's batch front end (``one``,
-:func:`universal.engine.batch.simulate`), which must give the same results (issue 23)."""
+"""Every engine test that calls ``universal.engine.simulate`` runs on each batch engine: the
+retired vectorized one (``fast``, ``universal/engine/fast.py``, today's default), the one
+engine's batch front end in numpy (``numpy``, :func:`universal.engine.batch.simulate` with the
+compiled kernel switched off) and with every static-priority batch on the compiled kernel
+(``compiled``, :mod:`universal.engine.compiled`, whatever its size). They must give the same
+results (issue 23)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
-from universal.engine import ENGINES, simulate
+from universal.engine import ENGINES, batch, simulate
+
+#: Engine under test -> (simulate function, COMPILED_MIN_HOPS_WARM, COMPILED_MIN_HOPS_COLD).
+BATCH_ENGINES = {"fast": (ENGINES["fast"], None, None),
+                 "numpy": (batch.simulate, float("inf"), float("inf")),
+                 "compiled": (batch.simulate, 0, 0)}
 
 
 def pytest_generate_tests(metafunc):
     if getattr(metafunc.module, "simulate", None) is simulate and "batch_engine" in metafunc.fixturenames:
-        metafunc.parametrize("batch_engine", ["fast", "one"], indirect=True, scope="module")
+        metafunc.parametrize("batch_engine", list(BATCH_ENGINES), indirect=True, scope="module")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -21,7 +31,14 @@ def batch_engine(request):
     if name is None:                      # a module that does not call simulate
         yield None
         return
+    if name == "compiled" and importlib.util.find_spec("numba") is None:
+        pytest.skip("numba is not installed: the compiled kernel cannot be tested (the numpy engine runs instead)")
+    function, warm, cold = BATCH_ENGINES[name]
+    saved = batch.COMPILED_MIN_HOPS_WARM, batch.COMPILED_MIN_HOPS_COLD
+    if warm is not None:
+        batch.COMPILED_MIN_HOPS_WARM, batch.COMPILED_MIN_HOPS_COLD = warm, cold
     module = request.module
-    module.simulate = ENGINES[name]
+    module.simulate = function
     yield name
     module.simulate = simulate
+    batch.COMPILED_MIN_HOPS_WARM, batch.COMPILED_MIN_HOPS_COLD = saved

@@ -26,6 +26,8 @@ waits is delivered in the step numbered by its hop count, and T is the step of t
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -35,8 +37,17 @@ from universal.errors import UserError
 from universal.networks import Network
 from universal.paths import PathCollection
 
-__all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "batch_spec", "fixed_paths_spec", "is_adaptive_routing", "route_batch",
-           "rule_of", "simulate"]
+__all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "COMPILED_MIN_HOPS_COLD", "COMPILED_MIN_HOPS_WARM", "batch_spec",
+           "compiled_pays", "fixed_paths_spec", "is_adaptive_routing", "route_batch", "rule_of", "simulate"]
+
+#: Packet-hops from which a batch with a static priority runs on the compiled kernel
+#: (:mod:`universal.engine.compiled`) once it has run in this process: below that the numpy
+#: engine's set-up is not yet dearer than the kernel's (measured in ``benchmarks/one_engine.py``).
+COMPILED_MIN_HOPS_WARM = 20_000
+#: The same before the kernel has run in this process: importing numba and loading the cached kernels costs
+#: about 0.7 s of CPU time once per process, which the kernel wins back (about 40 ns a
+#: packet-hop) only on large batches.
+COMPILED_MIN_HOPS_COLD = 16_000_000
 
 #: Survey protocol -> the open-loop engine's priority that implements it for a batch.
 ADAPTIVE_PROTOCOLS = {"random-rank": "random-rank", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
@@ -176,12 +187,46 @@ def fixed_paths_spec(paths: PathCollection, protocol, priority: str | None, rng:
     return spec
 
 
+def compiled_pays(protocol, hops: int) -> bool:
+    """Whether :func:`simulate` routes a batch on the compiled kernel: its priority is static
+    (random rank, longest-in-system), numba is installed, and the batch has at least
+    :data:`COMPILED_MIN_HOPS_WARM` packet-hops when the kernel has run in this process
+    already, :data:`COMPILED_MIN_HOPS_COLD` when loading it would be paid now.
+
+    Parameters
+    ----------
+    protocol : Protocol
+    hops : int
+        The batch's packet-hops (the sum of its path lengths).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from universal.protocols import build_protocol
+    >>> compiled_pays(build_protocol("random-rank"), 100), compiled_pays(build_protocol("fifo"), 10**9)
+    (False, False)
+    """
+    if protocol.dynamic != "static" or protocol.bufferless:
+        return False
+    loaded = sys.modules.get("universal.engine.compiled")
+    if loaded is not None and not loaded.NUMBA:
+        return False
+    if hops < (COMPILED_MIN_HOPS_WARM if loaded is not None and loaded.WARM else COMPILED_MIN_HOPS_COLD):
+        return False
+    return loaded is not None or importlib.util.find_spec("numba") is not None
+
+
 def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, bandwidth: int = 1,
              buffer: int | None = None, step_limit: int | None = None, record_hops: bool = False) -> RoutingResult:
     """Route every packet of ``collection`` along its path with one of the survey's protocols.
 
     The packets are a batch of the one engine (:mod:`universal.engine.runs`), all created in
-    step 0 on the paths of the collection. Bufferless protocols (trial-and-failure,
+    step 0 on the paths of the collection; a large batch with a static priority (random rank,
+    longest-in-system) runs on the compiled kernel of :mod:`universal.engine.compiled` instead,
+    with the same results, when numba is installed (:func:`compiled_pays`). Bufferless protocols (trial-and-failure,
     duplication) run in rounds of their own (:func:`universal.engine.bufferless.simulate_bufferless`).
 
     Parameters
@@ -224,6 +269,8 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
                                    record_hops=record_hops)
     lengths = collection.lengths
+    if compiled_pays(protocol, int(lengths.sum())):
+        return _simulate_compiled(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
     spec = fixed_paths_spec(collection, protocol, None, rng)
     release = spec.injection.release
     latest = int(release.max()) if release is not None and len(release) else 0
@@ -246,6 +293,25 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
                          max_buffer=rec["max_buffer"], hops=rec["hops"], hop_steps=hop_steps, buffer=buffer,
                          deadlock_step=res.steps if status == "deadlock" else None, blocked=blocked,
                          full_links=full_links)
+
+
+def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
+                       buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult:
+    """:func:`simulate` on the compiled kernel (the ranks drawn as the protocol draws them)."""
+    from universal.engine.compiled import route_static
+
+    state = protocol.setup(rng, collection.lengths, collection.congestion, collection.dilation)
+    if protocol.release_steps(state) is not None:
+        raise TypeError(f"{protocol.name}: release steps need keys that change on moves")
+    limit = int(collection.lengths.sum()) if step_limit is None else int(step_limit)
+    if not collection.lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
+        moved = not collection.lengths.any()
+        return RoutingResult(np.where(collection.lengths == 0, 0, -1).astype(np.int64),
+                             "delivered" if moved else "step-limit", 0, 0, 0,
+                             hop_steps=np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None,
+                             buffer=buffer)
+    return route_static(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
+                        record_hops=record_hops)
 
 
 def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.ndarray) -> None:
