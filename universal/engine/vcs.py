@@ -88,7 +88,7 @@ def channel_geometry(network: Network) -> ChannelGeometry | None:
         return None
     k, n = int(network.params["k"]), int(network.params["n"])
     tail, head = network.link_tail.astype(np.int64), network.link_head.astype(np.int64)
-    diff = head - tail
+    ring = network.kind == "torus" and k > 2         # k = 2: the wrap-around is the mesh edge
     dim = np.zeros(len(tail), dtype=np.int64)
     minus = np.zeros(len(tail), dtype=bool)
     wrap = np.zeros(len(tail), dtype=bool)
@@ -97,12 +97,10 @@ def channel_geometry(network: Network) -> ChannelGeometry | None:
         xt, xh = (tail // stride) % k, (head // stride) % k
         moves = xt != xh
         dim[moves] = i
-        ring = network.kind == "torus" and k > 2
         plus = xh == (xt + 1) % k if ring else xh > xt
         minus[moves] = ~plus[moves]
         if ring:
             wrap[moves] = (plus & (xt == k - 1) | ~plus & (xt == 0))[moves]
-    del diff
     return ChannelGeometry((2 * dim + minus).astype(np.int16), wrap, bool(wrap.any()))
 
 
