@@ -309,7 +309,7 @@ class ReferenceCore:
     def cross(self, p: RefPacket, t: int) -> bool:
         """Move ``p`` across its wanted link in step ``t``; True when that delivers it."""
         link = p.want
-        into = self.buffer_of(p)[0] if self.plan is not None else link
+        into = self.buffer_of(p)[0]         # the link's buffer, or its class's with VCs
         if p.buffer is not None:
             self.occupancy[p.buffer] -= 1
         p.hops += 1
