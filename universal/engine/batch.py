@@ -220,7 +220,8 @@ def compiled_pays(protocol, hops: int) -> bool:
 
 
 def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, bandwidth: int = 1,
-             buffer: int | None = None, step_limit: int | None = None, record_hops: bool = False) -> RoutingResult:
+             buffer: int | None = None, step_limit: int | None = None, record_hops: bool = False,
+             vcs: int = 1) -> RoutingResult:
     """Route every packet of ``collection`` along its path with one of the survey's protocols.
 
     The packets are a batch of the one engine (:mod:`universal.engine.runs`), all created in
@@ -234,6 +235,13 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     collection, protocol, rng, bandwidth, buffer, step_limit, record_hops
         As :func:`universal.engine.fast.simulate` (the same contract and the same results); the
         default step limit adds the longest random delay to the total number of hops.
+    vcs : int
+        V, virtual channels per link (:mod:`universal.engine.vcs`; tori, meshes and hypercubes):
+        with V >= 2 and bounded buffers every hop enters the dateline class of its place on its
+        path, each class a buffer of its VCs times ``buffer`` packets, so that no deadlock can
+        occur; the classes are counted on the paths themselves
+        (:func:`universal.engine.vcs.classes_of_paths`) and more than V are refused. Bufferless
+        protocols have no buffers and ignore it.
 
     Returns
     -------
@@ -269,9 +277,12 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
                                    record_hops=record_hops)
     lengths = collection.lengths
-    if compiled_pays(protocol, int(lengths.sum())):
+    if vcs == 1 and compiled_pays(protocol, int(lengths.sum())):
         return _simulate_compiled(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
     spec = fixed_paths_spec(collection, protocol, None, rng)
+    if vcs != 1:
+        from universal.engine.vcs import classes_of_paths
+        spec.injection = replace(spec.injection, vc_classes=classes_of_paths(collection))
     release = spec.injection.release
     latest = int(release.max()) if release is not None and len(release) else 0
     limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
@@ -280,7 +291,7 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         moved = not lengths.any()
         return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64), "delivered" if moved else "step-limit",
                              0, 0, 0, hop_steps=hop_steps, buffer=buffer)
-    res = simulate_run(spec, bandwidth=bandwidth, buffer=buffer,
+    res = simulate_run(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs,
                        measurement=Measurement(steps=limit, until_delivered=True, record_crossings=record_hops))
     rec = res.records
     # packets first move in step 1 here (step 0 of the engine); no hop to make: delivered in step 0

@@ -47,7 +47,7 @@ import numpy as np
 from universal.errors import UserError
 from universal.networks import Network
 
-__all__ = ["ChannelGeometry", "VCPlan", "channel_geometry", "classes_needed", "first_class", "next_class",
+__all__ = ["ChannelGeometry", "VCPlan", "channel_geometry", "classes_needed", "classes_of_paths", "first_class", "next_class",
            "path_classes", "plan_vcs", "MAX_VCS"]
 
 #: The most virtual channels per link accepted (the per-class buffers are allocated per link).
@@ -336,3 +336,58 @@ def plan_vcs(router, vcs: int, buffer: int | None, needed: int | None = None) ->
         raise UserError(f"{router.name} needs {needed} virtual channels per link on {network.name} to be "
                         f"deadlock-free (dateline classes); --vcs {vcs} is too few")
     return VCPlan(vcs, needed, class_capacity(vcs, needed, buffer), geometry)
+
+
+def classes_of_paths(collection) -> int | None:
+    """The VC classes a path collection needs (the most classes of any of its paths' hops, plus
+    one); None on a network without channel geometry (:func:`channel_geometry`).
+
+    The same classes as :func:`path_classes` walks hop by hop, found for every hop at once: a
+    run is a stretch of hops of one channel type; a hop starts a level when its run starts with
+    a lower type than the previous run's, and when it is the second (third, ...) dateline
+    crossing of its run; the wrapped bit is whether its run has crossed a dateline so far.
+
+    Parameters
+    ----------
+    collection : universal.paths.PathCollection
+
+    Returns
+    -------
+    int or None
+        0 for a collection without hops.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.paths import route_paths
+    >>> from universal.workloads import build_problem
+    >>> net = build_network("torus:k=8,n=2")
+    >>> problem = build_problem("permutation:tornado", net, np.random.default_rng(0))
+    >>> classes_of_paths(route_paths("dimension-order", problem, net, np.random.default_rng(0)))
+    2
+    """
+    geometry = channel_geometry(collection.network)
+    if geometry is None:
+        return None
+    links = collection.links
+    if not len(links):
+        return 0
+    kind = geometry.type[links].astype(np.int64)
+    wrap = geometry.wrap[links].astype(np.int64)
+    first = np.zeros(len(links), dtype=bool)
+    starts = collection.offsets[:-1][collection.lengths > 0]
+    first[starts] = True
+    previous = np.concatenate([[0], kind[:-1]])
+    run_start = first | (kind != previous)
+    # dateline crossings of the run so far, this hop included
+    crossed = np.cumsum(wrap)
+    run_of = np.cumsum(run_start) - 1
+    run_first = np.flatnonzero(run_start)
+    so_far = crossed - (crossed[run_first] - wrap[run_first])[run_of]
+    bump = (run_start & ~first & (kind < previous)) | ((wrap == 1) & (so_far >= 2))
+    # levels start afresh with every path
+    total = np.cumsum(bump)
+    path_of = np.cumsum(first) - 1
+    level = total - (total[starts] - bump[starts])[path_of]
+    cls = 2 * level + (so_far >= 1) if geometry.ring else level
+    return int(cls.max()) + 1
