@@ -392,6 +392,50 @@ def test_buffer_sweep_compares_sizes_on_the_same_collection(capsys):
     assert rows[0]["max_buffer"] <= 1 and rows[0]["T"] >= rows[2]["T"]
 
 
+def test_route_vcs_ends_the_ring_deadlock_of_one_buffer_per_link(capsys):
+    """Tornado on an 8-node ring, one packet per link buffer: every packet takes a place in step 1
+    and then none can move; two VCs (DOR's dateline classes, counted on the paths) deliver
+    every packet, and the run says how many VCs it had."""
+    argv = ["route", "--network", "torus:k=8,n=1", "--problem", "permutation:tornado", "--paths", "dimension-order",
+            "--protocols", "fifo,random-rank", "--buffer", "1", "--json"]
+    status, out, err = run(capsys, *argv)
+    one = json.loads(out)
+    assert status == 0 and "vcs" not in one and {r["delivered"] for r in one["rows"]} == {0}
+    status, out, err = run(capsys, *argv, "--vcs", "2")
+    two = json.loads(out)
+    assert status == 0 and two["vcs"] == 2
+    assert all(r["delivered"] == 8 and r["T"] >= r["D"] for r in two["rows"])
+    status, out, err = run(capsys, *argv[:-1], "--vcs", "2")
+    assert "V = 2 virtual channels per link" in out
+
+
+def test_a_route_scenario_takes_vcs_as_the_command_line_does(tmp_path, capsys):
+    text = ('network = "torus:k=8,n=1"\nproblem = "permutation:tornado"\npaths = "dimension-order"\n'
+            'protocols = "fifo"\nbuffer = 1\nvcs = 2\n')
+    (tmp_path / "ring.toml").write_text(text)
+    status, out, err = run(capsys, "scenario", str(tmp_path / "ring.toml"), "--json")
+    data = json.loads(out)
+    assert status == 0 and data["vcs"] == 2 and data["rows"][0]["delivered"] == 8
+    (tmp_path / "bad.toml").write_text(text.replace("vcs = 2", 'vcs = "two"'))
+    status, out, err = run(capsys, "scenario", str(tmp_path / "bad.toml"))
+    assert_user_error(status, out, err, "'vcs' must be an integer")
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--vcs", "0"], "positive integer"),
+    (["--vcs", "65"], "between 1 and 64"),
+    (["--vcs", "1"] + ["--paths", "valiant", "--vcs", "2"], "needs 4 virtual channels"),
+    (["--network", "butterfly:d=3", "--vcs", "2"], "not on butterfly"),
+    (["--vcs", "2", "--trace"], "leave out --vcs"),
+])
+def test_route_vcs_bad_input(extra, fragment, tmp_path, capsys):
+    from tests.test_bad_inputs import assert_refused
+
+    argv = ["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=2", "--buffer", "1", *extra]
+    line = assert_refused(argv, tmp_path, capsys)
+    assert fragment in line, line
+
+
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -137,6 +137,7 @@ class Experiment:
     seeds: Sequence[int] = (0,)
     bandwidth: int | Sequence[int] = 1
     buffer: int | None | Sequence[int | None] = None
+    vcs: int = 1
     engine: str = "fast"
     name: str = ""
     base_dir: Path | None = None
@@ -162,17 +163,20 @@ class ExperimentResult:
     path_systems: list[dict] = field(default_factory=list)
     link_loads: list[tuple[Network, np.ndarray]] = field(default_factory=list, repr=False)
     runs: list[tuple[PathCollection, object]] = field(default_factory=list, repr=False)
+    vcs: int = 1
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
-        or a list when swept), ``buffer`` (null: unbounded; a list when swept), ``rows`` (and
-        ``collections`` and ``path_systems`` when the run analysed its path collections)."""
+        or a list when swept), ``buffer`` (null: unbounded; a list when swept), ``vcs`` (only when
+        the links have several virtual channels), ``rows`` (and ``collections`` and
+        ``path_systems`` when the run analysed its path collections)."""
         out = {
             "scenario": self.name,
             "network": self.network.summary(),
             "problem": self.problem,
             "bandwidth": self.bandwidth,
             "buffer": self.buffer,
+            **({"vcs": self.vcs} if self.vcs != 1 else {}),
             "rows": [asdict(r) for r in self.rows],
         }
         if self.collections:
@@ -347,6 +351,7 @@ def _plan(exp: Experiment) -> _Plan:
         raise UserError("an experiment needs at least one path system, one protocol and one seed")
     check_seed_count(len(exp.seeds), "the experiment")
     network = build_network(exp.network, exp.base_dir)
+    _check_vcs(exp, network)
     paths = [default_base(network)] if exp.paths is None else exp.paths
     systems = [_adaptive_or_paths(p, network, exp.base_dir) for p in paths]
     protocols = [build_protocol(p) for p in exp.protocols]
@@ -362,6 +367,23 @@ def _plan(exp: Experiment) -> _Plan:
             check_opt(exp.opt, packets, exp.time_limit)
     return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
                  bandwidths, buffers)
+
+
+def _check_vcs(exp: Experiment, network: Network) -> None:
+    """Refuse a VC count out of range, or VCs where there are no classes (before anything runs;
+    too few for a collection's paths is refused when its run starts, with the count it needs)."""
+    from universal.engine.vcs import MAX_VCS
+
+    if not isinstance(exp.vcs, int) or isinstance(exp.vcs, bool) or not 1 <= exp.vcs <= MAX_VCS:
+        raise UserError(f"vcs must be an integer between 1 and {MAX_VCS} (got {exp.vcs!r})")
+    if exp.vcs == 1:
+        return
+    if exp.engine == "reference":
+        raise UserError("the batch reference engine has one buffer per link; virtual channels run on the one engine")
+    from universal.engine.vcs import channel_geometry
+    if channel_geometry(network) is None:
+        raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on {network.name}; "
+                        "use --vcs 1")
 
 
 def check_seed_count(count: int, where: str) -> None:
@@ -459,7 +481,9 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     plan = _plan(exp)
     network, systems, protocols = plan.network, plan.systems, plan.protocols
     bandwidths, buffers = plan.bandwidths, plan.buffers
-    simulate = ENGINES[exp.engine]
+    # the one engine has the virtual channels (the retired batch engine has none)
+    simulate = ENGINES[exp.engine] if exp.vcs == 1 else ENGINES["one"]
+    with_vcs = {"vcs": exp.vcs} if exp.vcs != 1 else {}
     rows: list[Row] = []
     deliveries: list[np.ndarray] = []
     captions = [s.caption for s in systems if s.caption] + ([exp.note] if exp.note else [])
@@ -479,7 +503,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     if progress:
                         progress(f"{problem_name} / {system_label} / {protocol_label} / seed {seed}")
                     row, run = _adaptive_row(network, problem, problem_name, system, protocol, seed, protocol_ss,
-                                             bandwidth, buffer, system_label, protocol_label)
+                                             bandwidth, buffer, system_label, protocol_label, exp.vcs)
                     rows.append(row)
                     if keep_delivery:
                         deliveries.append(run.result.delivery)
@@ -504,7 +528,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     progress(f"{problem_name} / {system_label} / {protocol_label}{at} / seed {seed}")
                 start = time.perf_counter()
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
-                                  buffer=buffer, record_hops=exp.opt is not None or keep_runs)
+                                  buffer=buffer, record_hops=exp.opt is not None or keep_runs, **with_vcs)
                 seconds = time.perf_counter() - start
                 rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds,
                                      system_label, protocol_label))
@@ -532,17 +556,17 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             progress(f"expected congestion of {label}")
         path_systems.append(_expected_congestion(label, network, exp))
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
-                            shown_buffer, deliveries, path_systems, link_loads, runs)
+                            shown_buffer, deliveries, path_systems, link_loads, runs, exp.vcs)
 
 
 def _adaptive_row(network: Network, problem, problem_name: str, system: AdaptiveRouting, protocol: Protocol,
                   seed: int, protocol_ss, bandwidth: int, buffer: int | None, system_label: str,
-                  protocol_label: str):
+                  protocol_label: str, vcs: int = 1):
     """One batch routed adaptively (:func:`universal.engine.batch.route_batch`) and its row."""
     from universal.engine.batch import route_batch
     start = time.perf_counter()
     run = route_batch(network, problem.sources, problem.dests, system.name, protocol.name, seed=protocol_ss,
-                      bandwidth=bandwidth, buffer=buffer)
+                      bandwidth=bandwidth, buffer=buffer, vcs=vcs)
     row = make_row(problem_name, run.paths, protocol, seed, run.result, bandwidth, time.perf_counter() - start,
                    system_label, protocol_label, adaptive=True)
     return row, run

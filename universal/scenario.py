@@ -87,7 +87,7 @@ from universal.protocols.adversary_study import AdversaryStudy
 from universal.sweep import Sweep
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
-              "engine", "sweep", "note", "opt", "time_limit"}
+              "vcs", "engine", "sweep", "note", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
@@ -228,6 +228,9 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
     if not values or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in values):
         raise UserError(f"{path}: 'bandwidth' must be an integer >= 1 or a non-empty list of them")
     buffer = _buffer_setting(data.get("buffer", "unbounded"), path)
+    vcs = data.get("vcs", 1)
+    if not isinstance(vcs, int) or isinstance(vcs, bool) or vcs < 1:
+        raise UserError(f"{path}: 'vcs' must be an integer >= 1 (virtual channels per link)")
     experiment = Experiment(
         network=data["network"],
         problem=_string_list(data, "problem", path),
@@ -236,6 +239,7 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         seeds=seeds_from(data.get("seeds", 1), data.get("seed", 0), str(path)),
         bandwidth=bandwidth,
         buffer=buffer,
+        vcs=vcs,
         engine=str(data.get("engine", "fast")),
         name=path.stem,
         base_dir=path.parent,

@@ -29,6 +29,11 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--buffer", type=buffer_list, default=[None], metavar="b",
                     help="size of every link buffer (default unbounded); several (1,2,unbounded) to compare; "
                          "a run that cannot move is reported as a deadlock")
+    rt.add_argument("--vcs", type=positive, default=1, metavar="V",
+                    help="virtual channels per link (default 1; tori, meshes, hypercubes): with V >= 2 and --buffer "
+                         "every hop enters the dateline class of its place on its path, each class a buffer of "
+                         "its VCs x b, so that no deadlock occurs; the classes are counted on the paths and more "
+                         "than V are refused")
     rt.add_argument("--engine", choices=["fast", "one", "reference"], default="fast", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
@@ -54,6 +59,8 @@ def run(args: argparse.Namespace) -> None:
     plot = plot_path(args)
     links = writable(args.links, "links")
     html = html_path(args)
+    if args.vcs != 1 and (args.trace or html is not None):
+        raise UserError("--trace and --html follow a run with one buffer per link; leave out --vcs")
     if args.trace:
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
@@ -77,6 +84,7 @@ def run(args: argparse.Namespace) -> None:
         seeds=list(range(args.seed, args.seed + args.seeds)),
         bandwidth=args.bandwidth[0] if len(args.bandwidth) == 1 else args.bandwidth,
         buffer=args.buffer[0] if len(args.buffer) == 1 else args.buffer,
+        vcs=args.vcs,
         engine=args.engine,
         name="route",
         analyze=args.analyze,

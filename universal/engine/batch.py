@@ -336,7 +336,7 @@ def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.nd
 
 def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routing: str, protocol: str, *,
                 seed: int | np.random.SeedSequence = 0, bandwidth: int = 1, buffer: int | None = None,
-                step_limit: int | None = None, engine: str = "fast") -> BatchRun:
+                step_limit: int | None = None, engine: str = "fast", vcs: int = 1) -> BatchRun:
     """Route the packets ``sources[i] -> dests[i]`` with an adaptive routing, all starting at step 0.
 
     Parameters
@@ -356,6 +356,8 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     engine : str
         ``fast`` or ``reference`` (:func:`universal.engine.reference_runs.simulate_reference`, one
         packet at a time: the oracle the fast engine must equal).
+    vcs : int
+        V, virtual channels per link (:mod:`universal.engine.vcs`).
 
     Returns
     -------
@@ -389,24 +391,24 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
     spec = batch_spec(router, sources, dests, ADAPTIVE_PROTOCOLS[protocol], seed=seed)
     if engine == "reference":
-        delivered, crossings, status = _reference(spec, limit, bandwidth, buffer)
+        delivered, crossings, status = _reference(spec, limit, bandwidth, buffer, vcs)
     else:
-        delivered, crossings, status = _fast(spec, limit, bandwidth, buffer)
+        delivered, crossings, status = _fast(spec, limit, bandwidth, buffer, vcs)
     return _batch_run(network, sources, dests, routing, delivered, crossings, status, limit, buffer)
 
 
-def _fast(spec, limit: int, bandwidth: int, buffer: int | None):
+def _fast(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1):
     from universal.engine.runs import simulate
     from universal.engine.measure import Measurement
-    res = simulate(spec, bandwidth=bandwidth, buffer=buffer,
+    res = simulate(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs,
                    measurement=Measurement(steps=limit, until_delivered=True, record_crossings=True))
     return res.records["delivered"], res.records["crossings"], res.status
 
 
-def _reference(spec, limit: int, bandwidth: int, buffer: int | None):
+def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1):
     from universal.engine.reference_runs import simulate_reference
     record: dict = {}
-    run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record)
+    run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record, vcs=vcs)
     crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
     return np.array(run["delivered"], dtype=np.int64), crossings, run["status"]
 

@@ -51,6 +51,8 @@ def _caption(result: ExperimentResult) -> list[str]:
         buffers = "link-buffer size in column b (0: bufferless protocol)"
     else:
         buffers = "unbounded link buffers" if result.buffer is None else f"link buffers of size b = {result.buffer}"
+    if result.vcs != 1:
+        buffers += f", V = {result.vcs} virtual channels per link (buf: of one class's VCs)"
     lines = [
         f"{net.num_nodes:,} nodes, {net.num_links:,} links; {bandwidth}; {buffers}; {seeds} seed{'s' if seeds != 1 else ''}",
         "T: routing time in steps, mean (range) over seeds; LB = max(C/B, D), a lower bound on T; "
