@@ -35,7 +35,7 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
     rules = len({r.get("priority") for r in rows}) > 1      # several priorities: a column
     if rows and "saturation" in rows[0]:
         rows = [r for r in rows if "permutation" not in r]  # random-perms:M: summarised apart
-        t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit})",
+        t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit}{router_setting(data)})",
                   caption=("analytic: capacity / max channel load (universal load), exact; " if data["units"] == "capacity"
                            else "analytic: B / max channel load at one packet per node and step (universal load), "
                            "exact; ") + "lat₀, hops: at offered 0.02")
@@ -64,9 +64,26 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
                  _f(r["latency_p50"], 0), _f(r["latency_p99"], 0), _f(r["hops_mean"], 2),
                  "yes" if r["stable"] else ("no" if r["status"] == "unstable" else f"no: {r['status']}")]
         table_rows.append((cells, None))
-    return FitTable(cols, table_rows, title=f"Open-loop runs: {where}{data['network']['name']} (rates: {unit})",
+    return FitTable(cols, table_rows,
+                    title=f"Open-loop runs: {where}{data['network']['name']} (rates: {unit}{router_setting(data)})",
                     caption=["α*: mean accepted rate of the sending nodes; α': the smallest; latency in steps "
                              "from creation to delivery (labelled packets of stable runs)"], wide=wide)
+
+
+def router_setting(data: dict) -> str:
+    """What a study's routers had beyond the ideal network's unbounded link buffers, for a title:
+    ``; B=2, b=8, V=6`` (packets per link and step, per buffer or VC, VCs per link); empty
+    for the defaults.
+
+    Examples
+    --------
+    >>> router_setting({"bandwidth": 1, "buffer": 8, "vcs": 6}), router_setting({"bandwidth": 1, "buffer": None})
+    ('; b=8, V=6', '')
+    """
+    parts = [f"B={data['bandwidth']}"] if data.get("bandwidth", 1) != 1 else []
+    parts += [f"b={data['buffer']}"] if data.get("buffer") is not None else []
+    parts += [f"V={data['vcs']}"] if data.get("vcs", 1) != 1 else []
+    return "; " + ", ".join(parts) if parts else ""
 
 
 #: Widest bar of a histogram table, in characters (the table stays within 80 columns).
