@@ -47,7 +47,7 @@ def import_graph() -> nx.DiGraph:
 
 def test_the_import_graph_finds_the_engine_modules_imports():
     graph = import_graph()
-    assert graph.has_edge("universal.engine.fast", "universal.engine.bufferless")
+    assert graph.has_edge("universal.engine.runs", "universal.engine.contention")
     assert graph.has_edge("universal.engine.bufferless", "universal.engine.contention")
 
 

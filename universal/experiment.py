@@ -138,7 +138,7 @@ class Experiment:
     bandwidth: int | Sequence[int] = 1
     buffer: int | None | Sequence[int | None] = None
     vcs: int = 1
-    engine: str = "fast"
+    engine: str = "one"
     name: str = ""
     base_dir: Path | None = None
     analyze: bool = False
@@ -481,8 +481,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     plan = _plan(exp)
     network, systems, protocols = plan.network, plan.systems, plan.protocols
     bandwidths, buffers = plan.bandwidths, plan.buffers
-    # the one engine has the virtual channels (the retired batch engine has none)
-    simulate = ENGINES[exp.engine] if exp.vcs == 1 else ENGINES["one"]
+    simulate = ENGINES[exp.engine]
     with_vcs = {"vcs": exp.vcs} if exp.vcs != 1 else {}
     rows: list[Row] = []
     deliveries: list[np.ndarray] = []

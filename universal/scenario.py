@@ -240,7 +240,7 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         bandwidth=bandwidth,
         buffer=buffer,
         vcs=vcs,
-        engine=str(data.get("engine", "fast")),
+        engine=str(data.get("engine", "one")),
         name=path.stem,
         base_dir=path.parent,
         note=str(data.get("note", "")),

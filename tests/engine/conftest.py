@@ -1,9 +1,8 @@
-"""Every engine test that calls ``universal.engine.simulate`` runs on each batch engine: the
-retired vectorized one (``fast``, ``universal/engine/fast.py``, today's default), the one
-engine's batch front end in numpy (``numpy``, :func:`universal.engine.batch.simulate` with the
-compiled kernel switched off) and with every static-priority batch on the compiled kernel
+"""Every engine test that calls ``universal.engine.simulate`` runs twice: on the one engine's
+batch front end in numpy (``numpy``, :func:`universal.engine.batch.simulate` with the compiled
+kernel switched off) and with every batch the kernels take on the compiled kernel
 (``compiled``, :mod:`universal.engine.compiled`, whatever its size). They must give the same
-results (issue 23)."""
+results, and the ones the tests state (issues 23 and 25)."""
 
 from __future__ import annotations
 
@@ -11,11 +10,10 @@ import importlib.util
 
 import pytest
 
-from universal.engine import ENGINES, batch, simulate
+from universal.engine import batch, simulate
 
 #: Engine under test -> (simulate function, COMPILED_MIN_HOPS_WARM, COMPILED_MIN_HOPS_COLD).
-BATCH_ENGINES = {"fast": (ENGINES["fast"], None, None),
-                 "numpy": (batch.simulate, float("inf"), float("inf")),
+BATCH_ENGINES = {"numpy": (batch.simulate, float("inf"), float("inf")),
                  "compiled": (batch.simulate, 0, 0)}
 
 

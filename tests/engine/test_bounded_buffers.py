@@ -26,7 +26,7 @@ from universal.paths import PathCollection
 
 from .test_equivalence import BUFFERED_PROTOCOLS, DELAYED_PROTOCOLS, SCENARIOS, build_case
 
-ENGINES = [pytest.param(simulate, id="fast"), pytest.param(simulate_reference, id="reference")]
+ENGINES = [pytest.param(simulate, id="one"), pytest.param(simulate_reference, id="reference")]
 BY_ID = ["longest-in-system", "random-rank:K=1", "growing-rank:K=1"]
 
 

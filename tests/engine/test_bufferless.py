@@ -30,7 +30,7 @@ from universal.protocols import build_protocol
 
 from .test_equivalence import SCENARIOS, build_case
 
-ENGINES = [pytest.param(simulate, id="fast"), pytest.param(simulate_reference, id="reference")]
+ENGINES = [pytest.param(simulate, id="one"), pytest.param(simulate_reference, id="reference")]
 
 
 class Script:

@@ -1,9 +1,10 @@
-"""The open-loop engine routes a batch on paths fixed in advance exactly as the batch engine does
-(issue 23, one engine): same paths, same contention rule (the deterministic ones, and random and
-growing rank with the survey's ranks drawn as the batch engine draws them), every packet
-delivered in the same step, with unbounded and bounded buffers and B = 1 or 2; a deadlock of
-bounded buffers is a deadlock in both. Oracle: the batch engine, a second implementation of the
-same step."""
+"""The one engine's open-loop front end routes a batch on paths fixed in advance exactly as its
+batch front end does (issue 23): same paths, same contention rule (the deterministic ones, and
+random and growing rank with the survey's ranks drawn as the batch front end draws them), every
+packet delivered in the same step, with unbounded and bounded buffers and B = 1 or 2; a deadlock
+of bounded buffers is a deadlock in both. In the ``compiled`` variant the batch front end runs on
+the compiled kernel, a second implementation of the same step (the retired vectorised batch
+engine was the oracle here before)."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                          "every hop enters the dateline class of its place on its path, each class a buffer of "
                          "its VCs x b, so that no deadlock occurs; the classes are counted on the paths and more "
                          "than V are refused")
-    rt.add_argument("--engine", choices=["fast", "one", "reference"], default="fast", help=argparse.SUPPRESS)
+    rt.add_argument("--engine", choices=["one", "fast", "reference"], default="one", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
     opt_options(rt)

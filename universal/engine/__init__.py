@@ -1,5 +1,9 @@
-"""The synchronous packet engine (fast, vectorized), the one engine's batch front end and their
-pure-Python reference.
+"""The synchronous packet engine: the one engine's batch front end (paths fixed in advance, the
+survey's protocols) and its pure-Python reference.
+
+``simulate`` routes a path collection on the one engine (:mod:`universal.engine.runs`, through
+:func:`universal.engine.batch.simulate`; large batches on its compiled kernel where numba is
+installed); ``simulate_reference`` is the slow, obvious oracle it must equal.
 
 >>> import numpy as np
 >>> from universal.networks import build_network
@@ -13,11 +17,13 @@ pure-Python reference.
 True
 """
 
-from universal.engine.batch import simulate as simulate_one
-from universal.engine.fast import simulate
+from universal.engine.batch import simulate
 from universal.engine.reference import simulate_reference
 from universal.engine.result import RoutingResult
 
-ENGINES = {"fast": simulate, "one": simulate_one, "reference": simulate_reference}
+#: Engines by name (``route --engine``, a scenario's ``engine``): ``fast`` is kept as a name of the
+#: one engine for the scenarios and scripts that name the retired vectorised batch engine.
+ENGINES = {"one": simulate, "fast": simulate, "reference": simulate_reference}
+simulate_one = simulate
 
 __all__ = ["ENGINES", "RoutingResult", "simulate", "simulate_one", "simulate_reference"]

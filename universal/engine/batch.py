@@ -232,9 +232,27 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
 
     Parameters
     ----------
-    collection, protocol, rng, bandwidth, buffer, step_limit, record_hops
-        As :func:`universal.engine.fast.simulate` (the same contract and the same results); the
-        default step limit adds the longest random delay to the total number of hops.
+    collection : PathCollection
+        The paths; packet ``i`` follows path ``i``.
+    protocol : str or Protocol
+        A protocol of the survey (``random-rank``, ``growing-rank``, ``fifo``, ...,
+        ``trial-and-failure``).
+    rng : numpy.random.Generator
+        Source of the protocol's random ranks, delays and keys.
+    bandwidth : int
+        B, packets a link forwards per step.
+    buffer : int, optional
+        b, the size of every link buffer (default unbounded). A packet may enter a buffer only
+        if it had room at the start of the step: per link, the contenders are taken in priority
+        order and one is let across if fewer than B have crossed and either it crosses its last
+        link or fewer than the free places have been filled. A step that moves no packet ends the
+        run with status ``"deadlock"``.
+    step_limit : int, optional
+        Stop after this many steps (default: the total number of hops plus the longest random
+        delay, which a run never needs, since every step before the end moves a packet).
+    record_hops : bool
+        Also return the step in which every hop was made (``RoutingResult.hop_steps``,
+        aligned with ``collection.links``), for checking invariants and tracing.
     vcs : int
         V, virtual channels per link (:mod:`universal.engine.vcs`; tori, meshes and hypercubes):
         with V >= 2 and bounded buffers every hop enters the dateline class of its place on its

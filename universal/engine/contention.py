@@ -1,9 +1,9 @@
 """Contention resolution shared by the engines: which of the packets that want a link cross it.
 
 The waiting packets are kept lowest priority first, so the winners of a link are its last
-``bandwidth`` contenders. Both the buffered engine (:mod:`universal.engine.fast`) and the
-bufferless one (:mod:`universal.engine.bufferless`) use these functions; keeping them here
-lets the two engines import each other's entry points without an import cycle.
+``bandwidth`` contenders. Both the one engine (:mod:`universal.engine.runs`) and the
+bufferless rounds (:mod:`universal.engine.bufferless`) use these functions; keeping them here
+lets the two import each other's entry points without an import cycle.
 """
 
 from __future__ import annotations
