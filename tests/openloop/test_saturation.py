@@ -105,3 +105,19 @@ def test_an_overload_of_two_channels_is_unstable_although_the_backlog_grows_slow
     below = simulate_batch([spec("torus:k=8,n=2", "rlbth", "hotspot", 0.9 * exact, injection="poisson", seed=3)],
                            measurement=quiet)
     assert below[0].stable
+
+
+def test_a_search_seeded_by_a_seed_sequence_is_reproducible():
+    """A spec's seed may be a SeedSequence (a child of a study's seed): two searches from it
+    run the same runs, however often the sequence has spawned in between; a seed of another
+    type is refused rather than replaced by fresh entropy."""
+    short = Measurement(warmup_min=100, window=400, latency_limit=100, drain=False, overload="stop")
+    parent = np.random.SeedSequence(11)
+    first = find_saturation(spec("torus:k=8,n=1", "val", "tornado", 1.0, seed=parent), points=4, tolerance=0.1,
+                            measurement=short)
+    parent.spawn(2)
+    again = find_saturation(spec("torus:k=8,n=1", "val", "tornado", 1.0, seed=parent), points=4, tolerance=0.1,
+                            measurement=short)
+    assert [(r.rate, r.slope, r.accepted) for r in first.runs] == [(r.rate, r.slope, r.accepted) for r in again.runs]
+    with pytest.raises(ValueError, match="integer or a numpy SeedSequence"):
+        find_saturation(spec("torus:k=8,n=1", "val", "tornado", 1.0, seed="7"), points=4, measurement=short)

@@ -132,12 +132,31 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
                             buffer=buffer, measurement=measurement, progress=progress, vcs=vcs)[0]
 
 
+def _own_sequence(seed) -> np.random.SeedSequence:
+    """A search's own copy of its spec's seed, whose children are the same however often the
+    caller's SeedSequence has spawned before (a SeedSequence counts its spawns).
+
+    Examples
+    --------
+    >>> parent = np.random.SeedSequence(7)
+    >>> first = _own_sequence(parent).spawn(1)[0].generate_state(1)
+    >>> _ = parent.spawn(3)
+    >>> bool((_own_sequence(parent).spawn(1)[0].generate_state(1) == first).all())
+    True
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return np.random.SeedSequence(int(seed))
+    raise ValueError(f"a run's seed is an integer or a numpy SeedSequence, not {type(seed).__name__}")
+
+
 class _Search:
     """The bracket of one search between rounds (see the module docstring)."""
 
     def __init__(self, spec: RunSpec, points: int, tolerance: float, bandwidth: int) -> None:
         self.spec, self.points, self.tolerance = spec, points, tolerance
-        self.seq = np.random.SeedSequence(spec.seed if isinstance(spec.seed, (int, np.integer)) else None)
+        self.seq = _own_sequence(spec.seed)
         self.lo, self.hi = 0.0, rate_ceiling(spec, bandwidth)
         self.ceiling = self.hi
         self.hi_tested = False
