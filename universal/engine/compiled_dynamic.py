@@ -4,24 +4,25 @@
 
 :mod:`universal.engine.compiled` sorts the packets once, which only a static priority allows.
 Here a key changes when its packet moves (growing rank, FIFO, farthest-to-go, nearest-to-go,
-random delay: ``dynamic == "on-move"``) or in every step (``random``: ``"per-step"``), so every
-link keeps its contenders in a binary min-heap of ``key << bits | id`` (bits enough for the
-largest packet id: the lowest key first, ties to the lower id). A step
+random delay: ``dynamic == "on-move"``) or in every step (``random``: ``"per-step"``).
 
-1. lets every link with contenders pop its winners: at most B, and with bounded buffers at most
-   as many packets that stay in the link's buffer as it had free places at the start of the
-   step (a packet that the crossing delivers needs no room, so such packets sit in a heap of
-   their own and the two heaps are merged as they pop), exactly the reference's walk down the
-   link's sorted contenders (:meth:`universal.engine.reference_core.ReferenceCore.contend`);
-2. moves the winners: each leaves its buffer, enters the link's buffer or is delivered, and
-   (on-move keys) is pushed with its new key into the heap of its next link.
+Keys that change on moves (:func:`_run_sorted`). The waiting packets are kept in priority order
+(the packed key ``key << bits | id``: the lowest key first, ties to the lower id), so that a step
+is the static kernel's one pass over them: every packet crosses its link if the link has let
+fewer than B across in this step (and, with bounded buffers, if the crossing delivers it or the
+link's buffer had room at the start of the step for one more). Only the packets that cross get
+new keys, and by a known amount (growing rank K, farthest-to-go 1, nearest-to-go -1; FIFO and
+random delay: the step, larger than every waiting packet's key), so the pass squeezes them out,
+a radix sort orders them by their new keys, and a merge from the back puts them among the
+packets that waited (FIFO: after them, nothing to merge). Random delay's packets join this
+merge in the step after their delay ends, with their delay as the key.
 
-An on-move step so costs time in proportion to the packets that move and the links that have
-contenders, never to the packets that wait. ``random`` draws a fresh key for every waiting
-packet in every step, in increasing packet id order, one ``Generator.integers`` call a step
-(:meth:`universal.protocols.buffered.RandomEachStep.draw_step_keys`), from the run's generator
-itself (numba's ``Generator.integers`` draws numpy's stream), and pushes every waiting packet
-afresh. Random delay's packets join their first link's heap in the step after their delay ends.
+Fresh keys in every step (``random``, :func:`_run_random`). The waiting packets, in increasing
+id order, draw their keys in one ``Generator.integers`` call a step from the run's generator
+(numba's ``Generator`` draws numpy's stream, so the numpy engine's and the reference's draws are
+the kernel's), and one pass keeps every link's best B contenders (with bounded buffers the best
+B that stay in its buffer and the best B it delivers, which need no room); the winners of every
+link with contenders then cross.
 
 The results are identical to the numpy one engine's and the reference engine's
 (:func:`universal.engine.simulate_reference`) on the same seed (``tests/engine/test_compiled.py``).
@@ -33,11 +34,12 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine import compiled
-from universal.engine.compiled import _STATUS, DEADLOCK, DELIVERED, STEP_LIMIT, njit
+from universal.engine.compiled import (_STATUS, DEADLOCK, DELIVERED, STEP_LIMIT, _lay_out, _scatter_back,
+                                       _smallest_type, njit, priority_order)
 from universal.engine.result import RoutingResult
 from universal.paths import PathCollection
 
-__all__ = ["RULES", "route_dynamic"]
+__all__ = ["RULES", "fits", "key_bound", "route_dynamic"]
 
 #: The kernel's code of each protocol class whose keys it computes (on-move), or draws (random).
 GROWING, FIFO, FARTHEST, NEAREST, DELAY, RANDOM = range(6)
@@ -46,176 +48,238 @@ RULES = {"GrowingRank": GROWING, "Fifo": FIFO, "FarthestToGo": FARTHEST, "Neares
 
 #: Keys are packed as ``key << bits | id`` in an int64: the largest key and id must fit.
 _KEY_BITS = 62
+#: Bits of a radix sort digit.
+_DIGIT = 11
 
 
 @njit(cache=True, nogil=True)
-def _push(heap, base, size, h, value):
-    """Push ``value`` onto heap ``h`` (the entries ``heap[base[h]:base[h] + size[h]]``)."""
-    b = base[h]
-    i = size[h]
-    size[h] = i + 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        above = heap[b + parent]
-        if above <= value:
-            break
-        heap[b + i] = above
-        i = parent
-    heap[b + i] = value
+def _radix_sort(keys, slots, m, spare_keys, spare_slots, counts):
+    """Sort ``keys[:m]`` (distinct) and ``slots[:m]`` with them, least significant digit first;
+    returns ``(keys, slots, spare_keys, spare_slots)``, the first two holding the result (each
+    pass writes into the spares and swaps)."""
+    if m < 2:
+        return keys, slots, spare_keys, spare_slots
+    low = keys[0]
+    high = keys[0]
+    for i in range(1, m):
+        low = min(low, keys[i])
+        high = max(high, keys[i])
+    span = high - low
+    shift = 0
+    digit = (1 << _DIGIT) - 1
+    while (span >> shift) > 0:
+        counts[:] = 0
+        for i in range(m):
+            counts[((keys[i] - low) >> shift) & digit] += 1
+        total = 0
+        for d in range(digit + 1):
+            here = counts[d]
+            counts[d] = total
+            total += here
+        for i in range(m):
+            d = ((keys[i] - low) >> shift) & digit
+            spare_keys[counts[d]] = keys[i]
+            spare_slots[counts[d]] = slots[i]
+            counts[d] += 1
+        keys, spare_keys = spare_keys, keys
+        slots, spare_slots = spare_slots, slots
+        shift += _DIGIT
+    return keys, slots, spare_keys, spare_slots
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _admits(state, link, tag, bandwidth, room, bounded, final):
+    """Whether ``link`` lets one more packet across in the step tagged ``tag`` (the first look
+    at the link in a step clears its counts): fewer than B crossed, and with bounded buffers the
+    crossing delivers the packet or fewer entered the buffer than it had free places."""
+    if state[link, 0] != tag:
+        state[link, 0] = tag
+        state[link, 1] = 0
+        if bounded:
+            state[link, 3] = 0
+    if state[link, 1] >= bandwidth:
+        return False
+    return not bounded or final or state[link, 3] < room - state[link, 2]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _book(state, link, buffer, final, bounded, moved, left, went, candidates, max_buffer):
+    """Count a crossing of ``link`` by a packet from ``buffer``; returns the candidates for the
+    largest buffer (see :func:`_settle`)."""
+    state[link, 1] += 1
+    if bounded:
+        left[moved] = buffer
+        went[moved] = ~link if final else link
+        if not final:
+            state[link, 3] += 1
+    else:
+        state[buffer, 2] -= 1
+        if not final:
+            state[link, 2] += 1
+            if state[link, 2] > max_buffer:
+                went[candidates] = link
+                candidates += 1
+    return candidates
 
 
 @njit(cache=True, nogil=True)
-def _pop(heap, base, size, h):
-    """Remove and return the smallest entry of heap ``h`` (not empty)."""
-    b = base[h]
-    top = heap[b]
-    n = size[h] - 1
-    size[h] = n
-    if n == 0:
-        return top
-    last = heap[b + n]
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        if child + 1 < n and heap[b + child + 1] < heap[b + child]:
-            child += 1
-        if heap[b + child] >= last:
-            break
-        heap[b + i] = heap[b + child]
-        i = child
-    heap[b + i] = last
-    return top
+def _settle(state, moved, left, went, candidates, bounded, max_buffer):
+    """The end of a step: with bounded buffers the ``moved`` crossings change the buffers' contents
+    now (their room was counted at the start of the step); returns the largest buffer so far."""
+    if bounded:
+        for i in range(moved):
+            state[left[i], 2] -= 1
+            if went[i] >= 0:
+                state[went[i], 2] += 1
+        for i in range(moved):
+            if went[i] >= 0 and state[went[i], 2] > max_buffer:
+                max_buffer = state[went[i], 2]
+    else:
+        # a buffer that ends the step above the maximum so far was above it when last entered
+        for i in range(candidates):
+            if state[went[i], 2] > max_buffer:
+                max_buffer = state[went[i], 2]
+    return max_buffer
 
 
 @njit(cache=True, nogil=True)
-def _key(rule, packet, hops, arrival, length, rank, K, D):
-    """The protocol's key (:meth:`universal.protocols.buffered.Protocol.reference_key`) of a
-    packet that has made ``hops`` of its ``length`` hops, the last in step ``arrival`` (0: none)."""
-    if rule == GROWING:
-        return rank[packet] * D + hops * K
-    if rule == FIFO:
-        return arrival
-    if rule == FARTHEST:
-        return D - (length - hops)
-    if rule == NEAREST:
-        return length - hops
-    return rank[packet] if hops == 0 else arrival       # DELAY
-
-
-@njit(cache=True, nogil=True)
-def _enter(heap, base, size, active, isactive, nactive, links, offsets, packet, position, final_heap, value):
-    """Push ``packet`` (at ``position`` of the flat paths) onto its link's heap; returns the
-    number of active links (the link joins the list if it had no contender)."""
-    link = links[position]
-    h = 2 * link
-    if final_heap and position + 1 == offsets[packet + 1]:
-        h += 1
-    _push(heap, base, size, h, value)
-    if not isactive[link]:
-        isactive[link] = True
-        active[nactive] = link
-        nactive += 1
-    return nactive
-
-
-@njit(cache=True, nogil=True)
-def _select(active, nactive, heap, base, size, occupancy, bandwidth, room, bounded, mask, movers, went):
-    """Step part 1: every link with contenders pops its winners into ``movers`` (packet ids) and
-    ``went`` (their link); returns how many. With bounded buffers a link lets across at most
-    ``room`` minus its occupancy at the start of the step of the packets that stay in its buffer
-    (heap ``2 link``); those it delivers (heap ``2 link + 1``) need no room."""
-    m = 0
-    for a in range(nactive):
-        link = active[a]
-        stay, leave = 2 * link, 2 * link + 1
-        free = room - occupancy[link] if bounded else bandwidth
-        crossed = 0
-        entered = 0
-        while crossed < bandwidth:
-            take_stay = size[stay] > 0 and entered < free
-            take_leave = bounded and size[leave] > 0
-            if take_stay and take_leave:
-                if heap[base[stay]] < heap[base[leave]]:
-                    take_leave = False
-                else:
-                    take_stay = False
-            if take_stay:
-                value = _pop(heap, base, size, stay)
-                entered += 1
-            elif take_leave:
-                value = _pop(heap, base, size, leave)
-            else:
-                break
-            movers[m] = value & mask
-            went[m] = link
-            m += 1
-            crossed += 1
-    return m
-
-
-@njit(cache=True, nogil=True)
-def _shrink(active, nactive, isactive, size):
-    """Drop the links without contenders from the active list; returns its new length."""
-    kept = 0
-    for a in range(nactive):
-        link = active[a]
-        if size[2 * link] > 0 or size[2 * link + 1] > 0:
-            active[kept] = link
-            kept += 1
-        else:
-            isactive[link] = False
-    return kept
-
-
-@njit(cache=True, nogil=True)
-def _cross(step, m, movers, went, links, offsets, position, occupancy, delivery, hop_steps, record):
-    """Step part 2: the ``m`` winners cross: each leaves the buffer it sat in and enters its
-    link's or is delivered (``went`` then holds -1). Returns ``(delivered, max_buffer)``, the
-    latter the fullest buffer a mover entered, at the end of the step."""
-    delivered = 0
-    for i in range(m):
-        packet = movers[i]
-        p = position[packet]
-        if record:
-            hop_steps[p] = step
-        if p > offsets[packet]:
-            occupancy[links[p - 1]] -= 1
-        position[packet] = p + 1
-        if p + 1 == offsets[packet + 1]:
-            delivery[packet] = step
-            delivered += 1
-            went[i] = -1
-        else:
-            occupancy[went[i]] += 1
-    fullest = 0
-    for i in range(m):
-        if went[i] >= 0 and occupancy[went[i]] > fullest:
-            fullest = occupancy[went[i]]
-    return delivered, fullest
-
-
-@njit(cache=True, nogil=True)
-def _run_on_move(links, offsets, position, joining, release, rule, rank, K, D, delivery, hop_steps, record,
-                 heap, base, size, occupancy, bandwidth, room, bounded, limit, bits):
+def _run_sorted(links, start, rows, count, joining, release, fresh, delta, bits, delivery, hop_steps, record,
+                state, bandwidth, room, bounded, limit):
     """The step loop for keys that change only when their packet moves.
 
-    ``joining`` lists the packets with a path, by increasing ``release`` (the step after which
-    each may first move); ``position`` is every packet's place in the flat path array ``links``
-    (its next link), ``heap``/``base``/``size`` the links' heaps (two a link, see
-    :func:`_select`), ``occupancy`` the link buffers. Returns
-    ``(status, step, max_buffer, hops, active links)``.
+    ``rows`` has a row per packet: its packed key (``key << bits | id``), its position in the
+    flat path array ``links`` (:func:`universal.engine.compiled._lay_out`, whose mark is the last
+    row of ``state``), its next link (``~link`` when crossing it delivers the packet: the pass
+    reads no path) and the buffer it sits in; the first ``count`` are the
+    packets that may move in step 1, in priority order. ``joining`` lists the other packets by
+    increasing ``release`` (random delay: the step after which each may first move). A packet that
+    crosses gets the key ``step << bits | id`` (``fresh``) or its key plus ``delta``. ``state`` is
+    the static kernel's per-link state (:func:`universal.engine.compiled._run_packed`).
+
+    Returns ``(status, step, count, max_buffer, hops)``, the first ``count`` rows the packets
+    still waiting.
     """
-    num = len(occupancy)
+    n = len(rows)
+    inject = len(state) - 1
+    period = np.iinfo(state.dtype).max
     mask = (np.int64(1) << bits) - 1
-    active = np.empty(num, dtype=np.int64)
-    isactive = np.zeros(num, dtype=np.bool_)
-    movers = np.empty(min(num * bandwidth, len(position)), dtype=np.int64)
-    went = np.empty(len(movers), dtype=np.int64)
-    nactive = 0
-    waiting = len(joining)
+    went = np.empty(n, dtype=np.int64)
+    left = np.empty(n if bounded else 0, dtype=np.int64)
+    moving = np.empty((n, 4), dtype=np.int64)           # the movers' rows, with their new keys
+    keys = np.empty(n, dtype=np.int64)
+    slots = np.empty(n, dtype=np.int64)
+    spare_keys = np.empty(n, dtype=np.int64)
+    spare_slots = np.empty(n, dtype=np.int64)
+    counts = np.empty(1 << _DIGIT, dtype=np.int64)
     joined = 0
+    step = 0
+    hops = 0
+    max_buffer = 0
+    status = DELIVERED
+    while count > 0 or joined < len(joining):
+        if step >= limit:
+            status = STEP_LIMIT
+            break
+        step += 1
+        tag = (step - 1) % period + 1
+        if tag == 1 and step > 1:       # the tags start over: forget the old ones
+            state[:, 0] = 0
+        kept = 0
+        moved = 0
+        candidates = 0
+        m = 0
+        for w in range(count):
+            position = rows[w, 1]
+            link = rows[w, 2]
+            final = link < 0
+            if final:
+                link = ~link
+            if not _admits(state, link, tag, bandwidth, room, bounded, final):
+                if kept != w:
+                    rows[kept, 0] = rows[w, 0]
+                    rows[kept, 1] = position
+                    rows[kept, 2] = rows[w, 2]
+                    rows[kept, 3] = rows[w, 3]
+                kept += 1
+                continue
+            if record:
+                hop_steps[position] = step
+            candidates = _book(state, link, rows[w, 3], final, bounded, moved, left, went, candidates, max_buffer)
+            moved += 1
+            if final:
+                delivery[rows[w, 0] & mask] = step
+                continue
+            key = (step << bits | (rows[w, 0] & mask)) if fresh else rows[w, 0] + delta
+            following = links[position + 1]
+            moving[m, 0] = key
+            moving[m, 1] = position + 1
+            moving[m, 2] = ~following if links[position + 2] == inject else following
+            moving[m, 3] = link
+            keys[m] = key
+            slots[m] = m
+            m += 1
+        hops += moved
+        if moved == 0 and joined == len(joining):
+            status = DEADLOCK
+            break
+        max_buffer = _settle(state, moved, left, went, candidates, bounded, max_buffer)
+        # the packets whose delay ends now may move in the next step, their delay as the key
+        while joined < len(joining) and release[joining[joined]] <= step:
+            packet = joining[joined]
+            moving[m, 0] = release[packet] << bits | packet
+            moving[m, 1] = start[packet]
+            first = links[start[packet]]
+            moving[m, 2] = ~first if links[start[packet] + 1] == inject else first
+            moving[m, 3] = inject
+            keys[m] = moving[m, 0]
+            slots[m] = m
+            m += 1
+            joined += 1
+        keys, slots, spare_keys, spare_slots = _radix_sort(keys, slots, m, spare_keys, spare_slots, counts)
+        # merge from the back: the movers among the packets that waited, all in key order
+        out = kept + m - 1
+        i = kept - 1
+        for j in range(m - 1, -1, -1):
+            while i >= 0 and rows[i, 0] > keys[j]:
+                rows[out, 0] = rows[i, 0]
+                rows[out, 1] = rows[i, 1]
+                rows[out, 2] = rows[i, 2]
+                rows[out, 3] = rows[i, 3]
+                out -= 1
+                i -= 1
+            slot = slots[j]
+            rows[out, 0] = moving[slot, 0]
+            rows[out, 1] = moving[slot, 1]
+            rows[out, 2] = moving[slot, 2]
+            rows[out, 3] = moving[slot, 3]
+            out -= 1
+        count = kept + m
+    return status, step, count, max_buffer, hops
+
+
+@njit(cache=True, nogil=True)
+def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandwidth, room, bounded, limit, bits,
+                rng):
+    """The step loop for ``random``: the packets ``ids`` (increasing) at positions ``cur`` of the
+    flat path array ``links`` (laid out in id order, :func:`universal.engine.compiled._lay_out`)
+    draw fresh keys from ``rng`` in every step, in that order, in one call; ``best`` keeps every
+    link's best ``min(B, C)`` packed keys ``key << bits | slot`` (a slot's order is its id's), and
+    with bounded buffers as many more of the packets the link delivers. ``state`` is the static
+    kernel's per-link state, columns 1 and 3 counting the two lists.
+
+    Returns ``(status, step, count, max_buffer, hops)``, the first ``count`` of ``ids`` and
+    ``cur`` the packets still waiting.
+    """
+    n = len(ids)
+    inject = len(state) - 1
+    period = np.iinfo(state.dtype).max
+    mask = (np.int64(1) << bits) - 1
+    width = best.shape[1] // 2 if bounded else best.shape[1]
+    touched = np.empty(min(n, inject), dtype=np.int64)
+    went = np.empty(n, dtype=np.int64)
+    left = np.empty(n if bounded else 0, dtype=np.int64)
+    count = n
+    waiting = n
     step = 0
     hops = 0
     max_buffer = 0
@@ -225,85 +289,95 @@ def _run_on_move(links, offsets, position, joining, release, rule, rank, K, D, d
             status = STEP_LIMIT
             break
         step += 1
-        while joined < len(joining) and release[joining[joined]] < step:
-            packet = joining[joined]
-            start = offsets[packet]
-            value = _key(rule, packet, 0, 0, offsets[packet + 1] - start, rank, K, D) << bits | packet
-            nactive = _enter(heap, base, size, active, isactive, nactive, links, offsets, packet, start, bounded,
-                             value)
-            joined += 1
-        m = _select(active, nactive, heap, base, size, occupancy, bandwidth, room, bounded, mask, movers, went)
-        if m == 0 and joined == len(joining):
-            status = DEADLOCK
-            break
-        hops += m
-        nactive = _shrink(active, nactive, isactive, size)
-        for i in range(m):                 # the next link's heap, with the key after the move
-            packet = movers[i]
-            p = position[packet]
-            length = offsets[packet + 1] - offsets[packet]
-            made = p + 1 - offsets[packet]
-            if made < length:
-                value = _key(rule, packet, made, step, length, rank, K, D) << bits | packet
-                nactive = _enter(heap, base, size, active, isactive, nactive, links, offsets, packet, p + 1,
-                                 bounded, value)
-        delivered, fullest = _cross(step, m, movers, went, links, offsets, position, occupancy, delivery,
-                                    hop_steps, record)
-        waiting -= delivered
-        max_buffer = max(max_buffer, fullest)
-    return status, step, max_buffer, hops, nactive
-
-
-@njit(cache=True, nogil=True)
-def _run_per_step(links, offsets, position, waiting, delivery, hop_steps, record, heap, base, size, occupancy,
-                  bandwidth, room, bounded, limit, bits, rng):
-    """The step loop for ``random``: in every step the packets of ``waiting`` (increasing ids,
-    packed in place as they are delivered) draw fresh keys from ``rng`` in that order, one call,
-    and join their link's heap afresh. Returns ``(status, step, max_buffer, hops, count)``."""
-    num = len(occupancy)
-    mask = (np.int64(1) << bits) - 1
-    active = np.empty(num, dtype=np.int64)
-    isactive = np.zeros(num, dtype=np.bool_)
-    movers = np.empty(min(num * bandwidth, len(position)), dtype=np.int64)
-    went = np.empty(len(movers), dtype=np.int64)
-    count = len(waiting)
-    left = count
-    step = 0
-    hops = 0
-    max_buffer = 0
-    status = DELIVERED
-    while left > 0:
-        if step >= limit:
-            status = STEP_LIMIT
-            break
-        step += 1
-        fresh = rng.integers(0, 1 << 30, size=left, dtype=np.int64)
-        nactive = 0
+        tag = (step - 1) % period + 1
+        if tag == 1 and step > 1:
+            state[:, 0] = 0
+        fresh = rng.integers(0, 1 << 30, size=waiting, dtype=np.int64)
         kept = 0
+        links_now = 0
         for w in range(count):
-            packet = waiting[w]
-            if delivery[packet] >= 0:
+            if delivery[ids[w]] >= 0:
                 continue
-            waiting[kept] = packet
-            nactive = _enter(heap, base, size, active, isactive, nactive, links, offsets, packet, position[packet],
-                             bounded, fresh[kept] << bits | packet)
+            position = cur[w]
+            ids[kept] = ids[w]
+            cur[kept] = position
+            link = links[position]
+            if state[link, 0] != tag:
+                state[link, 0] = tag
+                state[link, 1] = 0
+                state[link, 3] = 0
+                touched[links_now] = link
+                links_now += 1
+            column, first = 1, 0
+            if bounded and links[position + 1] == inject:
+                column, first = 3, width
+            # insert into the link's sorted list of its best keys, dropping the worst when full
+            value = fresh[kept] << bits | kept
+            size = state[link, column]
+            if size < width:
+                state[link, column] += 1
+                j = first + size
+            elif value < best[link, first + width - 1]:
+                j = first + width - 1
+            else:
+                kept += 1
+                continue
+            while j > first and best[link, j - 1] > value:
+                best[link, j] = best[link, j - 1]
+                j -= 1
+            best[link, j] = value
             kept += 1
         count = kept
-        m = _select(active, nactive, heap, base, size, occupancy, bandwidth, room, bounded, mask, movers, went)
-        for a in range(nactive):           # the heaps start afresh in the next step
-            link = active[a]
-            size[2 * link] = 0
-            size[2 * link + 1] = 0
-            isactive[link] = False
-        if m == 0:
+        moved = 0
+        candidates = 0
+        for a in range(links_now):
+            link = touched[a]
+            stay, leave = state[link, 1], state[link, 3] if bounded else 0
+            free = room - state[link, 2] if bounded else bandwidth
+            i = j = crossed = 0
+            while crossed < bandwidth:
+                take_stay = i < stay and i < free
+                take_leave = j < leave
+                if take_stay and take_leave:
+                    if best[link, i] < best[link, width + j]:
+                        take_leave = False
+                    else:
+                        take_stay = False
+                if take_stay:
+                    slot = best[link, i] & mask
+                    i += 1
+                elif take_leave:
+                    slot = best[link, width + j] & mask
+                    j += 1
+                else:
+                    break
+                crossed += 1
+                position = cur[slot]
+                final = links[position + 1] == inject
+                if record:
+                    hop_steps[position] = step
+                candidates = _book(state, link, links[position - 1], final, bounded, moved, left, went, candidates,
+                                   max_buffer)
+                moved += 1
+                if final:
+                    delivery[ids[slot]] = step
+                    waiting -= 1
+                else:
+                    cur[slot] = position + 1
+        hops += moved
+        if moved == 0:
             status = DEADLOCK
             break
-        hops += m
-        delivered, fullest = _cross(step, m, movers, went, links, offsets, position, occupancy, delivery,
-                                    hop_steps, record)
-        left -= delivered
-        max_buffer = max(max_buffer, fullest)
-    return status, step, max_buffer, hops, count
+        max_buffer = _settle(state, moved, left, went, candidates, bounded, max_buffer)
+    if status != DELIVERED:
+        kept = 0
+        for w in range(count):
+            if delivery[ids[w]] < 0:
+                ids[kept] = ids[w]
+                cur[kept] = cur[w]
+                kept += 1
+        count = kept
+    return status, step, count, max_buffer, hops
 
 
 def key_bound(protocol, collection: PathCollection, step_limit: int | None) -> int:
@@ -328,7 +402,7 @@ def fits(protocol, collection: PathCollection, step_limit: int | None) -> bool:
     return key_bound(protocol, collection, step_limit).bit_length() + bits <= _KEY_BITS
 
 
-def route_dynamic(collection: PathCollection, protocol, state, rng: np.random.Generator, *, bandwidth: int,
+def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Generator, *, bandwidth: int,
                   buffer: int | None, limit: int, record_hops: bool) -> RoutingResult:
     """Route a batch on its fixed paths with keys that change as packets travel, compiled.
 
@@ -339,10 +413,10 @@ def route_dynamic(collection: PathCollection, protocol, state, rng: np.random.Ge
     protocol : Protocol
         Growing rank, FIFO, farthest-to-go, nearest-to-go, random delay (keys that change when
         their packet moves) or random (fresh keys every step); :func:`fits` holds.
-    state : RankState
+    drawn : RankState
         What ``protocol.setup`` drew (ranks, delays), as the other engines draw it.
     rng : numpy.random.Generator
-        The generator ``state`` came from: ``random`` draws its keys from it.
+        The generator ``drawn`` came from: ``random`` draws its keys from it.
     bandwidth : int
         B >= 1.
     buffer : int or None
@@ -378,46 +452,58 @@ def route_dynamic(collection: PathCollection, protocol, state, rng: np.random.Ge
     Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §2.1 and §4.
     """
     rule = RULES[type(protocol).__name__]
-    links, offsets = collection.links, collection.offsets.astype(np.int64, copy=False)
-    lengths = collection.lengths
+    links, offsets, lengths = collection.links, collection.offsets, collection.lengths
     n, num = len(lengths), collection.network.num_links
-    bounded = buffer is not None and buffer < collection.congestion       # b >= C never binds
-    # two heaps a link: the packets that stay in its buffer, and (bounded buffers) those it delivers
-    capacity = np.zeros(2 * num, dtype=np.int64)
-    capacity[0::2] = collection.link_loads
-    nonempty = np.flatnonzero(lengths > 0)
-    if bounded:
-        capacity[1::2] = np.bincount(links[offsets[nonempty + 1] - 1], minlength=num)
-    base = np.zeros(2 * num, dtype=np.int64)
-    np.cumsum(capacity[:-1], out=base[1:])
-    heap = np.empty(int(capacity.sum()), dtype=np.int64)
-    size = np.zeros(2 * num, dtype=np.int64)
-    occupancy = np.zeros(num, dtype=np.int64)
-    position = offsets[:-1].copy()
+    ids = np.flatnonzero(lengths > 0)
+    flat, start = _lay_out(links, offsets, ids, 0, num)     # the paths in id order
+    congestion = collection.congestion
+    bounded = buffer is not None and buffer < congestion      # b >= C never binds
+    state = np.zeros((num + 1, 4), dtype=_smallest_type(max(congestion, bandwidth)))
     delivery = np.where(lengths == 0, 0, -1).astype(np.int64)
-    hop_steps = np.full(len(links) if record_hops else 0, -1, dtype=np.int64)
+    steps_at = np.full(len(flat) if record_hops else 0, -1, dtype=np.int64)
     bits = max(1, (n - 1).bit_length())
     room = buffer if bounded else 0
     compiled.WARM = True
     if rule == RANDOM:
-        waiting = nonempty.astype(np.int64)
-        status, step, max_buffer, hops, count = _run_per_step(
-            links, offsets, position, waiting, delivery, hop_steps, record_hops, heap, base, size, occupancy,
-            bandwidth, room, bounded, limit, bits, rng)
+        width = min(bandwidth, congestion)
+        best = np.empty((num + 1, 2 * width if bounded else width), dtype=np.int64)
+        waiting, cur = ids.copy(), start[:-1].copy()
+        status, step, count, max_buffer, hops = _run_random(flat, waiting, cur, delivery, steps_at, record_hops,
+                                                            state, best, bandwidth, room, bounded, limit, bits, rng)
+        waiting, wanted = waiting[:count], flat[cur[:count]]
     else:
-        release = protocol.release_steps(state)
+        start_of = np.zeros(n, dtype=np.int64)
+        start_of[ids] = start[:-1]
+        release = protocol.release_steps(drawn)
         release = np.zeros(n, dtype=np.int64) if release is None else release.astype(np.int64)
-        joining = nonempty[np.argsort(release[nonempty], kind="stable")].astype(np.int64)
-        status, step, max_buffer, hops, _ = _run_on_move(
-            links, offsets, position, joining, release, rule, state.ranks.astype(np.int64), int(state.K),
-            int(state.D), delivery, hop_steps, record_hops, heap, base, size, occupancy, bandwidth, room, bounded,
-            limit, bits)
+        K, D, ranks, length = int(drawn.K), int(drawn.D), drawn.ranks.astype(np.int64), lengths[ids]
+        first = {GROWING: ranks[ids] * D, FIFO: 0 * length, FARTHEST: D - length, NEAREST: length,
+                 DELAY: release[ids]}[rule]
+        now = release[ids] == 0
+        order = priority_order(ids[now], first[now])
+        rows = np.empty((len(ids), 4), dtype=np.int64)
+        count = len(order)
+        rows[:count, 0] = first[now][np.searchsorted(ids[now], order)] << bits | order
+        rows[:count, 1] = start_of[order]
+        rows[:count, 2] = np.where(flat[start_of[order] + 1] == num, ~flat[start_of[order]], flat[start_of[order]])
+        rows[:count, 3] = num
+        later = ids[~now]
+        joining = later[np.argsort(release[later], kind="stable")]
+        delta = {GROWING: K, FARTHEST: 1, NEAREST: -1}.get(rule, 0) << bits
+        status, step, count, max_buffer, hops = _run_sorted(
+            flat, start_of, rows, count, joining, release, rule in (FIFO, DELAY), delta, bits, delivery, steps_at,
+            record_hops, state, bandwidth, room, bounded, limit)
+        waiting, wanted = rows[:count, 0] & ((1 << bits) - 1), rows[:count, 2]
+        wanted = np.where(wanted < 0, ~wanted, wanted)
     status = _STATUS[status]
-    blocked = full_links = None
+    hop_steps = blocked = full_links = None
+    if record_hops:
+        hop_steps = np.full(len(links), -1, dtype=np.int64)
+        _scatter_back(steps_at, start, offsets, ids, hop_steps)
     if status == "deadlock":
-        blocked = np.flatnonzero(delivery < 0).astype(np.int64)
-        full_links = np.unique(links[position[blocked]]).astype(np.int64)
+        blocked = np.sort(waiting).astype(np.int64)
+        full_links = np.unique(wanted).astype(np.int64)
     return RoutingResult(delivery=delivery, status=status, steps=int(step), max_buffer=int(max_buffer),
-                         hops=int(hops), hop_steps=hop_steps if record_hops else None, buffer=buffer,
+                         hops=int(hops), hop_steps=hop_steps, buffer=buffer,
                          deadlock_step=int(step) if status == "deadlock" else None, blocked=blocked,
                          full_links=full_links)
