@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine import compiled
-from universal.engine.compiled import (_STATUS, DEADLOCK, DELIVERED, STEP_LIMIT, _lay_out, _scatter_back,
+from universal.engine.compiled import (_STATUS, DEADLOCK, DELIVERED, NUMBA, STEP_LIMIT, _lay_out, _scatter_back,
                                        _smallest_type, njit, priority_order)
 from universal.engine.result import RoutingResult
 from universal.paths import PathCollection
@@ -50,6 +50,38 @@ RULES = {"GrowingRank": GROWING, "Fifo": FIFO, "FarthestToGo": FARTHEST, "Neares
 _KEY_BITS = 62
 #: Bits of a radix sort digit.
 _DIGIT = 11
+#: Rows ahead of the pass whose path the pass prefetches (:func:`_run_sorted`).
+_PREFETCH = 16
+#: Links of its path a waiting packet's row carries (:func:`_run_sorted`), and the row's length.
+_AHEAD = 5
+_ROW = 3 + _AHEAD
+
+
+if NUMBA:
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def _prefetch(typingctx, array, index):
+        """Ask the processor to fetch ``array[index]`` into its caches (``llvm.prefetch``), without
+        waiting for it."""
+        def codegen(context, builder, signature, args):
+            kind = signature.args[0]
+            pointer = cgutils.get_item_pointer(context, builder, kind, context.make_array(kind)(context, builder, args[0]),
+                                               [args[1]])
+            byte = ir.IntType(8).as_pointer()
+            word = ir.IntType(32)
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, word, word, word]),
+                                                      "llvm.prefetch.p0")
+            builder.call(function, [builder.bitcast(pointer, byte), ir.Constant(word, 0), ir.Constant(word, 3),
+                                    ir.Constant(word, 1)])
+            return context.get_dummy_value()
+        return types.void(array, index), codegen
+else:
+    def _prefetch(array, index):
+        """Nothing to do in plain Python."""
 
 
 @njit(cache=True, nogil=True)
@@ -142,31 +174,40 @@ def _settle(state, moved, left, went, candidates, bounded, max_buffer):
     return max_buffer
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _copy_row(rows, to, source, frm):
+    for c in range(_ROW):
+        rows[to, c] = source[frm, c]
+
+
 @njit(cache=True, nogil=True)
-def _run_sorted(links, start, rows, count, joining, release, fresh, delta, bits, delivery, hop_steps, record,
+def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta, bits, delivery, hop_steps, record,
                 state, bandwidth, room, bounded, limit):
     """The step loop for keys that change only when their packet moves.
 
-    ``rows`` has a row per packet: its packed key (``key << bits | id``), its position in the
-    flat path array ``links`` (:func:`universal.engine.compiled._lay_out`, whose mark is the last
-    row of ``state``), its next link (``~link`` when crossing it delivers the packet: the pass
-    reads no path) and the buffer it sits in; the first ``count`` are the
-    packets that may move in step 1, in priority order. ``joining`` lists the other packets by
-    increasing ``release`` (random delay: the step after which each may first move). A packet that
-    crosses gets the key ``step << bits | id`` (``fresh``) or its key plus ``delta``. ``state`` is
-    the static kernel's per-link state (:func:`universal.engine.compiled._run_packed`).
+    ``keys`` and ``rows`` have an entry per packet: its packed key (``key << bits | id``), and
+    its position in the flat path array ``links`` (:func:`universal.engine.compiled._lay_out`,
+    whose mark is the last row of ``state``), the buffer it sits in and a window on its path: the
+    links from position ``rows[., 2]`` on (:data:`_AHEAD` of them, read again when the packet is
+    about to leave it), so that the pass reads the next link and whether the crossing delivers
+    the packet from the row instead of from the paths (a cache miss in every move, as packets that
+    move in one step are far apart there). The first ``count`` are the packets that may move in step
+    1, in priority order. ``joining`` lists the other packets by increasing ``release`` (random
+    delay: the step after which each may first move). A packet that crosses gets the key
+    ``step << bits | id`` (``fresh``) or its key plus ``delta``. ``state`` is the static kernel's
+    per-link state (:func:`universal.engine.compiled._run_packed`).
 
-    Returns ``(status, step, count, max_buffer, hops)``, the first ``count`` rows the packets
+    Returns ``(status, step, count, max_buffer, hops)``, the first ``count`` entries the packets
     still waiting.
     """
-    n = len(rows)
+    n = len(keys)
     inject = len(state) - 1
     period = np.iinfo(state.dtype).max
     mask = (np.int64(1) << bits) - 1
     went = np.empty(n, dtype=np.int64)
     left = np.empty(n if bounded else 0, dtype=np.int64)
-    moving = np.empty((n, 4), dtype=np.int64)           # the movers' rows, with their new keys
-    keys = np.empty(n, dtype=np.int64)
+    moving = np.empty((n, _ROW), dtype=rows.dtype)        # the movers' rows and new keys
+    moved_keys = np.empty(n, dtype=np.int64)
     slots = np.empty(n, dtype=np.int64)
     spare_keys = np.empty(n, dtype=np.int64)
     spare_slots = np.empty(n, dtype=np.int64)
@@ -189,33 +230,37 @@ def _run_sorted(links, start, rows, count, joining, release, fresh, delta, bits,
         candidates = 0
         m = 0
         for w in range(count):
-            position = rows[w, 1]
-            link = rows[w, 2]
-            final = link < 0
-            if final:
-                link = ~link
+            # the path on, for a packet ahead whose next move reads it: packets that move in one
+            # step are far apart in the paths, and each such read would otherwise wait for memory
+            ahead = w + _PREFETCH
+            if ahead < count and rows[ahead, 0] - rows[ahead, 2] + 5 >= _ROW:
+                _prefetch(links, rows[ahead, 0] + 1)
+            position = rows[w, 0]
+            at = 3 + position - rows[w, 2]
+            link = rows[w, at]
+            final = rows[w, at + 1] == inject
             if not _admits(state, link, tag, bandwidth, room, bounded, final):
                 if kept != w:
-                    rows[kept, 0] = rows[w, 0]
-                    rows[kept, 1] = position
-                    rows[kept, 2] = rows[w, 2]
-                    rows[kept, 3] = rows[w, 3]
+                    keys[kept] = keys[w]
+                    _copy_row(rows, kept, rows, w)
                 kept += 1
                 continue
             if record:
                 hop_steps[position] = step
-            candidates = _book(state, link, rows[w, 3], final, bounded, moved, left, went, candidates, max_buffer)
+            candidates = _book(state, link, rows[w, 1], final, bounded, moved, left, went, candidates, max_buffer)
             moved += 1
             if final:
-                delivery[rows[w, 0] & mask] = step
+                delivery[keys[w] & mask] = step
                 continue
-            key = (step << bits | (rows[w, 0] & mask)) if fresh else rows[w, 0] + delta
-            following = links[position + 1]
-            moving[m, 0] = key
-            moving[m, 1] = position + 1
-            moving[m, 2] = ~following if links[position + 2] == inject else following
-            moving[m, 3] = link
-            keys[m] = key
+            key = (step << bits | (keys[w] & mask)) if fresh else keys[w] + delta
+            _copy_row(moving, m, rows, w)
+            moving[m, 0] = position + 1
+            moving[m, 1] = link
+            if at + 2 >= _ROW:          # the window ends: read the path on from the next link
+                moving[m, 2] = position + 1
+                for c in range(_AHEAD):
+                    moving[m, 3 + c] = links[position + 1 + c]
+            moved_keys[m] = key
             slots[m] = m
             m += 1
         hops += moved
@@ -226,32 +271,28 @@ def _run_sorted(links, start, rows, count, joining, release, fresh, delta, bits,
         # the packets whose delay ends now may move in the next step, their delay as the key
         while joined < len(joining) and release[joining[joined]] <= step:
             packet = joining[joined]
-            moving[m, 0] = release[packet] << bits | packet
-            moving[m, 1] = start[packet]
-            first = links[start[packet]]
-            moving[m, 2] = ~first if links[start[packet] + 1] == inject else first
-            moving[m, 3] = inject
-            keys[m] = moving[m, 0]
+            moving[m, 0] = start[packet]
+            moving[m, 1] = inject
+            moving[m, 2] = start[packet]
+            for c in range(_AHEAD):
+                moving[m, 3 + c] = links[start[packet] + c]
+            moved_keys[m] = release[packet] << bits | packet
             slots[m] = m
             m += 1
             joined += 1
-        keys, slots, spare_keys, spare_slots = _radix_sort(keys, slots, m, spare_keys, spare_slots, counts)
+        moved_keys, slots, spare_keys, spare_slots = _radix_sort(moved_keys, slots, m, spare_keys, spare_slots,
+                                                                 counts)
         # merge from the back: the movers among the packets that waited, all in key order
         out = kept + m - 1
         i = kept - 1
         for j in range(m - 1, -1, -1):
-            while i >= 0 and rows[i, 0] > keys[j]:
-                rows[out, 0] = rows[i, 0]
-                rows[out, 1] = rows[i, 1]
-                rows[out, 2] = rows[i, 2]
-                rows[out, 3] = rows[i, 3]
+            while i >= 0 and keys[i] > moved_keys[j]:
+                keys[out] = keys[i]
+                _copy_row(rows, out, rows, i)
                 out -= 1
                 i -= 1
-            slot = slots[j]
-            rows[out, 0] = moving[slot, 0]
-            rows[out, 1] = moving[slot, 1]
-            rows[out, 2] = moving[slot, 2]
-            rows[out, 3] = moving[slot, 3]
+            keys[out] = moved_keys[j]
+            _copy_row(rows, out, moving, slots[j])
             out -= 1
         count = kept + m
     return status, step, count, max_buffer, hops
@@ -481,20 +522,24 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
                  DELAY: release[ids]}[rule]
         now = release[ids] == 0
         order = priority_order(ids[now], first[now])
-        rows = np.empty((len(ids), 4), dtype=np.int64)
         count = len(order)
-        rows[:count, 0] = first[now][np.searchsorted(ids[now], order)] << bits | order
-        rows[:count, 1] = start_of[order]
-        rows[:count, 2] = np.where(flat[start_of[order] + 1] == num, ~flat[start_of[order]], flat[start_of[order]])
-        rows[:count, 3] = num
+        keys = np.empty(len(ids), dtype=np.int64)
+        keys[:count] = first[now][np.searchsorted(ids[now], order)] << bits | order
+        # the paths padded with marks, so that every window can be read whole
+        flat = np.concatenate([flat, np.full(_AHEAD, num, dtype=flat.dtype)])
+        rows = np.empty((len(ids), _ROW), dtype=np.int32 if len(flat) < 2**31 else np.int64)
+        rows[:count, 0] = rows[:count, 2] = start_of[order]
+        rows[:count, 1] = num
+        for c in range(_AHEAD):
+            rows[:count, 3 + c] = flat[start_of[order] + c]
         later = ids[~now]
         joining = later[np.argsort(release[later], kind="stable")]
         delta = {GROWING: K, FARTHEST: 1, NEAREST: -1}.get(rule, 0) << bits
         status, step, count, max_buffer, hops = _run_sorted(
-            flat, start_of, rows, count, joining, release, rule in (FIFO, DELAY), delta, bits, delivery, steps_at,
-            record_hops, state, bandwidth, room, bounded, limit)
-        waiting, wanted = rows[:count, 0] & ((1 << bits) - 1), rows[:count, 2]
-        wanted = np.where(wanted < 0, ~wanted, wanted)
+            flat, start_of, keys, rows, count, joining, release, rule in (FIFO, DELAY), delta, bits, delivery,
+            steps_at, record_hops, state, bandwidth, room, bounded, limit)
+        waiting = keys[:count] & ((1 << bits) - 1)
+        wanted = rows[np.arange(count), 3 + rows[:count, 0] - rows[:count, 2]]
     status = _STATUS[status]
     hop_steps = blocked = full_links = None
     if record_hops:
