@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine import compiled
-from universal.engine.compiled import (_STATUS, DEADLOCK, DELIVERED, NUMBA, STEP_LIMIT, _lay_out, _scatter_back,
-                                       _smallest_type, njit, priority_order)
+from universal.engine.compiled import (DEADLOCK, DELIVERED, NUMBA, STEP_LIMIT, _result, _set_up, njit,
+                                       priority_order)
 from universal.engine.result import RoutingResult
 from universal.paths import PathCollection
 
@@ -62,24 +61,37 @@ if NUMBA:
     from numba.core import cgutils
     from numba.extending import intrinsic
 
+    def _prefetch_code(context, builder, signature, args):
+        """``llvm.prefetch`` of the element at ``args[1:]`` of the array ``args[0]``."""
+        kind = signature.args[0]
+        array = context.make_array(kind)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, kind, array, list(args[1:]))
+        byte, word = ir.IntType(8).as_pointer(), ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte, word, word, word]), "llvm.prefetch.p0")
+        # a read, kept in every cache level, of data
+        builder.call(function, [builder.bitcast(pointer, byte), ir.Constant(word, 0), ir.Constant(word, 3),
+                                ir.Constant(word, 1)])
+        return context.get_dummy_value()
+
     @intrinsic
     def _prefetch(typingctx, array, index):
-        """Ask the processor to fetch ``array[index]`` into its caches (``llvm.prefetch``), without
-        waiting for it."""
-        def codegen(context, builder, signature, args):
-            kind = signature.args[0]
-            pointer = cgutils.get_item_pointer(context, builder, kind, context.make_array(kind)(context, builder, args[0]),
-                                               [args[1]])
-            byte = ir.IntType(8).as_pointer()
-            word = ir.IntType(32)
-            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, word, word, word]),
-                                                      "llvm.prefetch.p0")
-            builder.call(function, [builder.bitcast(pointer, byte), ir.Constant(word, 0), ir.Constant(word, 3),
-                                    ir.Constant(word, 1)])
-            return context.get_dummy_value()
-        return types.void(array, index), codegen
+        """Ask the processor to bring ``array[index]`` into its caches, without waiting for it."""
+        return types.void(array, index), _prefetch_code
+
+    @intrinsic
+    def _prefetch_row(typingctx, array, row):
+        """:func:`_prefetch` of ``array[row, 0]``."""
+        def code(context, builder, signature, args):
+            zero = context.get_constant(types.intp, 0)
+            return _prefetch_code(context, builder, types.void(signature.args[0], types.intp, types.intp),
+                                  [args[0], context.cast(builder, args[1], signature.args[1], types.intp), zero])
+        return types.void(array, row), code
 else:
     def _prefetch(array, index):
+        """Nothing to do in plain Python."""
+
+    def _prefetch_row(array, row):
         """Nothing to do in plain Python."""
 
 
@@ -234,6 +246,8 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
             ahead = w + _PREFETCH
             if ahead < count:
                 _prefetch(links, rows[ahead, 0] + 2)
+                _prefetch_row(state, rows[ahead, 2])
+                _prefetch_row(state, rows[ahead, 1])
             position = rows[w, 0]
             link = rows[w, 2]
             final = rows[w, 3] == inject
@@ -340,7 +354,8 @@ def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandw
             if state[link, 0] != tag:
                 state[link, 0] = tag
                 state[link, 1] = 0
-                state[link, 3] = 0
+                if bounded:
+                    state[link, 3] = 0
                 touched[links_now] = link
                 links_now += 1
             column, first = 1, 0
@@ -487,25 +502,21 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
     Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §2.1 and §4.
     """
     rule = RULES[type(protocol).__name__]
-    links, offsets, lengths = collection.links, collection.offsets, collection.lengths
-    n, num = len(lengths), collection.network.num_links
+    lengths = collection.lengths
+    n = len(lengths)
     ids = np.flatnonzero(lengths > 0)
-    flat, start = _lay_out(links, offsets, ids, 0, num)     # the paths in id order
-    congestion = collection.congestion
-    bounded = buffer is not None and buffer < congestion      # b >= C never binds
-    state = np.zeros((num + 1, 4), dtype=_smallest_type(max(congestion, bandwidth)))
-    delivery = np.where(lengths == 0, 0, -1).astype(np.int64)
-    steps_at = np.full(len(flat) if record_hops else 0, -1, dtype=np.int64)
+    # the paths in id order
+    flat, start, state, delivery, steps_at, bounded = _set_up(collection, ids, bandwidth, buffer, record_hops)
+    num = len(state) - 1
     bits = max(1, (n - 1).bit_length())
     room = buffer if bounded else 0
-    compiled.WARM = True
     if rule == RANDOM:
-        width = min(bandwidth, congestion)
+        width = min(bandwidth, collection.congestion)
         best = np.empty((num + 1, 2 * width if bounded else width), dtype=np.int64)
         waiting, cur = ids.copy(), start[:-1].copy()
         status, step, count, max_buffer, hops = _run_random(flat, waiting, cur, delivery, steps_at, record_hops,
                                                             state, best, bandwidth, room, bounded, limit, bits, rng)
-        waiting, wanted = waiting[:count], flat[cur[:count]]
+        waiting, cur = waiting[:count], cur[:count]
     else:
         start_of = np.zeros(n, dtype=np.int64)
         start_of[ids] = start[:-1]
@@ -530,17 +541,5 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
         status, step, count, max_buffer, hops = _run_sorted(
             flat, start_of, keys, rows, count, joining, release, rule in (FIFO, DELAY), delta, bits, delivery,
             steps_at, record_hops, state, bandwidth, room, bounded, limit)
-        waiting = keys[:count] & ((1 << bits) - 1)
-        wanted = rows[:count, 2]
-    status = _STATUS[status]
-    hop_steps = blocked = full_links = None
-    if record_hops:
-        hop_steps = np.full(len(links), -1, dtype=np.int64)
-        _scatter_back(steps_at, start, offsets, ids, hop_steps)
-    if status == "deadlock":
-        blocked = np.sort(waiting).astype(np.int64)
-        full_links = np.unique(wanted).astype(np.int64)
-    return RoutingResult(delivery=delivery, status=status, steps=int(step), max_buffer=int(max_buffer),
-                         hops=int(hops), hop_steps=hop_steps, buffer=buffer,
-                         deadlock_step=int(step) if status == "deadlock" else None, blocked=blocked,
-                         full_links=full_links)
+        waiting, cur = keys[:count] & ((1 << bits) - 1), rows[:count, 0]
+    return _result(collection, ids, start, steps_at, delivery, status, step, max_buffer, hops, waiting, cur, buffer)
