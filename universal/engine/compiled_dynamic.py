@@ -49,8 +49,10 @@ RULES = {"GrowingRank": GROWING, "Fifo": FIFO, "FarthestToGo": FARTHEST, "Neares
 _KEY_BITS = 62
 #: Bits of a radix sort digit.
 _DIGIT = 11
-#: Rows ahead of the pass whose path the pass prefetches (:func:`_run_sorted`).
+#: Rows ahead of the pass whose path the pass prefetches (:func:`_run_sorted`); twice as far
+#: ahead their link state, if the per-link state takes more than ``_CACHED`` bytes.
 _PREFETCH = 16
+_CACHED = 1 << 20
 #: A waiting packet's row (:func:`_run_sorted`): its position, buffer, next link and the link after.
 _ROW = 4
 
@@ -223,6 +225,7 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
     spare_keys = np.empty(n, dtype=np.int64)
     spare_slots = np.empty(n, dtype=np.int64)
     counts = np.empty(1 << _DIGIT, dtype=np.int64)
+    large = state.nbytes > _CACHED
     joined = 0
     step = 0
     hops = 0
@@ -241,13 +244,16 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
         candidates = 0
         m = 0
         for w in range(count):
-            # the path on, for a packet ahead whose next move reads it: packets that move in one
-            # step are far apart in the paths, and each such read would otherwise wait for memory
+            # the link state of a packet far ahead (where the table does not fit a cache), and the
+            # path of a packet ahead, which it reads if it moves: packets that move in one step are
+            # far apart in the paths and the table, and each read would otherwise wait for memory
+            far = w + 2 * _PREFETCH
+            if large and far < count:
+                _prefetch_row(state, rows[far, 2])
+                _prefetch_row(state, rows[far, 1])
             ahead = w + _PREFETCH
             if ahead < count:
                 _prefetch(links, rows[ahead, 0] + 2)
-                _prefetch_row(state, rows[ahead, 2])
-                _prefetch_row(state, rows[ahead, 1])
             position = rows[w, 0]
             link = rows[w, 2]
             final = rows[w, 3] == inject
