@@ -313,6 +313,78 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
 
 
 @njit(cache=True, nogil=True)
+def _best_of(links, ids, cur, at, count, fresh, bits, best, touched, state, tag, bounded, inject):
+    """:func:`_run_random`'s pass: the waiting packets (the delivered squeezed out) offer their fresh
+    keys to their links, each of which keeps its best ``width`` in ``best`` (sorted, counted in
+    ``state``'s column 1, and with bounded buffers those it would deliver apart, counted in column
+    3). Returns the packets still waiting and the links in ``touched``."""
+    width = best.shape[1] // 2 if bounded else best.shape[1]
+    kept = 0
+    links_now = 0
+    for w in range(count):
+        link = at[w]
+        if link < 0:
+            continue
+        position = cur[w]
+        ids[kept] = ids[w]
+        cur[kept] = position
+        at[kept] = link
+        if state[link, 0] != tag:
+            state[link, 0] = tag
+            state[link, 1] = 0
+            if bounded:
+                state[link, 3] = 0
+            touched[links_now] = link
+            links_now += 1
+        column, first = 1, 0
+        if bounded and links[position + 1] == inject:
+            column, first = 3, width
+        # insert into the link's sorted list of its best keys, dropping the worst when full
+        value = fresh[kept] << bits | kept
+        size = state[link, column]
+        if size < width:
+            state[link, column] += 1
+            j = first + size
+        elif value < best[link, first + width - 1]:
+            j = first + width - 1
+        else:
+            kept += 1
+            continue
+        while j > first and best[link, j - 1] > value:
+            best[link, j] = best[link, j - 1]
+            j -= 1
+        best[link, j] = value
+        kept += 1
+    return kept, links_now
+
+
+@njit(cache=True, nogil=True)
+def _best_one(ids, cur, at, count, fresh, bits, best, touched, mark, large):
+    """:func:`_best_of` for one winner a link and unbounded buffers, without a branch on the keys:
+    ``best[link, 0]`` holds ``mark << (30 + bits) | key << bits | slot``, ``mark`` falling from step
+    to step, so that the smallest is this step's best and a stale entry is never it."""
+    low = 30 + bits
+    high = mark << low
+    kept = 0
+    links_now = 0
+    for w in range(count):
+        link = at[w]
+        if link < 0:
+            continue
+        if large and w + _PREFETCH < count and at[w + _PREFETCH] >= 0:
+            _prefetch_row(best, at[w + _PREFETCH])
+        ids[kept] = ids[w]
+        cur[kept] = cur[w]
+        at[kept] = link
+        held = best[link, 0]
+        touched[links_now] = link
+        links_now += (held >> low) != mark
+        best[link, 0] = min(held, high | fresh[kept] << bits | kept)
+        kept += 1
+    return kept, links_now
+
+
+@njit(cache=True, nogil=True)
 def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandwidth, room, bounded, limit, bits,
                 rng):
     """The step loop for ``random``: the packets ``ids`` (increasing) at positions ``cur`` of the
@@ -330,7 +402,15 @@ def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandw
     period = np.iinfo(state.dtype).max
     mask = (np.int64(1) << bits) - 1
     width = best.shape[1] // 2 if bounded else best.shape[1]
+    # one winner a link and no buffer to mind: every link keeps its best key with a mark of the step
+    # above it (:func:`_best_one`), so stale keys lose without a test
+    single = width == 1 and not bounded
+    span = np.int64(1) << max(0, 62 - 30 - bits)
+    large = best.nbytes > _CACHED
     touched = np.empty(min(n, inject), dtype=np.int64)
+    at = np.empty(n, dtype=links.dtype)               # the link each waiting packet wants (-1: delivered)
+    for w in range(n):
+        at[w] = links[cur[w]]
     went = np.empty(n, dtype=np.int64)
     left = np.empty(n if bounded else 0, dtype=np.int64)
     count = n
@@ -348,47 +428,23 @@ def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandw
         if tag == 1 and step > 1:
             state[:, 0] = 0
         fresh = rng.integers(0, 1 << 30, size=waiting, dtype=np.int64)
-        kept = 0
-        links_now = 0
-        for w in range(count):
-            if delivery[ids[w]] >= 0:
-                continue
-            position = cur[w]
-            ids[kept] = ids[w]
-            cur[kept] = position
-            link = links[position]
-            if state[link, 0] != tag:
-                state[link, 0] = tag
-                state[link, 1] = 0
-                if bounded:
-                    state[link, 3] = 0
-                touched[links_now] = link
-                links_now += 1
-            column, first = 1, 0
-            if bounded and links[position + 1] == inject:
-                column, first = 3, width
-            # insert into the link's sorted list of its best keys, dropping the worst when full
-            value = fresh[kept] << bits | kept
-            size = state[link, column]
-            if size < width:
-                state[link, column] += 1
-                j = first + size
-            elif value < best[link, first + width - 1]:
-                j = first + width - 1
-            else:
-                kept += 1
-                continue
-            while j > first and best[link, j - 1] > value:
-                best[link, j] = best[link, j - 1]
-                j -= 1
-            best[link, j] = value
-            kept += 1
+        if single:
+            if (step - 1) % span == 0 and step > 1:     # the step marks start over
+                best[:, 0] = np.iinfo(np.int64).max
+            kept, links_now = _best_one(ids, cur, at, count, fresh, bits, best, touched,
+                                        np.int64(span - (step - 1) % span), large)
+        else:
+            kept, links_now = _best_of(links, ids, cur, at, count, fresh, bits, best, touched, state, tag, bounded,
+                                       inject)
         count = kept
         moved = 0
         candidates = 0
         for a in range(links_now):
+            if single and a + _PREFETCH < links_now:     # the path of a winner ahead
+                _prefetch(links, cur[best[touched[a + _PREFETCH], 0] & mask] + 1)
             link = touched[a]
-            stay, leave = state[link, 1], state[link, 3] if bounded else 0
+            stay = 1 if single else state[link, 1]
+            leave = state[link, 3] if bounded else 0
             free = room - state[link, 2] if bounded else bandwidth
             i = j = crossed = 0
             while crossed < bandwidth:
@@ -418,8 +474,10 @@ def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandw
                 if final:
                     delivery[ids[slot]] = step
                     waiting -= 1
+                    at[slot] = -1
                 else:
                     cur[slot] = position + 1
+                    at[slot] = links[position + 1]
         hops += moved
         if moved == 0:
             status = DEADLOCK
@@ -428,7 +486,7 @@ def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandw
     if status != DELIVERED:
         kept = 0
         for w in range(count):
-            if delivery[ids[w]] < 0:
+            if at[w] >= 0:
                 ids[kept] = ids[w]
                 cur[kept] = cur[w]
                 kept += 1
@@ -518,7 +576,7 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
     room = buffer if bounded else 0
     if rule == RANDOM:
         width = min(bandwidth, collection.congestion)
-        best = np.empty((num + 1, 2 * width if bounded else width), dtype=np.int64)
+        best = np.full((num + 1, 2 * width if bounded else width), np.iinfo(np.int64).max, dtype=np.int64)
         waiting, cur = ids.copy(), start[:-1].copy()
         status, step, count, max_buffer, hops = _run_random(flat, waiting, cur, delivery, steps_at, record_hops,
                                                             state, best, bandwidth, room, bounded, limit, bits, rng)
