@@ -385,8 +385,46 @@ def _best_one(ids, cur, at, count, fresh, bits, best, touched, mark, large):
 
 
 @njit(cache=True, nogil=True)
-def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandwidth, room, bounded, limit, bits,
-                rng):
+def _cross_one(links, ids, cur, at, links_now, touched, best, delivery, hop_steps, record, step, went, max_buffer,
+               mask, inject):
+    """The crossings of a step after :func:`_best_one`: every touched link's best packet crosses,
+    its buffers' occupancy kept beside the keys (``best[., 1]``), one cache line a link. The
+    winners' paths and buffers are prefetched ahead of them. Returns the crossings, how many
+    entries of ``went`` hold links that may hold the largest buffer (see
+    :func:`universal.engine.compiled._run_packed`) and how many movers stay in the network."""
+    candidates = 0
+    staying = 0
+    for a in range(links_now):
+        if a + 2 * _PREFETCH < links_now:
+            _prefetch_row(best, touched[a + 2 * _PREFETCH])
+        if a + _PREFETCH < links_now:
+            _prefetch(links, cur[best[touched[a + _PREFETCH], 0] & mask] + 1)
+        if a + _PREFETCH // 2 < links_now:
+            _prefetch_row(best, links[cur[best[touched[a + _PREFETCH // 2], 0] & mask] - 1])
+        link = touched[a]
+        slot = best[link, 0] & mask
+        position = cur[slot]
+        if record:
+            hop_steps[position] = step
+        best[links[position - 1], 1] -= 1
+        following = links[position + 1]
+        if following == inject:
+            delivery[ids[slot]] = step
+            at[slot] = -1
+            continue
+        staying += 1
+        cur[slot] = position + 1
+        at[slot] = following
+        best[link, 1] += 1
+        if best[link, 1] > max_buffer:
+            went[candidates] = link
+            candidates += 1
+    return links_now, candidates, staying
+
+
+@njit(cache=True, nogil=True)
+def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, single, bandwidth, room, bounded, limit,
+                bits, rng):
     """The step loop for ``random``: the packets ``ids`` (increasing) at positions ``cur`` of the
     flat path array ``links`` (laid out in id order, :func:`universal.engine.compiled._lay_out`)
     draw fresh keys from ``rng`` in every step, in that order, in one call; ``best`` keeps every
@@ -401,10 +439,7 @@ def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandw
     inject = len(state) - 1
     period = np.iinfo(state.dtype).max
     mask = (np.int64(1) << bits) - 1
-    width = best.shape[1] // 2 if bounded else best.shape[1]
-    # one winner a link and no buffer to mind: every link keeps its best key with a mark of the step
-    # above it (:func:`_best_one`), so stale keys lose without a test
-    single = width == 1 and not bounded
+    width = 1 if single else (best.shape[1] // 2 if bounded else best.shape[1])
     span = np.int64(1) << max(0, 62 - 30 - bits)
     large = best.nbytes > _CACHED
     touched = np.empty(min(n, inject), dtype=np.int64)
@@ -437,13 +472,20 @@ def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, bandw
             kept, links_now = _best_of(links, ids, cur, at, count, fresh, bits, best, touched, state, tag, bounded,
                                        inject)
         count = kept
+        if single:
+            moved, entered, staying = _cross_one(links, ids, cur, at, links_now, touched, best, delivery, hop_steps,
+                                                 record, step, went, max_buffer, mask, inject)
+            waiting -= moved - staying
+            for i in range(entered):
+                if best[went[i], 1] > max_buffer:
+                    max_buffer = best[went[i], 1]
+            hops += moved
+            continue
         moved = 0
         candidates = 0
         for a in range(links_now):
-            if single and a + _PREFETCH < links_now:     # the path of a winner ahead
-                _prefetch(links, cur[best[touched[a + _PREFETCH], 0] & mask] + 1)
             link = touched[a]
-            stay = 1 if single else state[link, 1]
+            stay = state[link, 1]
             leave = state[link, 3] if bounded else 0
             free = room - state[link, 2] if bounded else bandwidth
             i = j = crossed = 0
@@ -576,10 +618,17 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
     room = buffer if bounded else 0
     if rule == RANDOM:
         width = min(bandwidth, collection.congestion)
-        best = np.full((num + 1, 2 * width if bounded else width), np.iinfo(np.int64).max, dtype=np.int64)
+        # one winner a link and no buffer to mind (:func:`_best_one`): the best key, with a mark of
+        # the step above it so that stale keys lose without a test, and the buffer's occupancy
+        single = width == 1 and not bounded
+        best = np.full((num + 1, 2 if single else (2 * width if bounded else width)), np.iinfo(np.int64).max,
+                       dtype=np.int64)
+        if single:
+            best[:, 1] = 0
         waiting, cur = ids.copy(), start[:-1].copy()
         status, step, count, max_buffer, hops = _run_random(flat, waiting, cur, delivery, steps_at, record_hops,
-                                                            state, best, bandwidth, room, bounded, limit, bits, rng)
+                                                            state, best, single, bandwidth, room, bounded, limit, bits,
+                                                            rng)
         waiting, cur = waiting[:count], cur[:count]
     else:
         start_of = np.zeros(n, dtype=np.int64)
