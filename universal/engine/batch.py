@@ -40,13 +40,14 @@ from universal.paths import PathCollection
 __all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "COMPILED_MIN_HOPS_COLD", "COMPILED_MIN_HOPS_WARM", "batch_spec",
            "compiled_pays", "fixed_paths_spec", "is_adaptive_routing", "route_batch", "rule_of", "simulate"]
 
-#: Packet-hops from which a batch with a static priority runs on the compiled kernel
-#: (:mod:`universal.engine.compiled`) once it has run in this process: below that the numpy
-#: engine's set-up is not yet dearer than the kernel's (measured in ``benchmarks/one_engine.py``).
+#: Packet-hops from which a batch runs on a compiled kernel (:mod:`universal.engine.compiled`,
+#: :mod:`universal.engine.compiled_dynamic`) once one has run in this process (a kernel
+#: loaded, the others cost a few milliseconds more; warm, every kernel beat the numpy engine
+#: from 320 packet-hops on, so this only spares small batches the loading of one more kernel).
 COMPILED_MIN_HOPS_WARM = 20_000
-#: The same before the kernel has run in this process: importing numba and loading the cached kernels costs
-#: about 0.7 s of CPU time once per process, which the kernel wins back (about 40 ns a
-#: packet-hop) only on large batches.
+#: The same before a kernel has run in this process: importing numba and loading the cached kernels costs
+#: about 0.6 s of CPU time once per process (whichever kernel comes first), which the kernel wins
+#: back (about 40 ns a packet-hop) only on large batches.
 COMPILED_MIN_HOPS_COLD = 16_000_000
 
 #: The protocol classes whose changing keys the compiled kernel computes or draws
@@ -229,9 +230,11 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     """Route every packet of ``collection`` along its path with one of the survey's protocols.
 
     The packets are a batch of the one engine (:mod:`universal.engine.runs`), all created in
-    step 0 on the paths of the collection; a large batch with a static priority (random rank,
-    longest-in-system) runs on the compiled kernel of :mod:`universal.engine.compiled` instead,
-    with the same results, when numba is installed (:func:`compiled_pays`). Bufferless protocols (trial-and-failure,
+    step 0 on the paths of the collection; a large batch runs on a compiled kernel instead, with
+    the same results, when numba is installed (:func:`compiled_pays`): a static priority (random
+    rank, longest-in-system) on :mod:`universal.engine.compiled`, keys that change on moves or
+    every step (growing rank, FIFO, farthest/nearest to go, random delay, random) on
+    :mod:`universal.engine.compiled_dynamic`. Bufferless protocols (trial-and-failure,
     duplication) run in rounds of their own (:func:`universal.engine.bufferless.simulate_bufferless`).
 
     Parameters
