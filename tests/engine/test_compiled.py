@@ -35,8 +35,13 @@ DYNAMIC = ["growing-rank", "fifo", "farthest-to-go", "nearest-to-go", "random-de
 
 def pytest_generate_tests(metafunc):
     """Every test runs on both step loops of the static kernel (:data:`universal.engine.compiled.PACKED`),
-    but for the dynamic kernels' tests, which have a step loop each."""
-    if "dynamic" not in metafunc.function.__name__:
+    but for the dynamic kernels' tests, which have a step loop each: a test that takes a
+    ``protocol`` runs for every protocol, the static ones on both loops."""
+    if "protocol" in metafunc.fixturenames:
+        metafunc.parametrize("protocol, packed", [pytest.param(p, packed, id=f"{p}-{'packed' if packed else 'flat'}")
+                                                  for p in STATIC for packed in (True, False)] +
+                             [pytest.param(p, None, id=p) for p in DYNAMIC])
+    elif "dynamic" not in metafunc.function.__name__:
         metafunc.parametrize("packed", [True, False], ids=["packed", "flat"])
 
 
@@ -112,7 +117,6 @@ def ring_case(seed: int) -> PathCollection:
     return PathCollection.from_node_paths(net, paths)
 
 
-@pytest.mark.parametrize("protocol", STATIC)
 @pytest.mark.parametrize("bandwidth", [1, 2])
 @pytest.mark.parametrize("buffer", [None, 1, 2])
 @pytest.mark.parametrize("seed", range(6))
@@ -124,8 +128,7 @@ def test_the_kernel_equals_the_reference_and_the_numpy_engine(protocol, bandwidt
     assert_same(got, numpy_run(paths, protocol, seed, **kwargs))
 
 
-@pytest.mark.parametrize("protocol", STATIC)
-@pytest.mark.parametrize("bandwidth, buffer", [(1, 1), (2, 1), (1, 2), (2, 2), (3, 2)])
+@pytest.mark.parametrize("bandwidth, buffer", [(1, 1), (2, 1), (1, 2), (2, 2), (3, 2), (1, None), (3, None)])
 @pytest.mark.parametrize("seed", range(8))
 def test_the_kernel_reports_deadlocks_as_the_reference_does(protocol, bandwidth, buffer, seed):
     paths = ring_case(seed)
@@ -136,12 +139,14 @@ def test_the_kernel_reports_deadlocks_as_the_reference_does(protocol, bandwidth,
 
 
 def test_the_deadlock_cases_do_deadlock():
-    """The ring cases above are not vacuous: some end in a deadlock with blocked packets."""
-    statuses = [compiled_run(ring_case(seed), "random-rank", seed, buffer=1).status for seed in range(8)]
-    assert "deadlock" in statuses
+    """The ring cases above are not vacuous: some end in a deadlock with blocked packets, for
+    every protocol (random delays included; with alpha = 3 the delays spread the ring's packets
+    too far apart to lock)."""
+    for protocol in [p for p in STATIC + DYNAMIC if "alpha" not in p]:
+        statuses = [compiled_run(ring_case(seed), protocol, seed, buffer=1).status for seed in range(8)]
+        assert "deadlock" in statuses, protocol
 
 
-@pytest.mark.parametrize("protocol", STATIC)
 @pytest.mark.parametrize("limit", [0, 1, 3, 7])
 @pytest.mark.parametrize("buffer", [None, 1])
 def test_the_kernel_stops_at_the_step_limit_as_the_reference_does(protocol, limit, buffer):
@@ -161,14 +166,13 @@ def test_a_given_rank_range_and_wide_keys_are_ordered_as_the_reference_orders_th
                     simulate_reference(paths, protocol, np.random.default_rng(4), record_hops=True))
 
 
-def test_the_kernel_runs_the_default_route_of_a_larger_butterfly_as_numpy_does():
+def test_the_kernel_runs_the_default_route_of_a_larger_butterfly_as_numpy_does(protocol):
     net = build_network("butterfly:d=7")
     paths = route_paths("valiant", build_problem("h-relation:h=4", net, np.random.default_rng(0)), net,
                         np.random.default_rng(1))
-    for protocol in STATIC:
-        for buffer in (None, 2):
-            assert_same(compiled_run(paths, protocol, 2, buffer=buffer, record_hops=True),
-                        numpy_run(paths, protocol, 2, buffer=buffer, record_hops=True))
+    for buffer in (None, 2):
+        assert_same(compiled_run(paths, protocol, 2, buffer=buffer, record_hops=True),
+                    numpy_run(paths, protocol, 2, buffer=buffer, record_hops=True))
 
 
 def test_the_dispatch_takes_a_kernel_for_every_buffered_protocol_above_the_threshold(monkeypatch):
@@ -215,7 +219,7 @@ def test_simulate_uses_the_kernels_exactly_when_the_dispatch_says_so(monkeypatch
     assert calls == ["static", "dynamic", "dynamic"]
 
 
-def test_keys_too_wide_to_pack_fall_back_to_numpy_with_nothing_drawn(monkeypatch):
+def test_keys_too_wide_for_the_dynamic_kernels_fall_back_to_numpy_with_nothing_drawn(monkeypatch):
     """:func:`universal.engine.compiled_dynamic.fits` refuses a batch before the protocol draws
     anything, and the numpy engine then routes it from the same generator."""
     from universal.engine import compiled_dynamic
@@ -266,49 +270,6 @@ def test_the_kernel_runs_as_plain_python_too():
                                           step_limit=100))
 
 
-@pytest.mark.parametrize("protocol", DYNAMIC)
-@pytest.mark.parametrize("bandwidth", [1, 2])
-@pytest.mark.parametrize("buffer", [None, 1, 2])
-@pytest.mark.parametrize("seed", range(4))
-def test_the_dynamic_kernels_equal_the_reference_and_the_numpy_engine(protocol, bandwidth, buffer, seed):
-    paths = random_case(seed)
-    kwargs = dict(bandwidth=bandwidth, buffer=buffer, record_hops=True)
-    got = compiled_run(paths, protocol, seed, **kwargs)
-    assert_same(got, simulate_reference(paths, protocol, np.random.default_rng(seed), **kwargs))
-    assert_same(got, numpy_run(paths, protocol, seed, **kwargs))
-
-
-@pytest.mark.parametrize("protocol", DYNAMIC)
-@pytest.mark.parametrize("bandwidth, buffer", [(1, 1), (2, 1), (1, 2), (2, 2), (3, 2), (1, None), (3, None)])
-@pytest.mark.parametrize("seed", range(8))
-def test_the_dynamic_kernels_report_deadlocks_as_the_reference_does(protocol, bandwidth, buffer, seed):
-    paths = ring_case(seed)
-    kwargs = dict(bandwidth=bandwidth, buffer=buffer, record_hops=True)
-    got = compiled_run(paths, protocol, seed, **kwargs)
-    assert_same(got, simulate_reference(paths, protocol, np.random.default_rng(seed), **kwargs))
-    assert_same(got, numpy_run(paths, protocol, seed, **kwargs))
-
-
-def test_the_dynamic_deadlock_cases_do_deadlock():
-    """The ring cases are not vacuous for the dynamic kernels either, random delays included (with
-    alpha = 3 the delays spread the ring's packets too far apart to lock)."""
-    for protocol in [p for p in DYNAMIC if "alpha" not in p]:
-        statuses = [compiled_run(ring_case(seed), protocol, seed, buffer=1).status for seed in range(8)]
-        assert "deadlock" in statuses, protocol
-
-
-@pytest.mark.parametrize("protocol", DYNAMIC)
-@pytest.mark.parametrize("limit", [1, 3, 7])
-@pytest.mark.parametrize("buffer", [None, 1])
-def test_the_dynamic_kernels_stop_at_the_step_limit_as_the_reference_does(protocol, limit, buffer):
-    paths = random_case(3)
-    kwargs = dict(buffer=buffer, step_limit=limit, record_hops=True)
-    got = compiled_run(paths, protocol, 11, **kwargs)
-    assert got.status == "step-limit" and got.steps == limit
-    assert_same(got, simulate_reference(paths, protocol, np.random.default_rng(11), **kwargs))
-    assert_same(got, numpy_run(paths, protocol, 11, **kwargs))
-
-
 def test_the_dynamic_kernels_take_the_protocols_parameters_as_the_reference_does():
     """Growing rank's K (the survey's default, K = 1, K = 2^24), random delay's alpha (delays longer
     than the run itself), and empty paths among the others."""
@@ -326,7 +287,7 @@ def test_the_dynamic_kernels_take_the_protocols_parameters_as_the_reference_does
                     simulate_reference(ring, protocol, np.random.default_rng(6), bandwidth=2, record_hops=True))
 
 
-def test_random_leaves_the_generator_where_the_numpy_engine_leaves_it():
+def test_the_dynamic_kernel_leaves_random_s_generator_where_the_numpy_engine_leaves_it():
     """The kernel draws the per-step keys from the run's generator itself, call for call."""
     paths = random_case(4)
     mine, theirs = np.random.default_rng(9), np.random.default_rng(9)
@@ -339,16 +300,6 @@ def test_random_leaves_the_generator_where_the_numpy_engine_leaves_it():
     finally:
         batch.COMPILED_MIN_HOPS_WARM, batch.COMPILED_MIN_HOPS_COLD = saved
     assert mine.integers(0, 2**62) == theirs.integers(0, 2**62)
-
-
-def test_the_dynamic_kernels_run_the_default_route_of_a_larger_butterfly_as_numpy_does():
-    net = build_network("butterfly:d=7")
-    paths = route_paths("valiant", build_problem("h-relation:h=4", net, np.random.default_rng(0)), net,
-                        np.random.default_rng(1))
-    for protocol in DYNAMIC:
-        for buffer in (None, 2):
-            assert_same(compiled_run(paths, protocol, 2, buffer=buffer, record_hops=True),
-                        numpy_run(paths, protocol, 2, buffer=buffer, record_hops=True))
 
 
 def test_the_dynamic_kernels_run_as_plain_python_too(monkeypatch):

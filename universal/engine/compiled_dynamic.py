@@ -564,8 +564,8 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
 
     Parameters
     ----------
-    collection : PathCollection
-        The paths; packet ``i`` follows path ``i``. At least one path is not empty.
+    collection, bandwidth, buffer, limit, record_hops
+        As :func:`universal.engine.compiled.route_static`.
     protocol : Protocol
         Growing rank, FIFO, farthest-to-go, nearest-to-go, random delay (keys that change when
         their packet moves) or random (fresh keys every step); :func:`fits` holds.
@@ -573,14 +573,6 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
         What ``protocol.setup`` drew (ranks, delays), as the other engines draw it.
     rng : numpy.random.Generator
         The generator ``drawn`` came from: ``random`` draws its keys from it.
-    bandwidth : int
-        B >= 1.
-    buffer : int or None
-        The link-buffer size b (None: unbounded).
-    limit : int
-        The step limit (> 0).
-    record_hops : bool
-        Also return the step of every hop.
 
     Returns
     -------
@@ -589,19 +581,21 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
 
     Examples
     --------
-    >>> from universal.networks import butterfly
-    >>> from universal.paths import route_paths
+    FIFO and random on a ring of four nodes whose links buffer one packet each: every packet
+    goes three hops clockwise, and the four of them lock.
+
+    >>> from universal.networks import build_network
     >>> from universal.protocols import build_protocol
-    >>> from universal.workloads import build_problem
-    >>> net = butterfly(4)
-    >>> paths = route_paths("valiant", build_problem("h-relation:h=2", net, np.random.default_rng(0)), net,
-    ...                     np.random.default_rng(1))
-    >>> rng = np.random.default_rng(2)
-    >>> p = build_protocol("fifo")
-    >>> state = p.setup(rng, paths.lengths, paths.congestion, paths.dilation)
-    >>> res = route_dynamic(paths, p, state, rng, bandwidth=1, buffer=None, limit=10**6, record_hops=False)
-    >>> res.status, res.hops == int(paths.lengths.sum())
-    ('delivered', True)
+    >>> paths = PathCollection.from_node_paths(build_network("torus:k=4,n=1"),
+    ...                                        [[i, (i + 1) % 4, (i + 2) % 4, (i + 3) % 4] for i in range(4)])
+    >>> for name in ("fifo", "random"):
+    ...     rng = np.random.default_rng(0)
+    ...     p = build_protocol(name)
+    ...     drawn = p.setup(rng, paths.lengths, paths.congestion, paths.dilation)
+    ...     res = route_dynamic(paths, p, drawn, rng, bandwidth=1, buffer=1, limit=100, record_hops=False)
+    ...     print(name, res.status, res.steps, res.blocked.tolist())
+    fifo deadlock 2 [0, 1, 2, 3]
+    random deadlock 2 [0, 1, 2, 3]
 
     References
     ----------
