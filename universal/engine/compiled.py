@@ -100,6 +100,26 @@ def _scatter_back(values, start, offsets, ids, out):
 
 
 @njit(cache=True, nogil=True)
+def _settle(state, moved, left, went, candidates, bounded, max_buffer):
+    """The end of a step: with bounded buffers the ``moved`` crossings change the buffers' contents
+    now (their room was counted at the start of the step); returns the largest buffer so far."""
+    if bounded:
+        for i in range(moved):
+            state[left[i], 2] -= 1
+            if went[i] >= 0:
+                state[went[i], 2] += 1
+        for i in range(moved):
+            if went[i] >= 0 and state[went[i], 2] > max_buffer:
+                max_buffer = state[went[i], 2]
+    else:
+        # a buffer that ends the step above the maximum so far was above it when last entered
+        for i in range(candidates):
+            if state[went[i], 2] > max_buffer:
+                max_buffer = state[went[i], 2]
+    return max_buffer
+
+
+@njit(cache=True, nogil=True)
 def _run_packed(links, pack, delivery, hop_steps, record, state, bandwidth, room, bounded, limit):
     """The step loop: route the waiting packets of ``pack`` (highest priority first) along the
     flat path array ``links`` laid out by :func:`_lay_out` (whose mark is the last row of
@@ -159,6 +179,7 @@ def _run_packed(links, pack, delivery, hop_steps, record, state, bandwidth, room
             position = pack[w, 1]
             following = links[position + 1]
             final = following == inject
+            # written out: numba's inlining of a function doing this made the loop half as fast
             state[link, 1] += 1
             moved += 1
             if record:
@@ -187,20 +208,7 @@ def _run_packed(links, pack, delivery, hop_steps, record, state, bandwidth, room
         if moved == 0:
             status = DEADLOCK
             break
-        if bounded:
-            # the buffers' room counted at the start of the step: their contents change now
-            for i in range(moved):
-                state[left[i], 2] -= 1
-                if went[i] >= 0:
-                    state[went[i], 2] += 1
-            for i in range(moved):
-                if went[i] >= 0 and state[went[i], 2] > max_buffer:
-                    max_buffer = state[went[i], 2]
-        else:
-            # a buffer that ends the step above the maximum so far was above it when last entered
-            for i in range(candidates):
-                if state[went[i], 2] > max_buffer:
-                    max_buffer = state[went[i], 2]
+        max_buffer = _settle(state, moved, left, went, candidates, bounded, max_buffer)
         count = kept
     return status, step, count, max_buffer, hops
 
@@ -289,20 +297,7 @@ def _run_flat(links, ids, cur, delivery, hop_steps, record, state, bandwidth, ro
         if moved == 0:
             status = DEADLOCK
             break
-        if bounded:
-            # the buffers' room counted at the start of the step: their contents change now
-            for i in range(moved):
-                state[left[i], 2] -= 1
-                if went[i] >= 0:
-                    state[went[i], 2] += 1
-            for i in range(moved):
-                if went[i] >= 0 and state[went[i], 2] > max_buffer:
-                    max_buffer = state[went[i], 2]
-        else:
-            # a buffer that ends the step above the maximum so far was above it when last entered
-            for i in range(candidates):
-                if state[went[i], 2] > max_buffer:
-                    max_buffer = state[went[i], 2]
+        max_buffer = _settle(state, moved, left, went, candidates, bounded, max_buffer)
         count = kept
     return status, step, count, max_buffer, hops
 

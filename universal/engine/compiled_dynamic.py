@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine.compiled import (DEADLOCK, DELIVERED, NUMBA, STEP_LIMIT, _result, _set_up, njit,
+from universal.engine.compiled import (DEADLOCK, DELIVERED, NUMBA, STEP_LIMIT, _result, _set_up, _settle, njit,
                                        priority_order)
 from universal.engine.result import RoutingResult
 from universal.paths import PathCollection
@@ -149,8 +149,11 @@ def _admits(state, link, tag, bandwidth, room, bounded, final):
 
 @njit(cache=True, nogil=True, inline="always")
 def _book(state, link, buffer, final, bounded, moved, left, went, candidates, max_buffer):
-    """Count a crossing of ``link`` by a packet from ``buffer``; returns the candidates for the
-    largest buffer (see :func:`_settle`)."""
+    """:func:`_run_random`'s general case (its other loops write this out: numba's inlining of it
+    made them half as fast). Count the ``moved``-th crossing of ``link`` in a step, by a packet from ``buffer`` (that
+    crossing delivers it if ``final``): with bounded buffers note where it goes for :func:`universal.engine.compiled._settle`,
+    else move it now, noting in ``went`` a link whose buffer it fills above ``max_buffer``;
+    returns how many such ``candidates`` there are."""
     state[link, 1] += 1
     if bounded:
         left[moved] = buffer
@@ -165,26 +168,6 @@ def _book(state, link, buffer, final, bounded, moved, left, went, candidates, ma
                 went[candidates] = link
                 candidates += 1
     return candidates
-
-
-@njit(cache=True, nogil=True)
-def _settle(state, moved, left, went, candidates, bounded, max_buffer):
-    """The end of a step: with bounded buffers the ``moved`` crossings change the buffers' contents
-    now (their room was counted at the start of the step); returns the largest buffer so far."""
-    if bounded:
-        for i in range(moved):
-            state[left[i], 2] -= 1
-            if went[i] >= 0:
-                state[went[i], 2] += 1
-        for i in range(moved):
-            if went[i] >= 0 and state[went[i], 2] > max_buffer:
-                max_buffer = state[went[i], 2]
-    else:
-        # a buffer that ends the step above the maximum so far was above it when last entered
-        for i in range(candidates):
-            if state[went[i], 2] > max_buffer:
-                max_buffer = state[went[i], 2]
-    return max_buffer
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -265,8 +248,20 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
                 continue
             if record:
                 hop_steps[position] = step
-            candidates = _book(state, link, rows[w, 1], final, bounded, moved, left, went, candidates, max_buffer)
+            state[link, 1] += 1         # as in the static kernel's loops, written out for speed
             moved += 1
+            if bounded:
+                left[moved - 1] = rows[w, 1]
+                went[moved - 1] = ~link if final else link
+                if not final:
+                    state[link, 3] += 1
+            else:
+                state[rows[w, 1], 2] -= 1
+                if not final:
+                    state[link, 2] += 1
+                    if state[link, 2] > max_buffer:
+                        went[candidates] = link
+                        candidates += 1
             if final:
                 delivery[keys[w] & mask] = step
                 continue
