@@ -190,7 +190,8 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
     the kernel 1.5 times faster on torus:k=64,n=2). The first ``count`` are the packets that may
     move in step 1, in priority order. ``joining`` lists the other packets by increasing ``release`` (random
     delay: the step after which each may first move). A packet that crosses gets the key
-    ``step << bits | id`` (``fresh``) or its key plus ``delta``. ``state`` is the static kernel's
+    ``step << bits | id`` (``fresh``: the movers are then radix-sorted) or its key plus ``delta``
+    (they are in order already). ``state`` is the static kernel's
     per-link state (:func:`universal.engine.compiled._run_packed`).
 
     Returns ``(status, step, count, max_buffer, hops)``, the first ``count`` entries the packets
@@ -289,8 +290,9 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
             slots[m] = m
             m += 1
             joined += 1
-        moved_keys, slots, spare_keys, spare_slots = _radix_sort(moved_keys, slots, m, spare_keys, spare_slots,
-                                                                 counts)
+        if fresh:       # a constant added to the keys keeps the pass's order: no sort then
+            moved_keys, slots, spare_keys, spare_slots = _radix_sort(moved_keys, slots, m, spare_keys, spare_slots,
+                                                                     counts)
         # merge from the back: the movers among the packets that waited, all in key order
         out = kept + m - 1
         i = kept - 1
