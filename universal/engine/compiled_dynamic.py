@@ -170,12 +170,6 @@ def _book(state, link, buffer, final, bounded, moved, left, went, candidates, ma
     return candidates
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _copy_row(rows, to, source, frm):
-    for c in range(_ROW):
-        rows[to, c] = source[frm, c]
-
-
 @njit(cache=True, nogil=True)
 def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta, bits, delivery, hop_steps, record,
                 state, bandwidth, room, bounded, limit):
@@ -244,7 +238,10 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
             if not _admits(state, link, tag, bandwidth, room, bounded, final):
                 if kept != w:
                     keys[kept] = keys[w]
-                    _copy_row(rows, kept, rows, w)
+                    rows[kept, 0] = position
+                    rows[kept, 1] = rows[w, 1]
+                    rows[kept, 2] = link
+                    rows[kept, 3] = rows[w, 3]
                 kept += 1
                 continue
             if record:
@@ -299,11 +296,18 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
         for j in range(m - 1, -1, -1):
             while i >= 0 and keys[i] > moved_keys[j]:
                 keys[out] = keys[i]
-                _copy_row(rows, out, rows, i)
+                rows[out, 0] = rows[i, 0]
+                rows[out, 1] = rows[i, 1]
+                rows[out, 2] = rows[i, 2]
+                rows[out, 3] = rows[i, 3]
                 out -= 1
                 i -= 1
+            slot = slots[j]
             keys[out] = moved_keys[j]
-            _copy_row(rows, out, moving, slots[j])
+            rows[out, 0] = moving[slot, 0]
+            rows[out, 1] = moving[slot, 1]
+            rows[out, 2] = moving[slot, 2]
+            rows[out, 3] = moving[slot, 3]
             out -= 1
         count = kept + m
     return status, step, count, max_buffer, hops
