@@ -11,18 +11,21 @@ Keys that change on moves (:func:`_run_sorted`). The waiting packets are kept in
 is the static kernel's one pass over them: every packet crosses its link if the link has let
 fewer than B across in this step (and, with bounded buffers, if the crossing delivers it or the
 link's buffer had room at the start of the step for one more). Only the packets that cross get
-new keys, and by a known amount (growing rank K, farthest-to-go 1, nearest-to-go -1; FIFO and
-random delay: the step, larger than every waiting packet's key), so the pass squeezes them out,
-a radix sort orders them by their new keys, and a merge from the back puts them among the
-packets that waited (FIFO: after them, nothing to merge). Random delay's packets join this
-merge in the step after their delay ends, with their delay as the key.
+new keys: the pass squeezes them out and a merge from the back puts them among the packets
+that waited. Growing rank, farthest-to-go and nearest-to-go add a constant (K, 1, -1), which
+keeps the movers in the order the pass met them; FIFO and random delay give them the step
+(larger than every waiting packet's key: nothing to merge) and ties go to the lower id, so a
+radix sort orders them first. Random delay's packets join that sort in the step after their
+delay ends, with their delay as the key. The pass prefetches the paths and link state of the
+packets ahead of it.
 
 Fresh keys in every step (``random``, :func:`_run_random`). The waiting packets, in increasing
 id order, draw their keys in one ``Generator.integers`` call a step from the run's generator
 (numba's ``Generator`` draws numpy's stream, so the numpy engine's and the reference's draws are
 the kernel's), and one pass keeps every link's best B contenders (with bounded buffers the best
 B that stay in its buffer and the best B it delivers, which need no room); the winners of every
-link with contenders then cross.
+link with contenders then cross. With B = 1 and unbounded buffers a link's best key carries a
+mark of the step, so that the pass keeps it with a minimum, without a branch.
 
 The results are identical to the numpy one engine's and the reference engine's
 (:func:`universal.engine.simulate_reference`) on the same seed (``tests/engine/test_compiled.py``).
@@ -149,11 +152,13 @@ def _admits(state, link, tag, bandwidth, room, bounded, final):
 
 @njit(cache=True, nogil=True, inline="always")
 def _book(state, link, buffer, final, bounded, moved, left, went, candidates, max_buffer):
-    """:func:`_run_random`'s general case (its other loops write this out: numba's inlining of it
-    made them half as fast). Count the ``moved``-th crossing of ``link`` in a step, by a packet from ``buffer`` (that
-    crossing delivers it if ``final``): with bounded buffers note where it goes for :func:`universal.engine.compiled._settle`,
-    else move it now, noting in ``went`` a link whose buffer it fills above ``max_buffer``;
-    returns how many such ``candidates`` there are."""
+    """Count the ``moved``-th crossing of ``link`` in a step, by a packet from ``buffer`` (the
+    crossing delivers it if ``final``): with bounded buffers note where it goes for
+    :func:`universal.engine.compiled._settle`, else move it now, noting in ``went`` a link whose
+    buffer it fills above ``max_buffer``; returns how many such ``candidates`` there are.
+
+    Only :func:`_run_random`'s general case calls it: the hot loops write it out, as numba's
+    inlining of it made them up to half as fast."""
     state[link, 1] += 1
     if bounded:
         left[moved] = buffer
@@ -182,11 +187,11 @@ def _run_sorted(links, start, keys, rows, count, joining, release, fresh, delta,
     packet :data:`_PREFETCH` rows ahead, which its move would read: packets that move in one step
     are far apart in the paths, and each read would otherwise wait for memory (the prefetch made
     the kernel 1.5 times faster on torus:k=64,n=2). The first ``count`` are the packets that may
-    move in step 1, in priority order. ``joining`` lists the other packets by increasing ``release`` (random
-    delay: the step after which each may first move). A packet that crosses gets the key
-    ``step << bits | id`` (``fresh``: the movers are then radix-sorted) or its key plus ``delta``
-    (they are in order already). ``state`` is the static kernel's
-    per-link state (:func:`universal.engine.compiled._run_packed`).
+    move in step 1, in priority order. ``joining`` lists the other packets by increasing
+    ``release`` (random delay: the step after which each may first move). A packet that crosses
+    gets the key ``step << bits | id`` (``fresh``: the movers are then radix-sorted) or its key
+    plus ``delta`` (they are in order already). ``state`` is the static kernel's per-link state
+    (:func:`universal.engine.compiled._run_packed`).
 
     Returns ``(status, step, count, max_buffer, hops)``, the first ``count`` entries the packets
     still waiting.
