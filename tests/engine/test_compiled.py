@@ -319,3 +319,34 @@ def test_the_dynamic_kernels_run_as_plain_python_too(monkeypatch):
             kwargs = dict(buffer=buffer, step_limit=60, record_hops=True)
             assert_same(compiled_run(paths, protocol, 3, **kwargs),
                         simulate_reference(paths, protocol, np.random.default_rng(3), **kwargs))
+
+
+def test_the_dynamic_kernels_radix_sort_sorts_wide_keys():
+    """Keys spanning one to five digits, and none or one key."""
+    from universal.engine.compiled_dynamic import _radix_sort
+
+    g = np.random.default_rng(0)
+    for sort in (_radix_sort, _radix_sort.py_func):
+        for span in (1, 2**11 - 1, 2**11, 2**12 + 5, 2**33, 2**54):
+            for m in (0, 1, 300):
+                keys = np.unique(g.integers(0, span + 1, size=m)) + 7
+                g.shuffle(keys)
+                n = len(keys)
+                spare = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+                got, slots, *_ = sort(keys.copy(), np.arange(n, dtype=np.int64), n, *spare,
+                                      np.empty(2**11, dtype=np.int64))
+                np.testing.assert_array_equal(got[:n], np.sort(keys))
+                np.testing.assert_array_equal(keys[slots[:n]], np.sort(keys))
+
+
+@pytest.mark.parametrize("marks", [1, 2, 3])
+def test_the_dynamic_kernel_for_random_starts_its_step_marks_over_as_it_must(monkeypatch, marks):
+    """With one winner a link and unbounded buffers, the marks that tell this step's keys from
+    stale ones last a few steps here (millions of steps in a real run)."""
+    from universal.engine import compiled_dynamic
+
+    monkeypatch.setattr(compiled_dynamic, "_MARKS", marks)
+    for seed in range(3):
+        paths = random_case(seed)
+        assert_same(compiled_run(paths, "random", seed, record_hops=True),
+                    simulate_reference(paths, "random", np.random.default_rng(seed), record_hops=True))

@@ -56,6 +56,9 @@ _DIGIT = 11
 #: ahead their link state, if the per-link state takes more than ``_CACHED`` bytes.
 _PREFETCH = 16
 _CACHED = 1 << 20
+#: Steps the step marks of :func:`_best_one` last before they start over (0: as many as the
+#: packed keys leave bits for; the tests make it small).
+_MARKS = 0
 #: A waiting packet's row (:func:`_run_sorted`): its position, buffer, next link and the link after.
 _ROW = 4
 
@@ -430,13 +433,14 @@ def _cross_one(links, ids, cur, at, links_now, touched, best, delivery, hop_step
 
 @njit(cache=True, nogil=True)
 def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, single, bandwidth, room, bounded, limit,
-                bits, rng):
+                bits, rng, marks):
     """The step loop for ``random``: the packets ``ids`` (increasing) at positions ``cur`` of the
     flat path array ``links`` (laid out in id order, :func:`universal.engine.compiled._lay_out`)
     draw fresh keys from ``rng`` in every step, in that order, in one call; ``best`` keeps every
     link's best ``min(B, C)`` packed keys ``key << bits | slot`` (a slot's order is its id's), and
     with bounded buffers as many more of the packets the link delivers. ``state`` is the static
-    kernel's per-link state, columns 1 and 3 counting the two lists.
+    kernel's per-link state, columns 1 and 3 counting the two lists. ``marks`` is how many steps
+    the marks of :func:`_best_one` last before they start over (0: as many as fit).
 
     Returns ``(status, step, count, max_buffer, hops)``, the first ``count`` of ``ids`` and
     ``cur`` the packets still waiting.
@@ -446,7 +450,7 @@ def _run_random(links, ids, cur, delivery, hop_steps, record, state, best, singl
     period = np.iinfo(state.dtype).max
     mask = (np.int64(1) << bits) - 1
     width = 1 if single else (best.shape[1] // 2 if bounded else best.shape[1])
-    span = np.int64(1) << max(0, 62 - 30 - bits)
+    span = np.int64(1) << max(0, 62 - 30 - bits) if marks <= 0 else np.int64(marks)
     large = best.nbytes > _CACHED
     touched = np.empty(min(n, inject), dtype=np.int64)
     at = np.empty(n, dtype=links.dtype)               # the link each waiting packet wants (-1: delivered)
@@ -628,7 +632,7 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
         waiting, cur = ids.copy(), start[:-1].copy()
         status, step, count, max_buffer, hops = _run_random(flat, waiting, cur, delivery, steps_at, record_hops,
                                                             state, best, single, bandwidth, room, bounded, limit, bits,
-                                                            rng)
+                                                            rng, _MARKS)
         waiting, cur = waiting[:count], cur[:count]
     else:
         start_of = np.zeros(n, dtype=np.int64)
