@@ -5,7 +5,6 @@ Usage::
     python benchmarks/engine.py                 # d = 8, 10, 12, 14 and h = 1, 4; every protocol
     python benchmarks/engine.py --d 14 --h 4    # one instance
     python benchmarks/engine.py --reference     # also time the reference engine on the last instance
-    python benchmarks/engine.py --one           # also time the one engine's batch front end, same rounds
 
 One column per protocol and buffer setting, in millions of packet-hops per second (for
 duplication and trial-and-failure, every link crossed by a copy or attempt, also by those
@@ -16,11 +15,10 @@ Times are CPU time of this process (``time.process_time``): on a machine shared 
 time mostly measures the wait for a core. ``B/hop`` is the peak memory (numpy allocations,
 traced) of choosing the paths and routing them with random rank, per packet-hop.
 
-``--one`` also times the one engine's batch front end (:func:`universal.engine.batch.simulate`,
-the same results on :mod:`universal.engine.runs`): its rates and ratios to its own random rank
-print under the batch engine's, and ``one/rr`` is its random-rank rate over the batch engine's in
-the same rounds (issue 23 asks for at least 1, and for ratios to rr no lower than the batch
-engine's, before the batch engine can go).
+The engine is the one engine's batch front end (:func:`universal.engine.simulate`): in numpy
+below the compiled kernels' threshold in a fresh process (these instances), as a ``route`` of
+the same size runs. (``--one`` timed it beside the retired vectorised batch engine; run it at
+commit 96407e7, where both still exist.)
 
 Engine time includes the engine's own set-up (ranks, sorting) but not the choice of paths,
 which is timed separately (``paths s``). Runs on one core (numpy does not thread here).
@@ -42,7 +40,7 @@ from pathlib import Path as _Path
 # run from a checkout too (python benchmarks/NAME.py): the repository's package comes first
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
 
-from universal.engine import simulate, simulate_one, simulate_reference  # noqa: E402
+from universal.engine import simulate, simulate_reference  # noqa: E402
 from universal.networks import butterfly  # noqa: E402
 from universal.paths import route_paths  # noqa: E402
 from universal.workloads import build_problem  # noqa: E402
@@ -83,24 +81,17 @@ def bytes_per_hop(d: int, h: int) -> float:
     return peak / max(result.hops, 1)
 
 
-def time_settings(paths, settings, repeat: int, seed: int = 2, one: bool = False) -> dict:
-    """Best seconds per hop of every setting, the settings interleaved round by round; with
-    ``one`` also of the one engine (keys ``("one", column)``), in the same rounds."""
-    engines = [("new", simulate)] + ([("one", simulate_one)] if one else [])
+def time_settings(paths, settings, repeat: int, seed: int = 2) -> dict:
+    """Best seconds per hop of every setting, the settings interleaved round by round."""
     best: dict = {}
     results: dict = {}
     for _ in range(repeat):
         for column, protocol, buffer in settings:
-            for which, engine in engines:
-                key = column if which == "new" else (which, column)
-                start = time.process_time()
-                result = engine(paths, protocol, np.random.default_rng(seed), buffer=buffer)
-                seconds = (time.process_time() - start) / max(result.hops, 1)
-                best[key] = min(best.get(key, float("inf")), seconds)
-                results[key] = result
-    for column, _, _ in settings:
-        if one and not np.array_equal(results[column].delivery, results[("one", column)].delivery):
-            raise SystemExit(f"error: the one engine and the batch engine disagree with {column}")
+            start = time.process_time()
+            result = simulate(paths, protocol, np.random.default_rng(seed), buffer=buffer)
+            seconds = (time.process_time() - start) / max(result.hops, 1)
+            best[column] = min(best.get(column, float("inf")), seconds)
+            results[column] = result
     return {key: (best[key], results[key]) for key in best}
 
 
@@ -111,7 +102,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--only", nargs="*", metavar="COLUMN", help="time only these columns (rr is always kept)")
     parser.add_argument("--reference", action="store_true", help="time the reference engine on the last instance")
-    parser.add_argument("--one", action="store_true", help="also time the one engine's batch front end (same rounds)")
     args = parser.parse_args()
     settings = [s for s in SETTINGS if not args.only or s[0] in args.only or s[0] == "rr"]
 
@@ -126,20 +116,13 @@ def main() -> None:
         for h in args.h:
             memory = bytes_per_hop(d, h)
             paths, path_seconds = instance(d, h)
-            timed = time_settings(paths, settings, args.repeat, one=args.one)
+            timed = time_settings(paths, settings, args.repeat)
             hops = timed["rr"][1].hops
             rates = " ".join(f"{1 / timed[c][0] / 1e6:>6.1f}" for c, _, _ in settings)
             ratios = " ".join(f"{timed['rr'][0] / timed[c][0]:>6.2f}" for c, _, _ in settings)
             print(f"{d:>3} {h:>2} {paths.size:>9,} {hops:>11,} {paths.congestion:>3} {paths.dilation:>3} "
                   f"{path_seconds:>7.3f} {memory:>5.1f} {rates}")
             print(f"{'':>{len(head)}} {ratios}")
-            if args.one:
-                one = {c: timed[("one", c)][0] for c, _, _ in settings}
-                rates = " ".join(f"{1 / one[c] / 1e6:>6.1f}" for c, _, _ in settings)
-                ratios = " ".join(f"{one['rr'] / one[c]:>6.2f}" for c, _, _ in settings)
-                print(f"{'one engine:':>{len(head)}} {rates}")
-                print(f"{'its ratios:':>{len(head)}} {ratios}")
-                print(f"{'one/rr:':>{len(head)}} {timed['rr'][0] / one['rr']:>6.2f}")
             last = (d, h, paths, timed["rr"])
     if args.reference and last:
         d, h, paths, (fast_per_hop, fast) = last

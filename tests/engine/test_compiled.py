@@ -1,6 +1,7 @@
-"""The compiled kernel for static priorities (:mod:`universal.engine.compiled`) routes a batch
-exactly as the reference engine and the numpy one engine do, and the one engine's batch front
-end hands it a batch only when that pays.
+"""The compiled kernels (static priorities, :mod:`universal.engine.compiled`; keys that change
+on moves or every step, :mod:`universal.engine.compiled_dynamic`) route a batch exactly as the
+reference engine and the numpy one engine do, and the one engine's batch front end hands it a
+batch only when that pays.
 
 Oracles: :func:`universal.engine.simulate_reference` (one packet at a time, the model written
 literally) and :func:`universal.engine.batch.simulate` with the kernel switched off, on the same
@@ -27,15 +28,35 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                        "(universal.engine.batch.simulate falls back to numpy)")
 
 STATIC = ["random-rank", "longest-in-system"]
+#: Keys that change when packets move, and fresh keys every step (random).
+DYNAMIC = ["growing-rank", "fifo", "farthest-to-go", "nearest-to-go", "random-delay", "random-delay:alpha=3",
+           "random"]
 
 
-@pytest.fixture(params=[True, False], ids=["packed", "flat"], autouse=True)
-def step_loop(request):
-    """Every test runs on both step loops of the kernel (:data:`universal.engine.compiled.PACKED`)."""
+def pytest_generate_tests(metafunc):
+    """Every test runs on both step loops of the static kernel (:data:`universal.engine.compiled.PACKED`),
+    but for the dynamic kernels' tests, which have a step loop each: a test that takes a
+    ``protocol`` runs for every protocol, the static ones on both loops."""
+    if "protocol" in metafunc.fixturenames:
+        metafunc.parametrize("protocol, packed", [pytest.param(p, packed, id=f"{p}-{'packed' if packed else 'flat'}")
+                                                  for p in STATIC for packed in (True, False)] +
+                             [pytest.param(p, None, id=p) for p in DYNAMIC])
+    elif "dynamic" not in metafunc.function.__name__:
+        metafunc.parametrize("packed", [True, False], ids=["packed", "flat"])
+
+
+@pytest.fixture
+def packed():
+    """The step loop a dynamic kernel's test leaves the static kernel: its own choice."""
+    return None
+
+
+@pytest.fixture(autouse=True)
+def step_loop(packed):
     from universal.engine import compiled
 
-    compiled.PACKED = request.param
-    yield request.param
+    compiled.PACKED = packed
+    yield packed
     compiled.PACKED = None
 
 
@@ -96,7 +117,6 @@ def ring_case(seed: int) -> PathCollection:
     return PathCollection.from_node_paths(net, paths)
 
 
-@pytest.mark.parametrize("protocol", STATIC)
 @pytest.mark.parametrize("bandwidth", [1, 2])
 @pytest.mark.parametrize("buffer", [None, 1, 2])
 @pytest.mark.parametrize("seed", range(6))
@@ -108,8 +128,7 @@ def test_the_kernel_equals_the_reference_and_the_numpy_engine(protocol, bandwidt
     assert_same(got, numpy_run(paths, protocol, seed, **kwargs))
 
 
-@pytest.mark.parametrize("protocol", STATIC)
-@pytest.mark.parametrize("bandwidth, buffer", [(1, 1), (2, 1), (1, 2), (2, 2), (3, 2)])
+@pytest.mark.parametrize("bandwidth, buffer", [(1, 1), (2, 1), (1, 2), (2, 2), (3, 2), (1, None), (3, None)])
 @pytest.mark.parametrize("seed", range(8))
 def test_the_kernel_reports_deadlocks_as_the_reference_does(protocol, bandwidth, buffer, seed):
     paths = ring_case(seed)
@@ -120,12 +139,14 @@ def test_the_kernel_reports_deadlocks_as_the_reference_does(protocol, bandwidth,
 
 
 def test_the_deadlock_cases_do_deadlock():
-    """The ring cases above are not vacuous: some end in a deadlock with blocked packets."""
-    statuses = [compiled_run(ring_case(seed), "random-rank", seed, buffer=1).status for seed in range(8)]
-    assert "deadlock" in statuses
+    """The ring cases above are not vacuous: some end in a deadlock with blocked packets, for
+    every protocol (random delays included; with alpha = 3 the delays spread the ring's packets
+    too far apart to lock)."""
+    for protocol in [p for p in STATIC + DYNAMIC if "alpha" not in p]:
+        statuses = [compiled_run(ring_case(seed), protocol, seed, buffer=1).status for seed in range(8)]
+        assert "deadlock" in statuses, protocol
 
 
-@pytest.mark.parametrize("protocol", STATIC)
 @pytest.mark.parametrize("limit", [0, 1, 3, 7])
 @pytest.mark.parametrize("buffer", [None, 1])
 def test_the_kernel_stops_at_the_step_limit_as_the_reference_does(protocol, limit, buffer):
@@ -145,17 +166,16 @@ def test_a_given_rank_range_and_wide_keys_are_ordered_as_the_reference_orders_th
                     simulate_reference(paths, protocol, np.random.default_rng(4), record_hops=True))
 
 
-def test_the_kernel_runs_the_default_route_of_a_larger_butterfly_as_numpy_does():
+def test_the_kernel_runs_the_default_route_of_a_larger_butterfly_as_numpy_does(protocol):
     net = build_network("butterfly:d=7")
     paths = route_paths("valiant", build_problem("h-relation:h=4", net, np.random.default_rng(0)), net,
                         np.random.default_rng(1))
-    for protocol in STATIC:
-        for buffer in (None, 2):
-            assert_same(compiled_run(paths, protocol, 2, buffer=buffer, record_hops=True),
-                        numpy_run(paths, protocol, 2, buffer=buffer, record_hops=True))
+    for buffer in (None, 2):
+        assert_same(compiled_run(paths, protocol, 2, buffer=buffer, record_hops=True),
+                    numpy_run(paths, protocol, 2, buffer=buffer, record_hops=True))
 
 
-def test_the_dispatch_takes_the_kernel_only_for_static_priorities_above_the_threshold(monkeypatch):
+def test_the_dispatch_takes_a_kernel_for_every_buffered_protocol_above_the_threshold(monkeypatch):
     from universal.engine import compiled
 
     random_rank, fifo = build_protocol("random-rank"), build_protocol("fifo")
@@ -163,34 +183,57 @@ def test_the_dispatch_takes_the_kernel_only_for_static_priorities_above_the_thre
     monkeypatch.setattr(batch, "COMPILED_MIN_HOPS_COLD", 10**6)
     monkeypatch.setattr(compiled, "WARM", True)       # a kernel has run: the warm threshold applies
     assert batch.compiled_pays(random_rank, 1000) and batch.compiled_pays(build_protocol("longest-in-system"), 5000)
-    assert not batch.compiled_pays(random_rank, 999)
-    assert not batch.compiled_pays(fifo, 10**9) and not batch.compiled_pays(build_protocol("random"), 10**9)
+    assert not batch.compiled_pays(random_rank, 999) and not batch.compiled_pays(fifo, 999)
+    for name in DYNAMIC:
+        assert batch.compiled_pays(build_protocol(name), 1000), name
     assert not batch.compiled_pays(build_protocol("trial-and-failure"), 10**9)
+    assert not batch.compiled_pays(build_protocol("duplication"), 10**9)
     # loaded but not run yet, or not even loaded: the cold threshold (numba's start is paid only
     # by large batches)
     for unloaded in (False, True):
         monkeypatch.setattr(compiled, "WARM", False)
         if unloaded:
             monkeypatch.delitem(sys.modules, "universal.engine.compiled")
-        assert not batch.compiled_pays(random_rank, 10**6 - 1)
-        assert batch.compiled_pays(random_rank, 10**6)
+        assert not batch.compiled_pays(random_rank, 10**6 - 1) and not batch.compiled_pays(fifo, 10**6 - 1)
+        assert batch.compiled_pays(random_rank, 10**6) and batch.compiled_pays(fifo, 10**6)
 
 
-def test_simulate_uses_the_kernel_exactly_when_the_dispatch_says_so(monkeypatch):
+def test_simulate_uses_the_kernels_exactly_when_the_dispatch_says_so(monkeypatch):
     paths = random_case(0)
     calls = []
-    from universal.engine import compiled
+    from universal.engine import compiled, compiled_dynamic
 
-    real = compiled.route_static
-    monkeypatch.setattr(compiled, "route_static", lambda *a, **k: calls.append(1) or real(*a, **k))
+    static, dynamic = compiled.route_static, compiled_dynamic.route_dynamic
+    monkeypatch.setattr(compiled, "route_static", lambda *a, **k: calls.append("static") or static(*a, **k))
+    monkeypatch.setattr(compiled_dynamic, "route_dynamic", lambda *a, **k: calls.append("dynamic") or dynamic(*a, **k))
     hops = int(paths.lengths.sum())
     monkeypatch.setattr(batch, "COMPILED_MIN_HOPS_WARM", hops + 1)
     batch.simulate(paths, "random-rank", np.random.default_rng(0))
+    batch.simulate(paths, "fifo", np.random.default_rng(0))
     assert calls == []
     monkeypatch.setattr(batch, "COMPILED_MIN_HOPS_WARM", hops)
     batch.simulate(paths, "random-rank", np.random.default_rng(0))
     batch.simulate(paths, "fifo", np.random.default_rng(0))
-    assert calls == [1]
+    batch.simulate(paths, "random", np.random.default_rng(0))
+    batch.simulate(paths, "trial-and-failure", np.random.default_rng(0))
+    assert calls == ["static", "dynamic", "dynamic"]
+
+
+def test_keys_too_wide_for_the_dynamic_kernels_fall_back_to_numpy_with_nothing_drawn(monkeypatch):
+    """:func:`universal.engine.compiled_dynamic.fits` refuses a batch before the protocol draws
+    anything, and the numpy engine then routes it from the same generator."""
+    from universal.engine import compiled_dynamic
+
+    paths = random_case(2)
+    assert compiled_dynamic.fits(build_protocol("fifo"), paths, None)
+    monkeypatch.setattr(compiled_dynamic, "_KEY_BITS", 4)
+    assert not compiled_dynamic.fits(build_protocol("fifo"), paths, None)
+    calls = []
+    real = compiled_dynamic.route_dynamic
+    monkeypatch.setattr(compiled_dynamic, "route_dynamic", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for protocol in ("fifo", "random"):
+        assert_same(compiled_run(paths, protocol, 5, record_hops=True), numpy_run(paths, protocol, 5, record_hops=True))
+    assert calls == []
 
 
 def test_without_numba_the_dispatch_falls_back(monkeypatch):
@@ -200,9 +243,11 @@ def test_without_numba_the_dispatch_falls_back(monkeypatch):
     monkeypatch.setattr(batch, "COMPILED_MIN_HOPS_WARM", 0)
     monkeypatch.setattr(compiled, "NUMBA", False)     # the module imported, its kernels plain Python
     assert not batch.compiled_pays(build_protocol("random-rank"), 10**9)
+    assert not batch.compiled_pays(build_protocol("fifo"), 10**9)
     monkeypatch.delitem(sys.modules, "universal.engine.compiled")
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numba" else object())
     assert not batch.compiled_pays(build_protocol("random-rank"), 10**9)
+    assert not batch.compiled_pays(build_protocol("random"), 10**9)
 
 
 def test_the_kernel_runs_as_plain_python_too():
@@ -223,3 +268,85 @@ def test_the_kernel_runs_as_plain_python_too():
             setattr(compiled, name, kernel)
     assert_same(plain, simulate_reference(paths, "random-rank", np.random.default_rng(3), buffer=1, record_hops=True,
                                           step_limit=100))
+
+
+def test_the_dynamic_kernels_take_the_protocols_parameters_as_the_reference_does():
+    """Growing rank's K (the survey's default, K = 1, K = 2^24), random delay's alpha (delays longer
+    than the run itself), and empty paths among the others."""
+    paths = random_case(1)
+    for protocol in ("growing-rank:k=1", "growing-rank:k=16777216", "random-delay:alpha=0.25",
+                     "random-delay:alpha=64"):
+        for buffer in (None, 1):
+            kwargs = dict(buffer=buffer, record_hops=True)
+            assert_same(compiled_run(paths, protocol, 4, **kwargs),
+                        simulate_reference(paths, protocol, np.random.default_rng(4), **kwargs))
+    ring = ring_case(5)            # its first path is empty
+    assert ring.lengths[0] == 0
+    for protocol in DYNAMIC:
+        assert_same(compiled_run(ring, protocol, 6, bandwidth=2, record_hops=True),
+                    simulate_reference(ring, protocol, np.random.default_rng(6), bandwidth=2, record_hops=True))
+
+
+def test_the_dynamic_kernel_leaves_random_s_generator_where_the_numpy_engine_leaves_it():
+    """The kernel draws the per-step keys from the run's generator itself, call for call."""
+    paths = random_case(4)
+    mine, theirs = np.random.default_rng(9), np.random.default_rng(9)
+    saved = batch.COMPILED_MIN_HOPS_WARM, batch.COMPILED_MIN_HOPS_COLD
+    try:
+        batch.COMPILED_MIN_HOPS_WARM = batch.COMPILED_MIN_HOPS_COLD = 0
+        batch.simulate(paths, "random", mine, bandwidth=2)
+        batch.COMPILED_MIN_HOPS_WARM = batch.COMPILED_MIN_HOPS_COLD = float("inf")
+        batch.simulate(paths, "random", theirs, bandwidth=2)
+    finally:
+        batch.COMPILED_MIN_HOPS_WARM, batch.COMPILED_MIN_HOPS_COLD = saved
+    assert mine.integers(0, 2**62) == theirs.integers(0, 2**62)
+
+
+def test_the_dynamic_kernels_run_as_plain_python_too(monkeypatch):
+    """What the module runs without numba gives the same results: every compiled function of it
+    replaced by its Python, the prefetches by nothing (a ring with b = 1 and a few steps)."""
+    from universal.engine import compiled, compiled_dynamic
+
+    for module in (compiled, compiled_dynamic):
+        for name in dir(module):
+            if hasattr(getattr(module, name), "py_func"):
+                monkeypatch.setattr(module, name, getattr(module, name).py_func)
+    monkeypatch.setattr(compiled_dynamic, "_prefetch", lambda array, index: None)
+    monkeypatch.setattr(compiled_dynamic, "_prefetch_row", lambda array, row: None)
+    paths = ring_case(2)
+    for protocol in ("fifo", "random-delay", "random"):
+        for buffer in (None, 1):
+            kwargs = dict(buffer=buffer, step_limit=60, record_hops=True)
+            assert_same(compiled_run(paths, protocol, 3, **kwargs),
+                        simulate_reference(paths, protocol, np.random.default_rng(3), **kwargs))
+
+
+def test_the_dynamic_kernels_radix_sort_sorts_wide_keys():
+    """Keys spanning one to five digits, and none or one key."""
+    from universal.engine.compiled_dynamic import _radix_sort
+
+    g = np.random.default_rng(0)
+    for sort in (_radix_sort, _radix_sort.py_func):
+        for span in (1, 2**11 - 1, 2**11, 2**12 + 5, 2**33, 2**54):
+            for m in (0, 1, 300):
+                keys = np.unique(g.integers(0, span + 1, size=m)) + 7
+                g.shuffle(keys)
+                n = len(keys)
+                spare = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+                got, slots, *_ = sort(keys.copy(), np.arange(n, dtype=np.int64), n, *spare,
+                                      np.empty(2**11, dtype=np.int64))
+                np.testing.assert_array_equal(got[:n], np.sort(keys))
+                np.testing.assert_array_equal(keys[slots[:n]], np.sort(keys))
+
+
+@pytest.mark.parametrize("marks", [1, 2, 3])
+def test_the_dynamic_kernel_for_random_starts_its_step_marks_over_as_it_must(monkeypatch, marks):
+    """With one winner a link and unbounded buffers, the marks that tell this step's keys from
+    stale ones last a few steps here (millions of steps in a real run)."""
+    from universal.engine import compiled_dynamic
+
+    monkeypatch.setattr(compiled_dynamic, "_MARKS", marks)
+    for seed in range(3):
+        paths = random_case(seed)
+        assert_same(compiled_run(paths, "random", seed, record_hops=True),
+                    simulate_reference(paths, "random", np.random.default_rng(seed), record_hops=True))

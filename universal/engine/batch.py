@@ -40,14 +40,19 @@ from universal.paths import PathCollection
 __all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "COMPILED_MIN_HOPS_COLD", "COMPILED_MIN_HOPS_WARM", "batch_spec",
            "compiled_pays", "fixed_paths_spec", "is_adaptive_routing", "route_batch", "rule_of", "simulate"]
 
-#: Packet-hops from which a batch with a static priority runs on the compiled kernel
-#: (:mod:`universal.engine.compiled`) once it has run in this process: below that the numpy
-#: engine's set-up is not yet dearer than the kernel's (measured in ``benchmarks/one_engine.py``).
+#: Packet-hops from which a batch runs on a compiled kernel (:mod:`universal.engine.compiled`,
+#: :mod:`universal.engine.compiled_dynamic`) once one has run in this process (a kernel
+#: loaded, the others cost a few milliseconds more; warm, every kernel beat the numpy engine
+#: from 320 packet-hops on, so this only spares small batches the loading of one more kernel).
 COMPILED_MIN_HOPS_WARM = 20_000
-#: The same before the kernel has run in this process: importing numba and loading the cached kernels costs
-#: about 0.7 s of CPU time once per process, which the kernel wins back (about 40 ns a
-#: packet-hop) only on large batches.
+#: The same before a kernel has run in this process: importing numba and loading the cached kernels costs
+#: about 0.6 s of CPU time once per process (whichever kernel comes first), which the kernel wins
+#: back (about 40 ns a packet-hop) only on large batches.
 COMPILED_MIN_HOPS_COLD = 16_000_000
+
+#: The protocol classes whose changing keys the compiled kernel computes or draws
+#: (:data:`universal.engine.compiled_dynamic.RULES`, named here so that deciding imports no numba).
+DYNAMIC_RULES = ("GrowingRank", "Fifo", "FarthestToGo", "NearestToGo", "RandomDelay", "RandomEachStep")
 
 #: Survey protocol -> the open-loop engine's priority that implements it for a batch.
 ADAPTIVE_PROTOCOLS = {"random-rank": "random-rank", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
@@ -188,9 +193,10 @@ def fixed_paths_spec(paths: PathCollection, protocol, priority: str | None, rng:
 
 
 def compiled_pays(protocol, hops: int) -> bool:
-    """Whether :func:`simulate` routes a batch on the compiled kernel: its priority is static
-    (random rank, longest-in-system), numba is installed, and the batch has at least
-    :data:`COMPILED_MIN_HOPS_WARM` packet-hops when the kernel has run in this process
+    """Whether :func:`simulate` routes a batch on a compiled kernel: the protocol is one the
+    kernels know (a static priority, :mod:`universal.engine.compiled`; keys that change on moves
+    or every step, :mod:`universal.engine.compiled_dynamic`), numba is installed, and the batch
+    has at least :data:`COMPILED_MIN_HOPS_WARM` packet-hops when a kernel has run in this process
     already, :data:`COMPILED_MIN_HOPS_COLD` when loading it would be paid now.
 
     Parameters
@@ -206,10 +212,10 @@ def compiled_pays(protocol, hops: int) -> bool:
     Examples
     --------
     >>> from universal.protocols import build_protocol
-    >>> compiled_pays(build_protocol("random-rank"), 100), compiled_pays(build_protocol("fifo"), 10**9)
+    >>> compiled_pays(build_protocol("random-rank"), 100), compiled_pays(build_protocol("trial-and-failure"), 10**9)
     (False, False)
     """
-    if protocol.dynamic != "static" or protocol.bufferless:
+    if protocol.bufferless or not (protocol.dynamic == "static" or type(protocol).__name__ in DYNAMIC_RULES):
         return False
     loaded = sys.modules.get("universal.engine.compiled")
     if loaded is not None and not loaded.NUMBA:
@@ -225,9 +231,11 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     """Route every packet of ``collection`` along its path with one of the survey's protocols.
 
     The packets are a batch of the one engine (:mod:`universal.engine.runs`), all created in
-    step 0 on the paths of the collection; a large batch with a static priority (random rank,
-    longest-in-system) runs on the compiled kernel of :mod:`universal.engine.compiled` instead,
-    with the same results, when numba is installed (:func:`compiled_pays`). Bufferless protocols (trial-and-failure,
+    step 0 on the paths of the collection; a large batch runs on a compiled kernel instead, with
+    the same results, when numba is installed (:func:`compiled_pays`): a static priority (random
+    rank, longest-in-system) on :mod:`universal.engine.compiled`, keys that change on moves or
+    every step (growing rank, FIFO, farthest/nearest to go, random delay, random) on
+    :mod:`universal.engine.compiled_dynamic`. Bufferless protocols (trial-and-failure,
     duplication) run in rounds of their own (:func:`universal.engine.bufferless.simulate_bufferless`).
 
     Parameters
@@ -296,7 +304,9 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
                                    record_hops=record_hops)
     lengths = collection.lengths
     if vcs == 1 and compiled_pays(protocol, int(lengths.sum())):
-        return _simulate_compiled(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
+        result = _simulate_compiled(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
+        if result is not None:
+            return result
     spec = fixed_paths_spec(collection, protocol, None, rng)
     if vcs != 1:
         from universal.engine.vcs import classes_of_paths
@@ -325,20 +335,31 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
 
 
 def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
-                       buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult:
-    """:func:`simulate` on the compiled kernel (the ranks drawn as the protocol draws them)."""
+                       buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult | None:
+    """:func:`simulate` on a compiled kernel (the ranks drawn as the protocol draws them), or None
+    (nothing drawn) when the kernel cannot pack the protocol's keys."""
     from universal.engine.compiled import route_static
+    from universal.engine.compiled_dynamic import fits, route_dynamic
 
-    state = protocol.setup(rng, collection.lengths, collection.congestion, collection.dilation)
-    if protocol.release_steps(state) is not None:
+    lengths = collection.lengths
+    dynamic = protocol.dynamic != "static"
+    if dynamic and not fits(protocol, collection, step_limit):
+        return None
+    state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
+    release = protocol.release_steps(state)
+    if release is not None and protocol.dynamic != "on-move":
         raise TypeError(f"{protocol.name}: release steps need keys that change on moves")
-    limit = int(collection.lengths.sum()) if step_limit is None else int(step_limit)
-    if not collection.lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
-        moved = not collection.lengths.any()
-        return RoutingResult(np.where(collection.lengths == 0, 0, -1).astype(np.int64),
+    latest = int(release.max()) if release is not None and len(release) else 0
+    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
+    if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
+        moved = not lengths.any()
+        return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64),
                              "delivered" if moved else "step-limit", 0, 0, 0,
                              hop_steps=np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None,
                              buffer=buffer)
+    if dynamic:
+        return route_dynamic(collection, protocol, state, rng, bandwidth=bandwidth, buffer=buffer, limit=limit,
+                             record_hops=record_hops)
     return route_static(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
                         record_hops=record_hops)
 

@@ -100,6 +100,26 @@ def _scatter_back(values, start, offsets, ids, out):
 
 
 @njit(cache=True, nogil=True)
+def _settle(state, moved, left, went, candidates, bounded, max_buffer):
+    """The end of a step: with bounded buffers the ``moved`` crossings change the buffers' contents
+    now (their room was counted at the start of the step); returns the largest buffer so far."""
+    if bounded:
+        for i in range(moved):
+            state[left[i], 2] -= 1
+            if went[i] >= 0:
+                state[went[i], 2] += 1
+        for i in range(moved):
+            if went[i] >= 0 and state[went[i], 2] > max_buffer:
+                max_buffer = state[went[i], 2]
+    else:
+        # a buffer that ends the step above the maximum so far was above it when last entered
+        for i in range(candidates):
+            if state[went[i], 2] > max_buffer:
+                max_buffer = state[went[i], 2]
+    return max_buffer
+
+
+@njit(cache=True, nogil=True)
 def _run_packed(links, pack, delivery, hop_steps, record, state, bandwidth, room, bounded, limit):
     """The step loop: route the waiting packets of ``pack`` (highest priority first) along the
     flat path array ``links`` laid out by :func:`_lay_out` (whose mark is the last row of
@@ -159,6 +179,7 @@ def _run_packed(links, pack, delivery, hop_steps, record, state, bandwidth, room
             position = pack[w, 1]
             following = links[position + 1]
             final = following == inject
+            # written out: numba's inlining of a function doing this made the loop half as fast
             state[link, 1] += 1
             moved += 1
             if record:
@@ -187,20 +208,7 @@ def _run_packed(links, pack, delivery, hop_steps, record, state, bandwidth, room
         if moved == 0:
             status = DEADLOCK
             break
-        if bounded:
-            # the buffers' room counted at the start of the step: their contents change now
-            for i in range(moved):
-                state[left[i], 2] -= 1
-                if went[i] >= 0:
-                    state[went[i], 2] += 1
-            for i in range(moved):
-                if went[i] >= 0 and state[went[i], 2] > max_buffer:
-                    max_buffer = state[went[i], 2]
-        else:
-            # a buffer that ends the step above the maximum so far was above it when last entered
-            for i in range(candidates):
-                if state[went[i], 2] > max_buffer:
-                    max_buffer = state[went[i], 2]
+        max_buffer = _settle(state, moved, left, went, candidates, bounded, max_buffer)
         count = kept
     return status, step, count, max_buffer, hops
 
@@ -289,20 +297,7 @@ def _run_flat(links, ids, cur, delivery, hop_steps, record, state, bandwidth, ro
         if moved == 0:
             status = DEADLOCK
             break
-        if bounded:
-            # the buffers' room counted at the start of the step: their contents change now
-            for i in range(moved):
-                state[left[i], 2] -= 1
-                if went[i] >= 0:
-                    state[went[i], 2] += 1
-            for i in range(moved):
-                if went[i] >= 0 and state[went[i], 2] > max_buffer:
-                    max_buffer = state[went[i], 2]
-        else:
-            # a buffer that ends the step above the maximum so far was above it when last entered
-            for i in range(candidates):
-                if state[went[i], 2] > max_buffer:
-                    max_buffer = state[went[i], 2]
+        max_buffer = _settle(state, moved, left, went, candidates, bounded, max_buffer)
         count = kept
     return status, step, count, max_buffer, hops
 
@@ -392,25 +387,9 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
     n = len(lengths)
     ids = np.flatnonzero(lengths > 0)
     ids = priority_order(ids, protocol.keys(state, ids, np.zeros(len(ids), np.int64), np.zeros(len(ids), np.int64)))
-    links, offsets = collection.links, collection.offsets
-    # per-link state indexed by edge (half the memory) when no edge is used both ways
-    loads = collection.link_loads
-    shift = 0 if np.logical_and(loads[0::2], loads[1::2]).any() else 1
-    num = collection.network.num_links >> shift
-    # the paths in priority order: a step then reads every waiting packet's next link moving
-    # forward through memory, not at random
-    flat, start = _lay_out(links, offsets, ids, shift, num)
-    congestion = collection.congestion
-    bounded = buffer is not None and buffer < congestion      # b >= C never binds
-    # a buffer never holds more than the C packets that cross its link, and no more than B
-    # packets cross a link in a step; the injection row's occupancy runs negative and may wrap,
-    # which nothing reads
-    state = np.zeros((num + 1, 4 if bounded else 3), dtype=_smallest_type(max(congestion, bandwidth)))
-    delivery = np.where(lengths == 0, 0, -1).astype(np.int64)
-    steps_at = np.full(len(flat) if record_hops else 0, -1, dtype=np.int64)
-    global WARM
-    WARM = True
-    packed = PACKED if PACKED is not None else congestion > collection.dilation
+    flat, start, state, delivery, steps_at, bounded = _set_up(collection, ids, bandwidth, buffer, record_hops)
+    num = len(state) - 1
+    packed = PACKED if PACKED is not None else collection.congestion > collection.dilation
     if packed:
         pack = np.empty((len(ids), 4), dtype=np.int32 if max(len(flat), n) < 2**31 else np.int64)
         pack[:, 0] = ids
@@ -426,14 +405,47 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
                                                           bandwidth, buffer if bounded else 0, bounded, limit)
         waiting, cur = waiting[:count], cur[:count]
     del flat
+    return _result(collection, ids, start, steps_at, delivery, status, step, max_buffer, hops, waiting, cur, buffer)
+
+
+def _set_up(collection: PathCollection, ids: np.ndarray, bandwidth: int, buffer: int | None, record_hops: bool):
+    """What a kernel routes on: the paths of ``ids`` laid out in that order (:func:`_lay_out`,
+    the mark the number of links), the per-link state, the delivery steps (0 for empty paths,
+    else -1), the hop steps' array and whether the buffers bind.
+
+    The per-link state is indexed by edge (half the memory) when no edge is used both ways. A
+    buffer never holds more than the C packets that cross its link, and no more than B packets
+    cross a link in a step, so the state's type is the smallest that holds max(C, B); the
+    injection row's occupancy runs negative and may wrap, which nothing reads.
+    """
+    loads = collection.link_loads
+    shift = 0 if np.logical_and(loads[0::2], loads[1::2]).any() else 1
+    num = collection.network.num_links >> shift
+    flat, start = _lay_out(collection.links, collection.offsets, ids, shift, num)
+    congestion = collection.congestion
+    bounded = buffer is not None and buffer < congestion      # b >= C never binds
+    state = np.zeros((num + 1, 4 if bounded else 3), dtype=_smallest_type(max(congestion, bandwidth)))
+    delivery = np.where(collection.lengths == 0, 0, -1).astype(np.int64)
+    steps_at = np.full(len(flat) if record_hops else 0, -1, dtype=np.int64)
+    global WARM
+    WARM = True
+    return flat, start, state, delivery, steps_at, bounded
+
+
+def _result(collection: PathCollection, ids, start, steps_at, delivery, status, step, max_buffer, hops, waiting, cur,
+            buffer) -> RoutingResult:
+    """The :class:`RoutingResult` of a kernel's run on :func:`_set_up`'s layout; ``waiting`` are
+    the packets still waiting and ``cur`` their positions in the layout."""
+    links, offsets = collection.links, collection.offsets
     status = _STATUS[status]
     hop_steps = blocked = full_links = None
-    if record_hops:
+    if len(steps_at):
         hop_steps = np.full(len(links), -1, dtype=np.int64)
         _scatter_back(steps_at, start, offsets, ids, hop_steps)
     if status == "deadlock":
+        waiting, cur = np.asarray(waiting, dtype=np.int64), np.asarray(cur, dtype=np.int64)
         blocked = np.sort(waiting)
-        start_of = np.empty(n, dtype=np.int64)
+        start_of = np.empty(len(offsets) - 1, dtype=np.int64)
         start_of[ids] = start[:-1]
         full_links = np.unique(links[offsets[waiting] + cur - start_of[waiting]]).astype(np.int64)
     return RoutingResult(delivery=delivery, status=status, steps=int(step), max_buffer=int(max_buffer),
