@@ -54,6 +54,12 @@ COMPILED_MIN_HOPS_COLD = 16_000_000
 #: (:data:`universal.engine.compiled_dynamic.RULES`, named here so that deciding imports no numba).
 DYNAMIC_RULES = ("GrowingRank", "Fifo", "FarthestToGo", "NearestToGo", "RandomDelay", "RandomEachStep")
 
+#: Whether :func:`simulate` routes a static priority (random rank, longest-in-system) below the
+#: kernels' threshold on :mod:`universal.engine.static_numpy` (the same results as the general
+#: numpy engine, :mod:`universal.engine.runs`, at about twice its rate); False: on the general
+#: engine (the tests compare the two).
+STATIC_NUMPY = True
+
 #: Survey protocol -> the open-loop engine's priority that implements it for a batch.
 ADAPTIVE_PROTOCOLS = {"random-rank": "random-rank", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
                       "nearest-to-go": "nearest-to-go", "longest-in-system": "age"}
@@ -235,7 +241,9 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     the same results, when numba is installed (:func:`compiled_pays`): a static priority (random
     rank, longest-in-system) on :mod:`universal.engine.compiled`, keys that change on moves or
     every step (growing rank, FIFO, farthest/nearest to go, random delay, random) on
-    :mod:`universal.engine.compiled_dynamic`. Bufferless protocols (trial-and-failure,
+    :mod:`universal.engine.compiled_dynamic`; below that size a static priority with one
+    virtual channel runs on :mod:`universal.engine.static_numpy`, the general numpy engine's
+    batch case for keys that never change (:data:`STATIC_NUMPY`). Bufferless protocols (trial-and-failure,
     duplication) run in rounds of their own (:func:`universal.engine.bufferless.simulate_bufferless`).
 
     Parameters
@@ -307,6 +315,8 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         result = _simulate_compiled(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
         if result is not None:
             return result
+    if vcs == 1 and STATIC_NUMPY and protocol.dynamic == "static":
+        return _simulate_static_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
     spec = fixed_paths_spec(collection, protocol, None, rng)
     if vcs != 1:
         from universal.engine.vcs import classes_of_paths
@@ -362,6 +372,25 @@ def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Gene
                              record_hops=record_hops)
     return route_static(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
                         record_hops=record_hops)
+
+
+def _simulate_static_numpy(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
+                           buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult:
+    """:func:`simulate` of a static priority on :mod:`universal.engine.static_numpy` (the ranks
+    drawn as the protocol draws them)."""
+    from universal.engine.static_numpy import route_static_numpy
+
+    lengths = collection.lengths
+    state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
+    limit = int(lengths.sum()) if step_limit is None else int(step_limit)
+    if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
+        moved = not lengths.any()
+        return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64),
+                             "delivered" if moved else "step-limit", 0, 0, 0,
+                             hop_steps=np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None,
+                             buffer=buffer)
+    return route_static_numpy(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
+                              record_hops=record_hops)
 
 
 def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.ndarray) -> None:
