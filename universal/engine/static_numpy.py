@@ -66,21 +66,6 @@ def lowest_first(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return ids[order[::-1]]
 
 
-def _lay_out(collection: PathCollection, ids: np.ndarray, shift: int, mark: int):
-    """The paths of ``ids`` one after the other in that order, each link shifted right by
-    ``shift``, a ``mark`` before the first and after every path; where each path starts there;
-    and, per hop, its place in the layout and in the collection's flat link array."""
-    lengths = collection.lengths[ids]
-    before = np.cumsum(lengths) - lengths                 # hops of the paths laid out earlier
-    start = before + np.arange(1, len(ids) + 1)           # a mark before every path
-    hop = np.arange(int(lengths.sum()), dtype=np.int64)
-    place = hop + np.repeat(np.arange(1, len(ids) + 1), lengths)
-    source = hop + np.repeat(collection.offsets[ids] - before, lengths)
-    flat = np.full(len(hop) + len(ids) + 1, mark, dtype=np.int64)
-    flat[place] = collection.links[source] >> shift
-    return flat, start, place, source
-
-
 def _bounded_single(want: np.ndarray, final_at, occupancy: np.ndarray, buffer: int, scratch: np.ndarray,
                     arange: np.ndarray, marks: np.ndarray) -> np.ndarray:
     """Mask of the waiting packets (lowest priority first) that cross when B = 1 and buffers
@@ -188,9 +173,9 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
     loads = collection.link_loads
     shift = 0 if np.logical_and(loads[0::2], loads[1::2]).any() else 1
     num = collection.network.num_links >> shift
-    flat, start, place, source = _lay_out(collection, ids, shift, num)
-    if not record_hops:
-        place = source = None
+    links, offsets = collection.links, collection.offsets
+    is_last = np.zeros(len(links) + 1, dtype=bool)     # calloc'd: only the pages written are touched
+    is_last[offsets[ids + 1] - 1] = True
     # A buffer never holds more than the C packets that cross its link: the smallest type that
     # holds C keeps the occupancy, updated at random places every step, in cache. The injection
     # buffers' entry (the last) runs negative and may wrap; it is zeroed after every update.
@@ -204,11 +189,14 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
     bounded = buffer is not None and buffer < congestion      # b >= C never binds
     marks = np.zeros(num, dtype=bool) if bounded and bandwidth == 1 else None
     delivery = np.where(lengths == 0, 0, -1).astype(np.int64)
-    steps_at = np.full(len(flat), -1, dtype=np.int64) if record_hops else None
+    hop_steps = np.full(len(links), -1, dtype=np.int64) if record_hops else None
     shortest = int(lengths[ids].min())
 
-    cur = start.copy()            # the waiting packets' positions in the layout, increasing
-    want = np.take(flat, cur)     # the link each waits for
+    # The waiting packets, lowest priority first: the place of the next hop in the collection's
+    # flat link array, that link (shifted), and the buffer the packet sits in (num: injection).
+    cur = offsets[ids]
+    want = (np.take(links, cur) >> shift).astype(np.int64)
+    sits = np.full(len(ids), num, dtype=np.int64)
     step = hops = max_buffer = 0
     status = "delivered"
     while len(cur):
@@ -220,7 +208,7 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
             win = winners(want, bandwidth, scratch, arange)
         else:
             def final_at(positions: np.ndarray) -> np.ndarray:
-                return np.take(flat, np.take(cur, positions) + 1) == num
+                return np.take(is_last, np.take(cur, positions))
 
             if bandwidth == 1:
                 win = _bounded_single(want, final_at, occupancy, buffer, scratch, arange, marks)
@@ -233,38 +221,36 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
         position = np.take(cur, at)
         crossed = np.take(want, at)
         if record_hops:
-            steps_at[position] = step
+            hop_steps[position] = step
         hops += len(at)
-        following = position + 1
-        upcoming = np.take(flat, following)
-        np.subtract.at(occupancy, np.take(flat, position - 1), one)
+        np.subtract.at(occupancy, np.take(sits, at), one)
         # no packet is delivered before it has crossed its whole path: skip the test until then
-        any_done = step >= shortest and bool((done := upcoming == num).any())
+        any_done = step >= shortest and bool((done := np.take(is_last, position)).any())
         entered = crossed[~done] if any_done else crossed
         np.add.at(occupancy, entered, one)
         occupancy[num] = 0
         if len(entered):
-            # every buffer reached its current size when last entered
-            max_buffer = max(max_buffer, int(np.take(occupancy, entered).max()))
-        cur[at] = following
-        want[at] = upcoming
+            # Every buffer reached its current size when last entered. A SIMD max over small
+            # integers costs far less per entry than a gather, unless the network dwarfs the movers.
+            if num < 32 * len(entered):
+                max_buffer = max(max_buffer, int(occupancy.max()))
+            else:
+                max_buffer = max(max_buffer, int(np.take(occupancy, entered).max()))
+        cur += win
+        # the last link's successor is another path's link (or the padding): cut off below
+        want[at] = np.take(links, position + 1, mode="clip") >> shift
+        sits[at] = crossed
         if any_done:
-            finished = position[done]
-            delivery[ids[np.searchsorted(start, finished, side="right") - 1]] = step
+            delivery[np.searchsorted(offsets, position[done], side="right") - 1] = step
             keep = np.ones(len(cur), dtype=bool)
             keep[at[done]] = False
             keep = np.flatnonzero(keep)      # an index array: gathers beat boolean compression
-            cur, want = np.take(cur, keep), np.take(want, keep)
+            cur, want, sits = np.take(cur, keep), np.take(want, keep), np.take(sits, keep)
 
-    hop_steps = blocked = full_links = None
-    if record_hops:
-        hop_steps = np.full(len(collection.links), -1, dtype=np.int64)
-        hop_steps[source] = steps_at[place]
+    blocked = full_links = None
     if status == "deadlock":
-        slot = np.searchsorted(start, cur, side="right") - 1
-        waiting = ids[slot]
-        blocked = np.sort(waiting)
-        full_links = np.unique(collection.links[collection.offsets[waiting] + cur - start[slot]]).astype(np.int64)
+        blocked = np.sort(np.searchsorted(offsets, cur, side="right") - 1)
+        full_links = np.unique(np.take(links, cur)).astype(np.int64)
     return RoutingResult(delivery=delivery, status=status, steps=int(step), max_buffer=int(max_buffer),
                          hops=int(hops), hop_steps=hop_steps, buffer=buffer,
                          deadlock_step=int(step) if status == "deadlock" else None, blocked=blocked,
