@@ -199,53 +199,60 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
     sits = np.full(len(ids), num, dtype=np.int64)
     step = hops = max_buffer = 0
     status = "delivered"
+    subtract_at, add_at = np.subtract.at, np.add.at
+    single = not bounded and bandwidth == 1
     while len(cur):
         if step >= limit:
             status = "step-limit"
             break
         step += 1
-        if not bounded:
+        # (array methods rather than numpy's functions: on small batches the calls are the cost)
+        if single:          # winners(), written out
+            ranked = arange[:len(want)]
+            scratch[want] = ranked
+            win = scratch.take(want) == ranked
+        elif not bounded:
             win = winners(want, bandwidth, scratch, arange)
         else:
             def final_at(positions: np.ndarray) -> np.ndarray:
-                return np.take(is_last, np.take(cur, positions))
+                return is_last.take(cur.take(positions))
 
             if bandwidth == 1:
                 win = _bounded_single(want, final_at, occupancy, buffer, scratch, arange, marks)
             else:
                 win = _bounded(want, final_at(arange[:len(want)]), occupancy, bandwidth, buffer, scratch)
-        at = np.flatnonzero(win)
+        at = win.nonzero()[0]
         if not len(at):
             status = "deadlock"
             break
-        position = np.take(cur, at)
-        crossed = np.take(want, at)
+        position = cur.take(at)
+        crossed = want.take(at)
         if record_hops:
             hop_steps[position] = step
         hops += len(at)
-        np.subtract.at(occupancy, np.take(sits, at), one)
+        subtract_at(occupancy, sits.take(at), one)
         # no packet is delivered before it has crossed its whole path: skip the test until then
-        any_done = step >= shortest and bool((done := np.take(is_last, position)).any())
+        any_done = step >= shortest and bool((done := is_last.take(position)).any())
         entered = crossed[~done] if any_done else crossed
-        np.add.at(occupancy, entered, one)
+        add_at(occupancy, entered, one)
         occupancy[num] = 0
         if len(entered):
             # Every buffer reached its current size when last entered. A SIMD max over small
             # integers costs far less per entry than a gather, unless the network dwarfs the movers.
-            if num < 32 * len(entered):
-                max_buffer = max(max_buffer, int(occupancy.max()))
-            else:
-                max_buffer = max(max_buffer, int(np.take(occupancy, entered).max()))
+            top = occupancy.max() if num < 32 * len(entered) else occupancy.take(entered).max()
+            if top > max_buffer:
+                max_buffer = int(top)
         cur += win
-        # the last link's successor is another path's link (or the padding): cut off below
-        want[at] = np.take(links, position + 1, mode="clip") >> shift
+        # the last link's successor is another path's link (or past the end): cut off below
+        upcoming = links.take(position + 1, mode="clip")
+        want[at] = upcoming >> shift if shift else upcoming
         sits[at] = crossed
         if any_done:
-            delivery[np.searchsorted(offsets, position[done], side="right") - 1] = step
+            delivery[offsets.searchsorted(position[done], side="right") - 1] = step
             keep = np.ones(len(cur), dtype=bool)
             keep[at[done]] = False
-            keep = np.flatnonzero(keep)      # an index array: gathers beat boolean compression
-            cur, want, sits = np.take(cur, keep), np.take(want, keep), np.take(sits, keep)
+            keep = keep.nonzero()[0]      # an index array: gathers beat boolean compression
+            cur, want, sits = cur.take(keep), want.take(keep), sits.take(keep)
 
     blocked = full_links = None
     if status == "deadlock":
