@@ -192,8 +192,10 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
     hop_steps = np.full(len(links), -1, dtype=np.int64) if record_hops else None
     shortest = int(lengths[ids].min())
 
-    # The waiting packets, lowest priority first: the place of the next hop in the collection's
-    # flat link array, that link (shifted), and the buffer the packet sits in (num: injection).
+    # The waiting packets, lowest priority first: their ids, the place of the next hop in the
+    # collection's flat link array, that link (shifted), and the buffer the packet sits in (num:
+    # the injection buffers).
+    waiting = ids
     cur = offsets[ids]
     want = (np.take(links, cur) >> shift).astype(np.int64)
     sits = np.full(len(ids), num, dtype=np.int64)
@@ -248,15 +250,16 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
         want[at] = upcoming >> shift if shift else upcoming
         sits[at] = crossed
         if any_done:
-            delivery[offsets.searchsorted(position[done], side="right") - 1] = step
+            finished = at[done]
+            delivery[waiting.take(finished)] = step
             keep = np.ones(len(cur), dtype=bool)
-            keep[at[done]] = False
+            keep[finished] = False
             keep = keep.nonzero()[0]      # an index array: gathers beat boolean compression
-            cur, want, sits = cur.take(keep), want.take(keep), sits.take(keep)
+            cur, want, sits, waiting = cur.take(keep), want.take(keep), sits.take(keep), waiting.take(keep)
 
     blocked = full_links = None
     if status == "deadlock":
-        blocked = np.sort(np.searchsorted(offsets, cur, side="right") - 1)
+        blocked = np.sort(waiting)
         full_links = np.unique(np.take(links, cur)).astype(np.int64)
     return RoutingResult(delivery=delivery, status=status, steps=int(step), max_buffer=int(max_buffer),
                          hops=int(hops), hop_steps=hop_steps, buffer=buffer,
