@@ -5,14 +5,15 @@ rank or longest-in-system, below the compiled kernels' threshold (SPEC §2; Meye
 This is the vectorised twin of :func:`universal.engine.compiled.route_static` (the same rules,
 the same results): a static priority never changes while a packet travels, so the packets are
 sorted once and the waiting ones stay in that order for the whole run, here lowest priority
-first. The paths are laid out one after the other in that order, each followed by a mark (the
-number of links, which also stands for the injection buffers), so that a waiting packet is
-just its position in the layout: its next link is there, the buffer it sits in just before it,
-and a mark just after it says that the crossing delivers it. The waiting packets' positions
-therefore stay increasing, and every gather from the layout runs forward through memory.
+first. A waiting packet is four entries of four arrays in that order: its id, the place of its
+next hop in the collection's flat link array, that link, and the buffer it sits in; a step
+reads and writes them at the movers' places (increasing, so through memory in order) and reads
+the path array once per mover, for the next link. Unlike the kernel, the paths are not laid out
+again in priority order: in numpy, building that copy cost as much as routing on it saved.
 
 A step is one set of vectorised operations over the waiting packets (as the retired batch
-engine did): one scatter of positions into a per-link scratch array leaves there the last,
+engine, ``universal/engine/fast.py`` until commit 96407e7, did for static keys, one array
+indirection less): one scatter of positions into a per-link scratch array leaves there the last,
 i.e. highest-priority, contender of every link (:func:`universal.engine.contention.winners`),
 and one gather tells each packet whether it won; with bounded buffers the free places are read
 for the links that entering packets want only. Nothing per link of the network is cleared or
