@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine.contention import last_per_link, winners, winners_at
+from universal.engine.contention import _KEEPS_LAST, last_per_link, winners, winners_at
 from universal.engine.result import RoutingResult
 from universal.paths import PathCollection
 
@@ -78,20 +78,25 @@ def _bounded_single(want: np.ndarray, final_at, occupancy: np.ndarray, buffer: i
     ``final_at(positions)`` says which of the waiting packets cross their last link; ``marks``
     is a per-link boolean scratch array, all False, left all False.
     """
-    win = last_per_link(want, arange[:len(want)], scratch)
-    top = np.flatnonzero(win)
-    link = np.take(want, top)
-    blocked = ~final_at(top) & (np.take(occupancy, link) >= buffer)
+    ranked = arange[:len(want)]
+    if _KEEPS_LAST:                         # last_per_link(), written out
+        scratch[want] = ranked
+        win = scratch.take(want) == ranked
+    else:  # pragma: no cover - not seen with numpy 1.x or 2.x
+        win = last_per_link(want, ranked, scratch)
+    top = win.nonzero()[0]
+    link = want.take(top)
+    blocked = ~final_at(top) & (occupancy.take(link) >= buffer)
     if not blocked.any():
         return win
     win[top[blocked]] = False
     full = link[blocked]
     marks[full] = True
-    waiting = np.flatnonzero(np.take(marks, want))   # every contender of a full link (increasing)
+    waiting = marks.take(want).nonzero()[0]   # every contender of a full link (increasing)
     marks[full] = False
     delivered = waiting[final_at(waiting)]
     if len(delivered):
-        win[delivered[last_per_link(np.take(want, delivered), delivered, scratch)]] = True
+        win[delivered[last_per_link(want.take(delivered), delivered, scratch)]] = True
     return win
 
 
@@ -203,7 +208,7 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
     step = hops = max_buffer = 0
     status = "delivered"
     subtract_at, add_at = np.subtract.at, np.add.at
-    single = not bounded and bandwidth == 1
+    single = not bounded and bandwidth == 1 and _KEEPS_LAST
     while len(cur):
         if step >= limit:
             status = "step-limit"
