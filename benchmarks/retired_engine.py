@@ -1,0 +1,147 @@
+"""The one engine's batch front end against the retired vectorised batch engine, in the same rounds.
+
+Usage::
+
+    python benchmarks/retired_engine.py                  # BF(8) .. BF(14), h = 1, 4, every buffered protocol
+    python benchmarks/retired_engine.py --d 14 --h 4 --repeat 5
+
+The retired engine (``universal/engine/fast.py``, deleted after commit 96407e7, issue 23) is
+loaded from git (``git show 96407e7:universal/engine/fast.py``) into a temporary module that
+imports against the current package, and timed beside :func:`universal.engine.simulate` on the
+same paths and seeds, every protocol of one instance in the same round, round after round
+(``--repeat``), each keeping its best CPU time (``time.process_time``). Both must give the
+same delivery steps, status, steps, largest buffer and hop count (checked on every run).
+
+Printed per instance: the rates in millions of packet-hops per second of the retired engine
+(``old``) and of the one engine (``one``), then each engine's ratios to its own unbounded random
+rank, and the issue's acceptance: random rank's absolute rate no lower than the old engine's in
+the same run (``rr one/old``), and every protocol's rate relative to random rank no lower than
+the old engine's (``ratios``). In a fresh process these instances run below the compiled
+kernels' threshold, so the one engine runs in numpy (:mod:`universal.engine.static_numpy` for
+random rank and longest-in-system, :mod:`universal.engine.runs` for the others).
+
+References
+----------
+Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §2.1 and §4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))         # run from a checkout: the repository's package comes first
+
+from universal.engine import simulate  # noqa: E402
+from universal.networks import butterfly  # noqa: E402
+from universal.paths import route_paths  # noqa: E402
+from universal.workloads import build_problem  # noqa: E402
+
+#: The last commit with the retired engine.
+RETIRED = "96407e7"
+
+#: (column, protocol, buffer): unbounded random rank first, since the ratios divide by it.
+SETTINGS = [
+    ("rr", "random-rank", None),
+    ("rr b=2", "random-rank", 2),
+    ("grow", "growing-rank", None),
+    ("fifo", "fifo", None),
+    ("ftg", "farthest-to-go", None),
+    ("ntg", "nearest-to-go", None),
+    ("lis", "longest-in-system", None),
+    ("random", "random", None),
+]
+
+
+def retired_engine() -> types.ModuleType:
+    """The retired batch engine's module, from git, imported against the current package."""
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{RETIRED}:universal/engine/fast.py"],
+                            check=True, capture_output=True, text=True).stdout
+    module = types.ModuleType("universal.engine._retired_fast")
+    module.__file__ = f"{RETIRED}:universal/engine/fast.py"
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def instance(d: int, h: int, seed: int = 0):
+    """Valiant paths of an h-relation on BF(d), as ``benchmarks/engine.py`` builds them."""
+    net = butterfly(d)
+    problem = build_problem(f"h-relation:h={h}", net, np.random.default_rng(seed))
+    paths = route_paths("valiant", problem, net, np.random.default_rng(seed + 1))
+    paths.congestion  # the link loads are part of choosing paths, not of the engine
+    return paths
+
+
+def same(a, b) -> bool:
+    return (np.array_equal(a.delivery, b.delivery) and (a.status, a.steps, a.max_buffer, a.hops) ==
+            (b.status, b.steps, b.max_buffer, b.hops))
+
+
+def time_both(paths, engines: dict, repeat: int, seed: int = 2) -> dict:
+    """Best seconds per hop of every (engine, column), all interleaved round by round."""
+    best: dict = {}
+    for _ in range(repeat):
+        for column, protocol, buffer in SETTINGS:
+            results = {}
+            for which, engine in engines.items():
+                start = time.process_time()
+                result = engine(paths, protocol, np.random.default_rng(seed), buffer=buffer)
+                seconds = (time.process_time() - start) / max(result.hops, 1)
+                best[which, column] = min(best.get((which, column), float("inf")), seconds)
+                results[which] = result
+            if not same(results["old"], results["one"]):
+                raise SystemExit(f"error: the engines disagree on {column}")
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--d", type=int, nargs="*", default=[8, 10, 12, 14])
+    parser.add_argument("--h", type=int, nargs="*", default=[1, 4])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    engines = {"old": retired_engine().simulate, "one": simulate}
+    warm = instance(4, 1)              # imports and first calls, not timed
+    for engine in engines.values():
+        for _, protocol, buffer in SETTINGS:
+            engine(warm, protocol, np.random.default_rng(0), buffer=buffer)
+
+    print(f"cores: {os.cpu_count()}  python {platform.python_version()}  numpy {np.__version__}  "
+          f"machine {platform.machine()}")
+    print(f"Mhops/s (best of {args.repeat} rounds), then each engine's ratio to its own rr in the same rounds")
+    head = f"{'d':>3} {'h':>2} {'hops':>10} {'':>6}"
+    print(head + " " + " ".join(f"{c:>6}" for c, _, _ in SETTINGS) + "  rr one/old  ratios")
+    verdicts = []
+    for d in args.d:
+        for h in args.h:
+            paths = instance(d, h)
+            best = time_both(paths, engines, args.repeat)
+            hops = int(paths.lengths.sum())
+            rate = {key: 1 / seconds / 1e6 for key, seconds in best.items()}
+            ratio = {(w, c): best[w, "rr"] / best[w, c] for w, c in best}
+            absolute = rate["one", "rr"] >= rate["old", "rr"]
+            relative = [c for c, _, _ in SETTINGS if ratio["one", c] < ratio["old", c]]
+            verdicts.append(absolute and not relative)
+            for which, label in (("old", f"{d:>3} {h:>2} {hops:>10,} {'old':>6}"), ("one", f"{'one':>{len(head)}}")):
+                print(label + " " + " ".join(f"{rate[which, c]:>6.1f}" for c, _, _ in SETTINGS))
+            for which in ("old", "one"):
+                line = f"{which + ' ratio':>{len(head)}} " + " ".join(f"{ratio[which, c]:>6.2f}" for c, _, _ in SETTINGS)
+                if which == "one":
+                    line += (f"  {rate['one', 'rr'] / rate['old', 'rr']:>6.2f} {'yes' if absolute else 'no':>3}  "
+                             + ("yes" if not relative else "no: " + ", ".join(relative)))
+                print(line)
+    print("acceptance (rr no slower than the old engine, every ratio to rr no lower):",
+          "yes" if all(verdicts) else f"no ({verdicts.count(False)} of {len(verdicts)} instances fail)")
+
+
+if __name__ == "__main__":
+    main()
