@@ -17,8 +17,8 @@ traced) of choosing the paths and routing them with random rank, per packet-hop.
 
 The engine is the one engine's batch front end (:func:`universal.engine.simulate`): in numpy
 below the compiled kernels' threshold in a fresh process (these instances), as a ``route`` of
-the same size runs. (``--one`` timed it beside the retired vectorised batch engine; run it at
-commit 96407e7, where both still exist.)
+the same size runs. ``benchmarks/retired_engine.py`` times it beside the retired vectorised
+batch engine (loaded from git at commit 96407e7) in the same rounds.
 
 Engine time includes the engine's own set-up (ranks, sorting) but not the choice of paths,
 which is timed separately (``paths s``). Runs on one core (numpy does not thread here).

@@ -171,7 +171,6 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
     Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §2.1 and §4.1.
     """
     lengths = collection.lengths
-    n = len(lengths)
     ids = np.flatnonzero(lengths > 0)
     zeros = np.zeros(len(ids), np.int64)
     ids = lowest_first(ids, protocol.keys(state, ids, zeros, zeros))
@@ -180,7 +179,7 @@ def route_static_numpy(collection: PathCollection, protocol, state, *, bandwidth
     shift = 0 if np.logical_and(loads[0::2], loads[1::2]).any() else 1
     num = collection.network.num_links >> shift
     links, offsets = collection.links, collection.offsets
-    is_last = np.zeros(len(links) + 1, dtype=bool)     # calloc'd: only the pages written are touched
+    is_last = np.zeros(len(links) + 1, dtype=bool)     # whether a place is its path's last hop
     is_last[offsets[ids + 1] - 1] = True
     # A buffer never holds more than the C packets that cross its link: the smallest type that
     # holds C keeps the occupancy, updated at random places every step, in cache. The injection
