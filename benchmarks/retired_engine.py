@@ -134,7 +134,8 @@ def main() -> None:
             for which, label in (("old", f"{d:>3} {h:>2} {hops:>10,} {'old':>6}"), ("one", f"{'one':>{len(head)}}")):
                 print(label + " " + " ".join(f"{rate[which, c]:>6.1f}" for c, _, _ in SETTINGS))
             for which in ("old", "one"):
-                line = f"{which + ' ratio':>{len(head)}} " + " ".join(f"{ratio[which, c]:>6.2f}" for c, _, _ in SETTINGS)
+                cells = " ".join(f"{ratio[which, c]:>6.2f}" for c, _, _ in SETTINGS)
+                line = f"{which + ' ratio':>{len(head)}} {cells}"
                 if which == "one":
                     line += (f"  {rate['one', 'rr'] / rate['old', 'rr']:>6.2f} {'yes' if absolute else 'no':>3}  "
                              + ("yes" if not relative else "no: " + ", ".join(relative)))
