@@ -48,7 +48,7 @@ from universal.engine.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.engine.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
                                         PERIOD, latency_summary, regression_slope,
                                         slope_standard_error, stability_verdict)
-from universal.engine.adaptive import decide as adaptive_decide
+from universal.engine.adaptive import decide as adaptive_decide, decide_star
 from universal.engine.priorities import BATCH_RULES, PRIORITIES, RANK_RANGE, RANKED, check_priority, rank_span
 
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
@@ -173,6 +173,8 @@ class _Batch:
             f["prev"] = (np.int64,)
         if self.vc is not None:
             f["vc"] = (np.int8,)                # the class of the hop the packet waits to make
+            if self.adaptive:
+                f["wrapped"] = (np.int64,)      # *-channels: bit i, dimension i's wrap-around crossed
         if self.priority in ("fifo", "protocol"):
             f["arrived"] = (np.int64,)
         if self.priority in RANKED:
@@ -378,7 +380,7 @@ class _Batch:
                 self._draw(t)
             self._inject(t)
             if self.adaptive:
-                adaptive_decide(self, t)
+                (adaptive_decide if self.vc is None else decide_star)(self, t)
             if self.holding:
                 self._release(t)
             self._move(t)
@@ -448,6 +450,8 @@ class _Batch:
             from universal.engine.vcs import first_class
 
             a["vc"][lo_:hi_] = first_class(self.vc_wrap[a["want"][lo_:hi_]], self.vc.ring)
+            if self.adaptive:           # an adaptive packet's class is chosen with its link, every step
+                a["wrapped"][lo_:hi_] = 0
         if self.priority in ("fifo", "protocol"):
             a["arrived"][lo_:hi_] = t
         if self.release is not None:
@@ -719,8 +723,13 @@ class _Batch:
 
         a = self.a
         cls = a["vc"][movers]
-        nxt = a["want"][movers]
-        a["vc"][movers] = next_class(cls, self.vc_type[crossed], self.vc_type[nxt], self.vc_wrap[nxt], self.vc.ring)
+        if self.adaptive:           # adaptive packets choose their next class with their next link
+            obl = a["kind"][movers] == 0
+            m, c, x = movers[obl], cls[obl], crossed[obl]
+        else:
+            m, c, x = movers, cls, crossed
+        nxt = a["want"][m]
+        a["vc"][m] = next_class(c, self.vc_type[x], self.vc_type[nxt], self.vc_wrap[nxt], self.vc.ring)
         return cls.astype(np.int64) * self.links_span + crossed
 
     def _bounded(self, want: np.ndarray, order: np.ndarray | None) -> np.ndarray:

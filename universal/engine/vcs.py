@@ -48,7 +48,7 @@ from universal.errors import UserError
 from universal.networks import Network
 
 __all__ = ["ChannelGeometry", "VCPlan", "channel_geometry", "classes_needed", "first_class", "next_class",
-           "path_classes", "plan_vcs", "MAX_VCS"]
+           "path_classes", "plan_vcs", "star_class", "star_classes", "MAX_VCS"]
 
 #: The most virtual channels per link accepted (the per-class buffers are allocated per link).
 MAX_VCS = 64
@@ -267,16 +267,55 @@ def classes_needed(router) -> int | None:
 @dataclass(frozen=True)
 class VCPlan:
     """The VC classes of a run: ``classes`` (G), the VCs per class and the places per class buffer
-    (``capacity``: VCs of the class times b), and the links' channel geometry."""
+    (``capacity``: VCs of the class times b), and the links' channel geometry. ``scheme`` is
+    ``dateline`` (classes fixed along an oblivious route) or ``star`` (GOAL's *-channels, chosen
+    hop by hop by an adaptive packet; ``phases`` is 2 for UGAL, 1 otherwise)."""
 
     vcs: int
     classes: int
     capacity: np.ndarray
     geometry: ChannelGeometry
+    scheme: str = "dateline"
+    phases: int = 1
 
     @property
     def ring(self) -> bool:
         return self.geometry.ring
+
+    @property
+    def per_phase(self) -> int:
+        """Classes per phase of the star scheme: *_0, *_1 and non-* on a ring; *, non-* without."""
+        return 3 if self.ring else 2
+
+
+def star_classes(ring: bool, phases: int) -> int:
+    """The VC classes GOAL's *-channels need (:func:`star_class`): per phase two escape classes
+    and one adaptive class on a torus (k > 2), one escape class and one adaptive class on a mesh
+    or hypercube (no wrap-around to break).
+
+    Examples
+    --------
+    >>> star_classes(True, 1), star_classes(True, 2), star_classes(False, 1)
+    (3, 6, 2)
+    """
+    return (3 if ring else 2) * phases
+
+
+def star_class(escape: np.ndarray, wrapped: np.ndarray, phase: np.ndarray, ring: bool) -> np.ndarray:
+    """The class of an adaptive hop under GOAL's *-channels (vectorised).
+
+    Per phase the classes are ``*_0, *_1, non-*`` on a torus (``*, non-*`` without wrap-around),
+    numbered ``per_phase * phase + (wrapped if escape else per_phase - 1)``: an escape hop takes
+    ``*_1`` when the packet has crossed (or is crossing) the wrap-around of the hop's dimension.
+
+    Examples
+    --------
+    >>> star_class(np.array([True, True, False]), np.array([False, True, True]), np.array([0, 1, 0]), True).tolist()
+    [0, 4, 2]
+    """
+    per = 3 if ring else 2
+    low = wrapped.astype(np.int64) if ring else np.zeros(len(escape), dtype=np.int64)
+    return (per * phase + np.where(escape, low, per - 1)).astype(np.int8)
 
 
 def class_capacity(vcs: int, classes: int, buffer: int | None) -> np.ndarray:
@@ -321,9 +360,21 @@ def plan_vcs(router, vcs: int, buffer: int | None, needed: int | None = None) ->
         return None
     network = router.network
     geometry = channel_geometry(network)
-    if router.adaptive or router.kind == "ugal-paths":
-        raise UserError(f"virtual channel classes for {router.name} (GOAL's *-channels for adaptive routing) "
-                        "are not available yet; run it with --vcs 1")
+    if router.kind in ("splitter", "ugal-paths"):
+        raise UserError(f"virtual channel classes for {router.name} are not available (the *-channels are defined "
+                        "for min-adaptive, goal and ugal on tori, meshes and hypercubes); run it with --vcs 1")
+    if router.adaptive:
+        if geometry is None:
+            raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on "
+                            f"{network.name}; use --vcs 1")
+        phases = 2 if router.kind == "ugal" else 1
+        needed = star_classes(geometry.ring, phases)
+        if needed > vcs:
+            what = "two *-channels and one non-* channel" if geometry.ring else "one *-channel and one non-* channel"
+            per = f"{what} per phase, 2 phases" if phases == 2 else what
+            raise UserError(f"{router.name} needs {needed} virtual channels per link on {network.name} to be "
+                            f"deadlock-free (GOAL's *-channels: {per}); --vcs {vcs} is too few")
+        return VCPlan(vcs, needed, class_capacity(vcs, needed, buffer), geometry, "star", phases)
     if geometry is None:
         raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on {network.name}; "
                         "use --vcs 1")
