@@ -10,6 +10,12 @@ other's choices. The candidate with the smallest count wins; among ``c`` tied ca
 ``floor(u * c)``-th, with ``u`` the packet's tie number for this decision
 (:func:`universal.engine.routes.tie_uniform` of its tie seed and its hop count).
 
+With virtual channels and bounded buffers (GOAL's *-channels, :mod:`universal.engine.vcs`) a
+packet chooses a link *and* the VC class to enter on it (:func:`decide_star`), preferring an
+option whose class buffer has room, then the link with the fewest other packets waiting for it,
+then the non-* class; it is not committed: in every step in which the class buffer it chose is
+full it chooses again, so it falls back to its escape class whenever the adaptive one is full.
+
 The multibutterfly's splitter rule orders its allowed edges by count, then by the row they
 reach, and the packets of one node bound for one output set that decide in the same step take
 them in turn, in packet-id order (deterministic: no tie numbers).
@@ -132,10 +138,11 @@ _ROOMLESS = np.int64(1) << 34
 
 
 def decide_star(batch, t: int) -> None:
-    """GOAL's *-channels (a batch with virtual channels and bounded buffers): every adaptive
-    packet waiting at a node chooses its next hop afresh in every step, a link and the VC class
-    to enter on it (:func:`universal.engine.vcs.star_class`), as the module docstring of
-    :mod:`universal.engine.vcs` states the rule.
+    """GOAL's *-channels (a batch with virtual channels and bounded buffers): an adaptive packet
+    waiting at a node chooses its next hop, a link and the VC class to enter on it
+    (:func:`universal.engine.vcs.star_class`), when it arrives (or is created), and chooses
+    again in every step in which the class buffer it chose is full at the start of the step, as
+    the module docstring of :mod:`universal.engine.vcs` states the rule.
 
     The options, in this order: the non-* class on every allowed link (increasing link id; GOAL:
     increasing dimension), then the * class on every allowed link of the lowest dimension still
@@ -151,6 +158,18 @@ def decide_star(batch, t: int) -> None:
         return
     tabs = _tables(batch)
     q, plan, span = batch.waiting, batch.vc, batch.links_span
+    # a packet keeps its choice while the class buffer it chose has room (or it is its last hop)
+    old = a["want"][idx]
+    chose = np.flatnonzero(old >= 0)
+    if len(chose):
+        w, r_ = old[chose], a["run"][idx[chose]]
+        last = (tabs["head"][w - r_ * batch.L] == a["dst"][idx[chose]]) & (a["target"][idx[chose]] == a["dst"][idx[chose]])
+        c = a["vc"][idx[chose]].astype(np.int64)
+        keep = np.zeros(len(idx), dtype=bool)
+        keep[chose] = last | (batch.occupancy[c * span + w] < batch.vc_cap[r_, c])
+        idx = idx[~keep]
+        if not len(idx):
+            return
     run, kind = a["run"][idx], a["kind"][idx]
     base = run * batch.L
     first = (kind == 3) & (a["via"][idx] >= 0)

@@ -8,8 +8,10 @@ oblivious or adaptive routing, the open-loop priorities) differ in where packets
 steps are numbered and what is recorded; the step itself is this module's, for both:
 
 1. every adaptive packet that has no next link yet chooses one from the packets waiting for
-   each link at the start of the step (:meth:`ReferenceCore.decide`); a UGAL-L/G packet takes
-   one of its two candidate paths as it joins (:meth:`ReferenceCore.choose_path`);
+   each link at the start of the step (:meth:`ReferenceCore.decide`); with GOAL's *-channels
+   it chooses a link and a VC class, and chooses again whenever that class buffer is full
+   (:meth:`ReferenceCore._decide_star`); a UGAL-L/G packet takes one of its two candidate
+   paths as it joins (:meth:`ReferenceCore.choose_path`);
 2. every link sorts the packets that want it by the contention rule's key, the smallest first,
    and lets the first B cross; with link buffers of b packets, a packet that would enter the
    link's buffer crosses only while fewer than the room counted at the start of the step have
@@ -210,9 +212,11 @@ class ReferenceCore:
 
     def decide(self, waiting: list[RefPacket], counts: dict) -> None:
         """Every adaptive packet without a next link chooses one (see the module docstring);
-        with GOAL's *-channels every adaptive packet chooses afresh (:meth:`_decide_star`)."""
+        with GOAL's *-channels also every one whose chosen class buffer is full (:meth:`_decide_star`)."""
         if self.star:
-            for p in [p for p in waiting if p.path is None]:
+            # a packet keeps its choice while that class buffer has room (or it is its last hop)
+            again = [p for p in waiting if p.path is None and (p.want is None or not self._room(p, p.want, p.vc))]
+            for p in again:
                 self._decide_star(p, counts)
             return
         undecided = [p for p in waiting if p.want is None]
@@ -243,6 +247,12 @@ class ReferenceCore:
                 p.target = p.via
             p.via = -1
         p.want = self._choose(self.productive(p.node, p.target), counts, p)
+
+    def _room(self, p: RefPacket, e: int, c: int) -> bool:
+        """Whether ``p`` may cross ``e`` into class ``c``: the class buffer had room at the start
+        of the step, or the hop delivers ``p`` (no buffer to enter)."""
+        last = self.head[e] == p.dst and p.target == p.dst
+        return last or self.occupancy[(e, c)] < int(self.plan.capacity[c])
 
     def _decide_star(self, p: RefPacket, counts: dict) -> None:
         """GOAL's *-channels, one packet: its options are (link, class) pairs, the non-* class on
@@ -275,9 +285,7 @@ class ReferenceCore:
 
         def cost(option) -> tuple:
             e, c, star = option
-            last = self.head[e] == p.dst and p.target == p.dst
-            room = last or self.occupancy[(e, c)] < int(plan.capacity[c])
-            return (not room, counts.get(e, 0) - (p.want == e), star)
+            return (not self._room(p, e, c), counts.get(e, 0) - (p.want == e), star)
 
         best = min(cost(o) for o in options)
         tied = [o for o in options if cost(o) == best]

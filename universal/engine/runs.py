@@ -10,7 +10,9 @@ The model, step ``t = 0, 1, ...``:
    every packet and as the load analysis counts it. An adaptive packet that has just been
    created or has just arrived at a node picks its next link now, from the allowed links, the
    one with the fewest packets waiting for it at the start of the step (see
-   :mod:`universal.engine.routes`).
+   :mod:`universal.engine.routes`). With virtual channels (GOAL's *-channels) it chooses a link
+   and a VC class, and chooses again in every step in which that class buffer is full
+   (:func:`universal.engine.adaptive.decide_star`).
 2. Every link forwards up to B of the packets waiting for it, highest priority first: ``age``
    (the oldest; packet ids follow creation order, so ties go to the lower id) or another rule
    of :mod:`universal.engine.priorities` (``fifo``, ``random-rank``, ``growing-rank``,

@@ -31,6 +31,34 @@ Valiant's algorithm two (4, "two subnetworks of two VCs"); routings that correct
 random orders need more (counted exactly by :func:`classes_needed`; this scheme stands in for
 the Linder-Harden scheme the paper uses for RLB).
 
+GOAL's *-channels for the adaptive routings (``min-adaptive``, ``goal``, ``ugal``; the paper's
+§4.1, extending the *-channels of Gravano, Pifarré, Berman and Sanz, "Adaptive deadlock- and
+livelock-free routing with all minimal paths in torus networks", 1994). On a torus every
+link has three classes: two escape classes ``*_0`` and ``*_1`` and one fully adaptive class
+``non-*`` (``star_class``; a mesh or hypercube, with no wrap-around, needs one escape class: two
+classes). A packet waiting at a node may take:
+
+* the non-* class on any of its allowed links (MIN AD: every minimal direction; GOAL: the
+  dimensions of its quadrant still to correct), or
+* a * class on an allowed link of the *lowest* dimension still to correct - ``*_1`` if the
+  packet has crossed that dimension's wrap-around (or this hop crosses it), else ``*_0``.
+
+The escape hops alone are dimension-order routing in the packet's remaining quadrant with
+dateline classes, and every dependency a packet can create from an escape channel to the next
+escape channel it may request (directly, or after any non-* hops: Duato's extended dependency
+graph) rises in the order (dimension, wrap bit, position from the dateline), since the lowest
+dimension to correct never goes down, a packet never turns round within a dimension, and a
+dimension is at most k - 1 hops long, so crosses its wrap-around once at most. That graph is
+acyclic (the tests build it from every route), and a packet always has an escape option, so
+with the choice below no set of packets can deadlock: the highest full escape buffer would hold
+a packet whose escape option is a higher, full escape buffer. For this the choice must stay free:
+the packet chooses an option when it arrives, one whose class buffer has room (at the start of
+the step, the credit rule) whenever one does, and chooses again in every step in which the
+class buffer it chose is full (:func:`universal.engine.adaptive.decide_star`), so it is never
+left waiting for a full buffer while another of its options has room. UGAL's two phases (to the intermediate,
+then to the destination) each route minimally adaptively, so each has its own three classes
+(six in all; phase 2's above phase 1's in the order, and the wrap bits start afresh).
+
 >>> from universal.networks import build_network
 >>> net = build_network("torus:k=4,n=1")
 >>> geo = channel_geometry(net)
