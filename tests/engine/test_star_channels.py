@@ -23,10 +23,12 @@ def _escape_graph(net_name: str, routing: str, wrap_classes: bool = True) -> nx.
     """Duato's extended dependency graph of the * classes, over every route the routing can take.
 
     A packet's state is its node, its destination, its remaining hops per dimension and
-    direction (GOAL: the quadrant drawn at creation; MIN AD: every minimal direction) and the
-    dimensions whose wrap-around it has crossed. Its escape channels in a state are (link,
-    class) for the allowed links of the lowest dimension still to correct, class *_1 once the
-    wrap-around of that dimension is crossed (or crossed by the hop), else *_0. A packet holding
+    direction (GOAL: the quadrant drawn at creation; MIN AD: every minimal direction), the
+    dimensions whose wrap-around it has crossed and (UGAL) its target: the intermediate node in
+    phase 0, the destination in phase 1, where the wrap bits start afresh. Its escape channels
+    in a state are (link, class) for the allowed links of the lowest dimension still to correct,
+    class *_1 once the wrap-around of that dimension is crossed (or crossed by the hop), else
+    *_0 (UGAL: three classes per phase). A packet holding
     escape channel c may next request any escape channel of any state it can reach after
     crossing c, by any allowed hops (direct and indirect dependencies): those are the edges.
     With ``wrap_classes=False`` every escape hop takes one class (the check can fail).
@@ -44,25 +46,28 @@ def _escape_graph(net_name: str, routing: str, wrap_classes: bool = True) -> nx.
         return (v // k ** i) % k
 
     def allowed(state):
-        node, dst, legs, _ = state
+        node, dst, legs, _, target = state
         if routing == "goal":
             return [int(dl[node, i, 0 if s > 0 else 1]) for i, (s, r) in enumerate(legs) if r > 0]
-        return [int(e) for e in router.productive[node, dst] if e >= 0]
+        return [int(e) for e in router.productive[node, target] if e >= 0]
 
     def move(state, e):
-        node, dst, legs, wrapped = state
+        node, dst, legs, wrapped, target = state
         if routing == "goal":
             i = dim_of[e]
             legs = tuple((s, r - (j == i)) for j, (s, r) in enumerate(legs))
-        return (head[e], dst, legs, wrapped | (wraps[e] << dim_of[e]))
+        wrapped |= wraps[e] << dim_of[e]
+        if head[e] == target != dst:            # UGAL: the second phase
+            target, wrapped = dst, 0
+        return (head[e], dst, legs, wrapped, target)
 
     def escapes(state):
         links = allowed(state)
         if not links:
             return frozenset()
         low = min(dim_of[e] for e in links)
-        wrapped = state[3]
-        return frozenset((e, int(bool(wrapped >> low & 1) or wraps[e]) if wrap_classes else 0)
+        wrapped, phase = state[3], int(state[4] == state[1] and routing == "ugal")
+        return frozenset((e, 3 * phase + (int(bool(wrapped >> low & 1) or wraps[e]) if wrap_classes else 0))
                          for e in links if dim_of[e] == low)
 
     @lru_cache(maxsize=None)
@@ -93,14 +98,17 @@ def _escape_graph(net_name: str, routing: str, wrap_classes: bool = True) -> nx.
                     ways = [(1, x), (-1, (k - x) % k)] if x else [(1, 0)]
                     quads = [q + [w] for q in quads for w in ways]
                 for legs in quads:
-                    visit((s, d, tuple(legs), 0))
+                    visit((s, d, tuple(legs), 0, d))
+            elif routing == "ugal":          # minimal, or through any intermediate node
+                for via in range(net.num_nodes):
+                    visit((s, d, (), 0, d if via in (s, d) else via))
             else:
-                visit((s, d, (), 0))
+                visit((s, d, (), 0, d))
     return graph
 
 
 @pytest.mark.parametrize("net_name,routing", [("torus:k=4,n=2", "min-adaptive"), ("torus:k=5,n=2", "goal"),
-                                              ("torus:k=4,n=2", "goal")])
+                                              ("torus:k=4,n=2", "goal"), ("torus:k=4,n=2", "ugal")])
 def test_escape_classes_have_an_acyclic_extended_dependency_graph(net_name, routing):
     """Duato's condition for the *-channels, on every route: so a packet can always fall back to
     an escape class, and the escape classes cannot deadlock."""
