@@ -141,6 +141,7 @@ CASES = [
     ("torus:k=4,n=2", "ugal", "uniform", 1.0, "bernoulli", "age", 1, 1, 6),
     ("torus:k=5,n=2", "ugal", "tornado", 1.0, "poisson", "fifo", 1, 2, 6),
     ("mesh:k=4,n=2", "min-adaptive", "bitcomp", 1.0, "bernoulli", "age", 1, 1, 2),
+    ("hypercube:d=4", "ugal", "bitcomp", 1.0, "poisson", "age", 1, 1, 4),
 ]
 
 
