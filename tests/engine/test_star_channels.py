@@ -173,3 +173,12 @@ def test_without_the_star_channels_min_adaptive_deadlocks():
     """The check above can fail: with one VC the same MIN AD run deadlocks (and GOAL's too)."""
     specs = [spec("torus:k=5,n=2", r, "uniform", 1.0, seed=2) for r in ("min-adaptive", "goal")]
     assert [r.status for r in simulate_batch(specs, buffer=1, measurement=Measurement(steps=300))] == ["deadlock"] * 2
+
+
+def test_a_run_does_not_depend_on_what_it_is_batched_with():
+    """Oblivious runs (dateline classes) and adaptive ones (*-channels) share one batch."""
+    specs = [spec("torus:k=4,n=2", r, "uniform", 1.0, seed=4) for r in ("dor", "goal", "ugal", "min-adaptive")]
+    together = simulate_batch(specs, buffer=1, vcs=6, measurement=Measurement(steps=150))
+    for s, res in zip(specs, together):
+        alone = simulate_batch([s], buffer=1, vcs=6, measurement=Measurement(steps=150))[0]
+        assert res.records["delivered"].tolist() == alone.records["delivered"].tolist()
