@@ -130,7 +130,7 @@ def test_the_star_plan_counts_and_shares():
     assert plan_vcs(build_router("min-adaptive", mesh), 2, 1).classes == 2   # no wrap-around: *, non-*
 
 
-STEPS = 120
+STEPS = 100
 CASES = [
     # (network, routing, traffic, rate, injection, priority, B, b, V)
     ("torus:k=4,n=2", "min-adaptive", "uniform", 1.0, "bernoulli", "age", 1, 1, 3),
