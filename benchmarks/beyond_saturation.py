@@ -87,7 +87,7 @@ def beyond(network: str, traffic: str, routing: str, seeds: list[int], priority:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--network", default="torus:k=8,n=2")
-    parser.add_argument("--traffic", default="bitcomp")
+    parser.add_argument("--traffic", default="bitcomp", help="a traffic, or several comma-separated (one table row each)")
     parser.add_argument("--routing", default="dor,val,min-adaptive,goal")
     parser.add_argument("--priority", default="age")
     parser.add_argument("--seed", type=int, default=0, help="first seed (the search uses it)")
@@ -102,19 +102,20 @@ def main() -> None:
     seeds = list(range(args.seed, args.seed + args.seeds))
     window = args.window or None
     buffers = "unbounded buffers" if args.buffer is None else f"b = {args.buffer}, V = {args.vcs}"
-    print(f"{args.network}, {args.traffic}, bernoulli, {args.priority} priority, {buffers}; "
+    print(f"{args.network}, {', '.join(args.traffic.split(','))}, bernoulli, {args.priority} priority, {buffers}; "
           f"seeds {seeds[0]}..{seeds[-1]}; window {window or 'max(1000, 200/rate)'} steps; "
           "rates as fractions of capacity")
     there = "1.5Θ" if args.offered is None else f"{args.offered:g}"
-    print(f"{'routing':<14} {'Θ':>6} {'α′ at Θ':>8} {'α′ at ' + there:>10} {'ratio':>6} {'min ratio':>9} "
+    traffics = args.traffic.split(",")
+    print(f"{'routing':<14} {'traffic':<10} {'Θ':>6} {'α′ at Θ':>8} {'α′ at ' + there:>10} {'ratio':>6} {'min ratio':>9} "
           f"{'α* at Θ':>8} {'α* at ' + there:>10} {'ratio':>6} {'deadlock':>8} {'seconds':>7}")
-    for routing in args.routing.split(","):
+    for routing, traffic in ((r, t) for r in args.routing.split(",") for t in traffics):
         start = time.perf_counter()
-        r = beyond(args.network, args.traffic, routing, seeds, args.priority, window=window, buffer=args.buffer,
+        r = beyond(args.network, traffic, routing, seeds, args.priority, window=window, buffer=args.buffer,
                    vcs=args.vcs, offered=args.offered)
         ratios = r["over"] / r["at"]
         dead = "yes" if "deadlock" in r["status"] else "no"
-        print(f"{routing:<14} {r['theta']:6.3f} {r['at'].mean():8.3f} {r['over'].mean():10.3f} "
+        print(f"{routing:<14} {traffic:<10} {r['theta']:6.3f} {r['at'].mean():8.3f} {r['over'].mean():10.3f} "
               f"{r['over'].mean() / r['at'].mean():6.3f} {ratios.min():9.3f} {r['mean_at'].mean():8.3f} "
               f"{r['mean_over'].mean():10.3f} {r['mean_over'].mean() / r['mean_at'].mean():6.3f} {dead:>8} "
               f"{time.perf_counter() - start:7.0f}", flush=True)

@@ -74,7 +74,8 @@ def test_saturation_of_file_traffic_has_the_analytic_value_as_load_computes_it(c
     (["--loads", "0.2", "--buffer", "1", "--vcs", "0"], "positive integer"),
     (["--loads", "0.2", "--buffer", "1", "--routing", "val", "--vcs", "3"], "val needs 4 virtual channels"),
     (["--loads", "0.2", "--buffer", "1", "--routing", "rlb", "--vcs", "4"], "rlb needs 6 virtual channels"),
-    (["--loads", "0.2", "--buffer", "1", "--routing", "goal", "--vcs", "3"], "not available yet"),
+    (["--loads", "0.2", "--buffer", "1", "--routing", "goal", "--vcs", "2"], "goal needs 3 virtual channels"),
+    (["--loads", "0.2", "--buffer", "1", "--routing", "ugal", "--vcs", "4"], "ugal needs 6 virtual channels"),
     (["--loads", "0.2", "--buffer", "1", "--vcs", "65"], "between 1 and 64"),
 ])
 def test_bad_input_is_one_error_line(capsys, argv, message):

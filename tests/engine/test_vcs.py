@@ -154,8 +154,13 @@ def test_refusals_name_the_number():
         plan_vcs(build_router("val", net), 3, 1)
     with pytest.raises(UserError, match="between 1 and"):
         plan_vcs(build_router("dor", net), 0, 1)
-    with pytest.raises(UserError, match="not available yet"):
-        plan_vcs(build_router("goal", net), 3, 1)
+    with pytest.raises(UserError, match="goal needs 3 virtual channels .* --vcs 2 is too few"):
+        plan_vcs(build_router("goal", net), 2, 1)
+    with pytest.raises(UserError, match="ugal needs 6 virtual channels .* --vcs 5 is too few"):
+        plan_vcs(build_router("ugal", net), 5, 1)
+    with pytest.raises(UserError, match="min-adaptive needs 3 virtual channels .* --vcs 2 is too few"):
+        plan_vcs(build_router("min-adaptive", net), 2, 1)
+    assert plan_vcs(build_router("min-adaptive", network("mesh:k=4,n=2")), 2, 1).classes == 2   # no wrap-around
     with pytest.raises(UserError, match="tori, meshes and hypercubes"):
         plan_vcs(build_router("shortest", network("butterfly:d=3")), 2, 1)
     assert plan_vcs(build_router("val", net), 1, 1) is None

@@ -40,7 +40,8 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                     help="size of every link buffer, with --vcs of every virtual channel (default unbounded)")
     ol.add_argument("--vcs", type=positive, default=1, metavar="V",
                     help="virtual channels per link (default 1); with V >= 2 and --buffer every hop uses its "
-                         "route's deadlock-free class (dateline classes: dor needs 2, val 4, romm and rlb 6); "
+                         "route's deadlock-free class (dateline classes: dor needs 2, val 4, romm and rlb 6; "
+                         "GOAL's *-channels: min-adaptive and goal 3, ugal 6 on a torus); "
                          "a routing that needs more than V is refused")
     ol.add_argument("--window", type=positive, default=None,
                     help="measurement window in steps (default max(1000, 200/rate))")

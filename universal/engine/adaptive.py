@@ -10,6 +10,12 @@ other's choices. The candidate with the smallest count wins; among ``c`` tied ca
 ``floor(u * c)``-th, with ``u`` the packet's tie number for this decision
 (:func:`universal.engine.routes.tie_uniform` of its tie seed and its hop count).
 
+With virtual channels and bounded buffers (GOAL's *-channels, :mod:`universal.engine.vcs`) a
+packet chooses a link *and* the VC class to enter on it (:func:`decide_star`), preferring an
+option whose class buffer has room, then the link with the fewest other packets waiting for it,
+then the non-* class; it is not committed: in every step in which the class buffer it chose is
+full it chooses again, so it falls back to its escape class whenever the adaptive one is full.
+
 The multibutterfly's splitter rule orders its allowed edges by count, then by the row they
 reach, and the packets of one node bound for one output set that decide in the same step take
 them in turn, in packet-id order (deterministic: no tie numbers).
@@ -28,7 +34,7 @@ import numpy as np
 from universal.engine.contention import ONE
 from universal.engine.routes import tie_uniform
 
-__all__ = ["decide", "advance", "final_hop", "adaptive_hops_left", "choose", "splitter_turns", "SPLITTER"]
+__all__ = ["decide", "decide_star", "choose_cost", "advance", "final_hop", "adaptive_hops_left", "choose", "splitter_turns", "SPLITTER"]
 
 _BIG = np.int64(1) << 40
 #: The engine's kind number of the multibutterfly's splitter routing.
@@ -71,7 +77,18 @@ def choose(cand: np.ndarray, q: np.ndarray, tie: np.ndarray, hops: np.ndarray) -
     >>> choose(np.array([[3, 4, -1]]), np.array([0, 0, 0, 2, 1]), np.array([7], np.uint64), np.array([0]))
     array([1])
     """
-    cost = np.where(cand >= 0, q[np.maximum(cand, 0)], _BIG)
+    return choose_cost(np.where(cand >= 0, q[np.maximum(cand, 0)], _BIG), tie, hops)
+
+
+def choose_cost(cost: np.ndarray, tie: np.ndarray, hops: np.ndarray) -> np.ndarray:
+    """Index of the cheapest entry per row of ``cost`` (m, c); among ``c`` tied ones the
+    ``floor(u * c)``-th, ``u`` the tie number of the packet's decision ``hops``.
+
+    Examples
+    --------
+    >>> choose_cost(np.array([[2, 1, 1]]), np.array([7], np.uint64), np.array([0]))
+    array([1])
+    """
     tied = cost == cost.min(axis=1, keepdims=True)
     count = tied.sum(axis=1)
     pick = np.minimum((tie_uniform(tie, hops) * count).astype(np.int64), count - 1)
@@ -113,6 +130,91 @@ def decide(batch, t: int) -> None:
         pick = choose(slots, q, a["tie"][g], a["hops"][g])
         want[sel] = slots[np.arange(len(sel)), pick]
     a["want"][idx] = want
+    np.add.at(q, want, ONE)
+
+
+#: A *-channel option whose class buffer is full costs this much more than any with room.
+_ROOMLESS = np.int64(1) << 34
+
+
+def decide_star(batch, t: int) -> None:
+    """GOAL's *-channels (a batch with virtual channels and bounded buffers): an adaptive packet
+    waiting at a node chooses its next hop, a link and the VC class to enter on it
+    (:func:`universal.engine.vcs.star_class`), when it arrives (or is created), and chooses
+    again in every step in which the class buffer it chose is full at the start of the step, as
+    the module docstring of :mod:`universal.engine.vcs` states the rule.
+
+    The options, in this order: the non-* class on every allowed link (increasing link id; GOAL:
+    increasing dimension), then the * class on every allowed link of the lowest dimension still
+    to correct. An option's cost is, first, whether its class buffer is full at the start of the
+    step (a last hop needs no room), then twice the packets waiting for its link at the start of
+    the step, the packet itself not counted, plus one for a * class; the cheapest wins, ties by
+    the packet's tie number of the decision (its hop count), as :func:`choose`.
+    """
+    batch.pending_decide = np.empty(0, dtype=np.int64)
+    h, a = batch.head, batch.a
+    idx = np.flatnonzero((a["kind"][h:] > 0) & (a["want"][h:] != batch.trash)) + h
+    if not len(idx):
+        return
+    tabs = _tables(batch)
+    q, plan, span = batch.waiting, batch.vc, batch.links_span
+    # a packet keeps its choice while the class buffer it chose has room (or it is its last hop)
+    old = a["want"][idx]
+    chose = np.flatnonzero(old >= 0)
+    if len(chose):
+        w, r_ = old[chose], a["run"][idx[chose]]
+        last = (tabs["head"][w - r_ * batch.L] == a["dst"][idx[chose]]) & (a["target"][idx[chose]] == a["dst"][idx[chose]])
+        c = a["vc"][idx[chose]].astype(np.int64)
+        keep = np.zeros(len(idx), dtype=bool)
+        keep[chose] = last | (batch.occupancy[c * span + w] < batch.vc_cap[r_, c])
+        idx = idx[~keep]
+        if not len(idx):
+            return
+    run, kind = a["run"][idx], a["kind"][idx]
+    base = run * batch.L
+    first = (kind == 3) & (a["via"][idx] >= 0)
+    if first.any():
+        _ugal_choice(batch, idx[first], base[first], q, tabs)
+    node, target, dst = a["node"][idx], a["target"][idx], a["dst"][idx]
+    goal = kind == 2
+    width = max(batch.dims if goal.any() else 0, tabs["productive"].shape[2] if (~goal).any() else 0)
+    cand = np.full((len(idx), width), -1, dtype=np.int64)
+    if goal.any():
+        sel = np.flatnonzero(goal)
+        rem, sgn = a["remaining"][idx[sel]], a["signs"][idx[sel]]
+        links = tabs["dir_link"][node[sel][:, None], np.arange(rem.shape[1])[None, :], (sgn < 0).astype(np.int64)]
+        cand[sel, :rem.shape[1]] = np.where(rem > 0, links, -1)
+    if (~goal).any():
+        sel = np.flatnonzero(~goal)
+        prod = tabs["productive"][node[sel], target[sel]]
+        cand[sel, :prod.shape[1]] = prod
+    ok = cand >= 0
+    local = np.maximum(cand, 0)
+    slots = local + base[:, None]
+    geo = plan.geometry
+    dim = np.where(ok, geo.type[local].astype(np.int64) >> 1, _BIG)
+    escape = ok & (dim == dim.min(axis=1, keepdims=True))
+    wrapped = ((a["wrapped"][idx][:, None] >> np.minimum(dim, 62)) & 1).astype(bool) | geo.wrap[local]
+    phase = ((kind == 3) & (target == dst)).astype(np.int64)[:, None]
+    per = plan.per_phase
+    cls_star = per * phase + (wrapped if plan.ring else np.zeros(cand.shape, dtype=np.int64))
+    cls_ad = np.broadcast_to(per * phase + per - 1, cand.shape)
+    final = (tabs["head"][local] == dst[:, None]) & (target == dst)[:, None]
+    cap = batch.vc_cap[run]
+    rows = np.arange(len(idx))[:, None]
+    room_ad = final | (batch.occupancy[cls_ad * span + slots] < cap[rows, cls_ad])
+    room_star = final | (batch.occupancy[cls_star * span + slots] < cap[rows, cls_star])
+    old = a["want"][idx]
+    queue = 2 * (q[slots].astype(np.int64) - (slots == old[:, None]))
+    cost = np.concatenate([np.where(ok, np.where(room_ad, 0, _ROOMLESS) + queue, _BIG),
+                           np.where(escape, np.where(room_star, 0, _ROOMLESS) + queue + 1, _BIG)], axis=1)
+    pick = choose_cost(cost, a["tie"][idx], a["hops"][idx])
+    col, star = pick % width, pick >= width
+    r = np.arange(len(idx))
+    want = slots[r, col]
+    np.subtract.at(q, old[old >= 0], ONE)
+    a["want"][idx] = want
+    a["vc"][idx] = np.where(star, cls_star[r, col], cls_ad[r, col])
     np.add.at(q, want, ONE)
 
 
@@ -197,6 +299,10 @@ def advance(batch, gi: np.ndarray, crossed: np.ndarray) -> np.ndarray:
         head = tabs["head"][local]
         a["node"][g] = head
         a["hops"][g] += 1
+        star = batch.vc is not None
+        if star:                # the *-channels: the dimensions whose wrap-around the packet crossed
+            geo = batch.vc.geometry
+            a["wrapped"][g] |= geo.wrap[local].astype(np.int64) << (geo.type[local].astype(np.int64) >> 1)
         k = kind[ad]
         if (k == 2).any():
             gg = g[k == 2]
@@ -204,6 +310,8 @@ def advance(batch, gi: np.ndarray, crossed: np.ndarray) -> np.ndarray:
         target = a["target"][g]
         reached = (head == target) & (target != a["dst"][g])
         a["target"][g[reached]] = a["dst"][g[reached]]
+        if star:                # UGAL's second phase starts with no wrap-around crossed
+            a["wrapped"][g[reached]] = 0
         d = head == a["dst"][g]
         d &= a["target"][g] == a["dst"][g]
         done[ad] = d

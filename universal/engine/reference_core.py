@@ -8,8 +8,10 @@ oblivious or adaptive routing, the open-loop priorities) differ in where packets
 steps are numbered and what is recorded; the step itself is this module's, for both:
 
 1. every adaptive packet that has no next link yet chooses one from the packets waiting for
-   each link at the start of the step (:meth:`ReferenceCore.decide`); a UGAL-L/G packet takes
-   one of its two candidate paths as it joins (:meth:`ReferenceCore.choose_path`);
+   each link at the start of the step (:meth:`ReferenceCore.decide`); with GOAL's *-channels
+   it chooses a link and a VC class, and chooses again whenever that class buffer is full
+   (:meth:`ReferenceCore._decide_star`); a UGAL-L/G packet takes one of its two candidate
+   paths as it joins (:meth:`ReferenceCore.choose_path`);
 2. every link sorts the packets that want it by the contention rule's key, the smallest first,
    and lets the first B cross; with link buffers of b packets, a packet that would enter the
    link's buffer crosses only while fewer than the room counted at the start of the step have
@@ -49,7 +51,9 @@ class RefPacket:
     ``want`` is the link it waits for (None: an adaptive packet still to choose), ``buffer`` the
     link whose buffer it sits in (None: its source), ``arrived`` the step it reached its current
     node (the fifo rule's key), ``alt`` a UGAL-L/G packet's second candidate path and ``classes``
-    the virtual channel class of every hop of ``path`` (with virtual channels).
+    the virtual channel class of every hop of ``path`` (with virtual channels). With GOAL's
+    *-channels an adaptive packet keeps ``vc``, the class of the hop it waits to make (chosen
+    with ``want``), and ``wrapped``, bit i set once it has crossed dimension i's wrap-around.
     """
 
     pid: int
@@ -71,6 +75,8 @@ class RefPacket:
     buffer: int | None = None
     alt: list | None = None
     classes: list | None = None
+    vc: int | None = None
+    wrapped: int = 0
 
 
 @dataclass
@@ -121,6 +127,7 @@ class ReferenceCore:
         net = view.network
         self.view, self.bandwidth, self.buffer = view, bandwidth, buffer
         self.plan = plan if buffer is not None else None
+        self.star = self.plan is not None and self.plan.scheme == "star"
         self.head = [int(x) for x in net.link_head]
         self.out: dict[int, list[int]] = defaultdict(list)
         for e, v in enumerate(net.link_tail.tolist()):
@@ -204,7 +211,14 @@ class ReferenceCore:
         p.alt = None
 
     def decide(self, waiting: list[RefPacket], counts: dict) -> None:
-        """Every adaptive packet without a next link chooses one (see the module docstring)."""
+        """Every adaptive packet without a next link chooses one (see the module docstring);
+        with GOAL's *-channels also every one whose chosen class buffer is full (:meth:`_decide_star`)."""
+        if self.star:
+            # a packet keeps its choice while that class buffer has room (or it is its last hop)
+            again = [p for p in waiting if p.path is None and (p.want is None or not self._room(p, p.want, p.vc))]
+            for p in again:
+                self._decide_star(p, counts)
+            return
         undecided = [p for p in waiting if p.want is None]
         if self.view.kind == "splitter":
             self._splitter(undecided, counts)
@@ -234,6 +248,50 @@ class ReferenceCore:
             p.via = -1
         p.want = self._choose(self.productive(p.node, p.target), counts, p)
 
+    def _room(self, p: RefPacket, e: int, c: int) -> bool:
+        """Whether ``p`` may cross ``e`` into class ``c``: the class buffer had room at the start
+        of the step, or the hop delivers ``p`` (no buffer to enter)."""
+        last = self.head[e] == p.dst and p.target == p.dst
+        return last or self.occupancy[(e, c)] < int(self.plan.capacity[c])
+
+    def _decide_star(self, p: RefPacket, counts: dict) -> None:
+        """GOAL's *-channels, one packet: its options are (link, class) pairs, the non-* class on
+        every allowed link, then the * class (``*_0`` or ``*_1`` by whether it has crossed, or
+        is crossing, the wrap-around of that dimension) on every allowed link of the lowest
+        dimension still to correct; the cheapest wins: one whose class buffer has room (or that
+        is the last hop) before one without, then the fewest packets waiting for the link other
+        than ``p`` itself, then the non-* class; ties by the tie number of the decision."""
+        view, geo, plan = self.view, self.plan.geometry, self.plan
+        if view.kind == "ugal" and p.via >= 0:
+            def q(target: int) -> int:
+                return min(counts.get(e, 0) for e in self.productive(p.src, target))
+            h_min = self.dist[p.src][p.dst]
+            h_val = self.dist[p.src][p.via] + self.dist[p.via][p.dst]
+            if q(p.dst) * h_min > q(p.via) * h_val + view.threshold:
+                p.target = p.via
+            p.via = -1
+        if view.kind == "goal":
+            links = [self.torus_link(p.node, i, p.signs[i]) for i in range(view.n) if p.remaining[i] > 0]
+        else:
+            links = self.productive(p.node, p.target)
+        dims = [int(geo.type[e]) // 2 for e in links]
+        phase = 1 if view.kind == "ugal" and p.target == p.dst else 0
+        per = plan.per_phase
+        options = [(e, per * phase + per - 1, False) for e in links]
+        for e, d in zip(links, dims):
+            if d == min(dims):
+                crossed = bool((p.wrapped >> d) & 1) or bool(geo.wrap[e])
+                options.append((e, per * phase + (int(crossed) if plan.ring else 0), True))
+
+        def cost(option) -> tuple:
+            e, c, star = option
+            return (not self._room(p, e, c), counts.get(e, 0) - (p.want == e), star)
+
+        best = min(cost(o) for o in options)
+        tied = [o for o in options if cost(o) == best]
+        u = tie_uniform_py(p.tie, p.hops)
+        p.want, p.vc, _ = tied[min(int(u * len(tied)), len(tied) - 1)]
+
     def _splitter(self, packets: list[RefPacket], counts: dict) -> None:
         """The splitter rule, literally: the packets of one node bound for one output set, in
         packet-id order, take the allowed edges in turn, ordered by the packets waiting for them
@@ -253,7 +311,7 @@ class ReferenceCore:
 
     def join(self, p: RefPacket) -> None:
         """A packet enters the network: with virtual channels, its route's hop classes."""
-        if self.plan is not None:
+        if self.plan is not None and p.path is not None:
             from universal.engine.vcs import path_classes
 
             p.classes = path_classes(p.path, self.plan.geometry)
@@ -262,7 +320,7 @@ class ReferenceCore:
         """The buffer ``p`` enters by crossing its wanted link, and how many packets it holds."""
         if self.plan is None:
             return p.want, self.buffer
-        c = p.classes[p.pos]
+        c = p.classes[p.pos] if p.path is not None else p.vc
         return (p.want, c), int(self.plan.capacity[c])
 
     # ------------------------------------------------------------------ the step
@@ -326,8 +384,11 @@ class ReferenceCore:
                         p.remaining[i] -= 1
                         break
             p.node = head
+            if self.star and self.plan.geometry.wrap[link]:
+                p.wrapped |= 1 << (int(self.plan.geometry.type[link]) // 2)
             if head == p.target and p.target != p.dst:
                 p.target = p.dst
+                p.wrapped = 0                   # UGAL's second phase: no wrap-around crossed yet
             p.want = None
             done = head == p.dst and p.target == p.dst
         if done:

@@ -10,7 +10,9 @@ The model, step ``t = 0, 1, ...``:
    every packet and as the load analysis counts it. An adaptive packet that has just been
    created or has just arrived at a node picks its next link now, from the allowed links, the
    one with the fewest packets waiting for it at the start of the step (see
-   :mod:`universal.engine.routes`).
+   :mod:`universal.engine.routes`). With virtual channels (GOAL's *-channels) it chooses a link
+   and a VC class, and chooses again in every step in which that class buffer is full
+   (:func:`universal.engine.adaptive.decide_star`).
 2. Every link forwards up to B of the packets waiting for it, highest priority first: ``age``
    (the oldest; packet ids follow creation order, so ties go to the lower id) or another rule
    of :mod:`universal.engine.priorities` (``fifo``, ``random-rank``, ``growing-rank``,
@@ -48,7 +50,7 @@ from universal.engine.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.engine.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
                                         PERIOD, latency_summary, regression_slope,
                                         slope_standard_error, stability_verdict)
-from universal.engine.adaptive import decide as adaptive_decide
+from universal.engine.adaptive import decide as adaptive_decide, decide_star
 from universal.engine.priorities import BATCH_RULES, PRIORITIES, RANK_RANGE, RANKED, check_priority, rank_span
 
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
@@ -173,6 +175,8 @@ class _Batch:
             f["prev"] = (np.int64,)
         if self.vc is not None:
             f["vc"] = (np.int8,)                # the class of the hop the packet waits to make
+            if self.adaptive:
+                f["wrapped"] = (np.int64,)      # *-channels: bit i, dimension i's wrap-around crossed
         if self.priority in ("fifo", "protocol"):
             f["arrived"] = (np.int64,)
         if self.priority in RANKED:
@@ -378,7 +382,7 @@ class _Batch:
                 self._draw(t)
             self._inject(t)
             if self.adaptive:
-                adaptive_decide(self, t)
+                (adaptive_decide if self.vc is None else decide_star)(self, t)
             if self.holding:
                 self._release(t)
             self._move(t)
@@ -448,6 +452,8 @@ class _Batch:
             from universal.engine.vcs import first_class
 
             a["vc"][lo_:hi_] = first_class(self.vc_wrap[a["want"][lo_:hi_]], self.vc.ring)
+            if self.adaptive:           # an adaptive packet's class is chosen with its link, every step
+                a["wrapped"][lo_:hi_] = 0
         if self.priority in ("fifo", "protocol"):
             a["arrived"][lo_:hi_] = t
         if self.release is not None:
@@ -719,8 +725,13 @@ class _Batch:
 
         a = self.a
         cls = a["vc"][movers]
-        nxt = a["want"][movers]
-        a["vc"][movers] = next_class(cls, self.vc_type[crossed], self.vc_type[nxt], self.vc_wrap[nxt], self.vc.ring)
+        if self.adaptive:           # adaptive packets choose their next class with their next link
+            obl = a["kind"][movers] == 0
+            m, c, x = movers[obl], cls[obl], crossed[obl]
+        else:
+            m, c, x = movers, cls, crossed
+        nxt = a["want"][m]
+        a["vc"][m] = next_class(c, self.vc_type[x], self.vc_type[nxt], self.vc_wrap[nxt], self.vc.ring)
         return cls.astype(np.int64) * self.links_span + crossed
 
     def _bounded(self, want: np.ndarray, order: np.ndarray | None) -> np.ndarray:

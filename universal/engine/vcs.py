@@ -31,6 +31,34 @@ Valiant's algorithm two (4, "two subnetworks of two VCs"); routings that correct
 random orders need more (counted exactly by :func:`classes_needed`; this scheme stands in for
 the Linder-Harden scheme the paper uses for RLB).
 
+GOAL's *-channels for the adaptive routings (``min-adaptive``, ``goal``, ``ugal``; the paper's
+§4.1, extending the *-channels of Gravano, Pifarré, Berman and Sanz, "Adaptive deadlock- and
+livelock-free routing with all minimal paths in torus networks", 1994). On a torus every
+link has three classes: two escape classes ``*_0`` and ``*_1`` and one fully adaptive class
+``non-*`` (``star_class``; a mesh or hypercube, with no wrap-around, needs one escape class: two
+classes). A packet waiting at a node may take:
+
+* the non-* class on any of its allowed links (MIN AD: every minimal direction; GOAL: the
+  dimensions of its quadrant still to correct), or
+* a * class on an allowed link of the *lowest* dimension still to correct - ``*_1`` if the
+  packet has crossed that dimension's wrap-around (or this hop crosses it), else ``*_0``.
+
+The escape hops alone are dimension-order routing in the packet's remaining quadrant with
+dateline classes, and every dependency a packet can create from an escape channel to the next
+escape channel it may request (directly, or after any non-* hops: Duato's extended dependency
+graph) rises in the order (dimension, wrap bit, position from the dateline), since the lowest
+dimension to correct never goes down, a packet never turns round within a dimension, and a
+dimension is at most k - 1 hops long, so crosses its wrap-around once at most. That graph is
+acyclic (the tests build it from every route), and a packet always has an escape option, so
+with the choice below no set of packets can deadlock: the highest full escape buffer would hold
+a packet whose escape option is a higher, full escape buffer. For this the choice must stay free:
+the packet chooses an option when it arrives, one whose class buffer has room (at the start of
+the step, the credit rule) whenever one does, and chooses again in every step in which the
+class buffer it chose is full (:func:`universal.engine.adaptive.decide_star`), so it is never
+left waiting for a full buffer while another of its options has room. UGAL's two phases (to the intermediate,
+then to the destination) each route minimally adaptively, so each has its own three classes
+(six in all; phase 2's above phase 1's in the order, and the wrap bits start afresh).
+
 >>> from universal.networks import build_network
 >>> net = build_network("torus:k=4,n=1")
 >>> geo = channel_geometry(net)
@@ -47,8 +75,8 @@ import numpy as np
 from universal.errors import UserError
 from universal.networks import Network
 
-__all__ = ["ChannelGeometry", "VCPlan", "channel_geometry", "classes_needed", "classes_of_paths", "first_class", "next_class",
-           "path_classes", "plan_vcs", "MAX_VCS"]
+__all__ = ["ChannelGeometry", "VCPlan", "channel_geometry", "classes_needed", "classes_of_paths", "first_class",
+           "next_class", "path_classes", "plan_vcs", "star_class", "star_classes", "MAX_VCS"]
 
 #: The most virtual channels per link accepted (the per-class buffers are allocated per link).
 MAX_VCS = 64
@@ -267,16 +295,55 @@ def classes_needed(router) -> int | None:
 @dataclass(frozen=True)
 class VCPlan:
     """The VC classes of a run: ``classes`` (G), the VCs per class and the places per class buffer
-    (``capacity``: VCs of the class times b), and the links' channel geometry."""
+    (``capacity``: VCs of the class times b), and the links' channel geometry. ``scheme`` is
+    ``dateline`` (classes fixed along an oblivious route) or ``star`` (GOAL's *-channels, chosen
+    hop by hop by an adaptive packet; ``phases`` is 2 for UGAL, 1 otherwise)."""
 
     vcs: int
     classes: int
     capacity: np.ndarray
     geometry: ChannelGeometry
+    scheme: str = "dateline"
+    phases: int = 1
 
     @property
     def ring(self) -> bool:
         return self.geometry.ring
+
+    @property
+    def per_phase(self) -> int:
+        """Classes per phase of the star scheme: *_0, *_1 and non-* on a ring; *, non-* without."""
+        return 3 if self.ring else 2
+
+
+def star_classes(ring: bool, phases: int) -> int:
+    """The VC classes GOAL's *-channels need (:func:`star_class`): per phase two escape classes
+    and one adaptive class on a torus (k > 2), one escape class and one adaptive class on a mesh
+    or hypercube (no wrap-around to break).
+
+    Examples
+    --------
+    >>> star_classes(True, 1), star_classes(True, 2), star_classes(False, 1)
+    (3, 6, 2)
+    """
+    return (3 if ring else 2) * phases
+
+
+def star_class(escape: np.ndarray, wrapped: np.ndarray, phase: np.ndarray, ring: bool) -> np.ndarray:
+    """The class of an adaptive hop under GOAL's *-channels (vectorised).
+
+    Per phase the classes are ``*_0, *_1, non-*`` on a torus (``*, non-*`` without wrap-around),
+    numbered ``per_phase * phase + (wrapped if escape else per_phase - 1)``: an escape hop takes
+    ``*_1`` when the packet has crossed (or is crossing) the wrap-around of the hop's dimension.
+
+    Examples
+    --------
+    >>> star_class(np.array([True, True, False]), np.array([False, True, True]), np.array([0, 1, 0]), True).tolist()
+    [0, 4, 2]
+    """
+    per = 3 if ring else 2
+    low = wrapped.astype(np.int64) if ring else np.zeros(len(escape), dtype=np.int64)
+    return (per * phase + np.where(escape, low, per - 1)).astype(np.int8)
 
 
 def class_capacity(vcs: int, classes: int, buffer: int | None) -> np.ndarray:
@@ -321,9 +388,21 @@ def plan_vcs(router, vcs: int, buffer: int | None, needed: int | None = None) ->
         return None
     network = router.network
     geometry = channel_geometry(network)
-    if router.adaptive or router.kind == "ugal-paths":
-        raise UserError(f"virtual channel classes for {router.name} (GOAL's *-channels for adaptive routing) "
-                        "are not available yet; run it with --vcs 1")
+    if router.kind in ("splitter", "ugal-paths"):
+        raise UserError(f"virtual channel classes for {router.name} are not available (the *-channels are defined "
+                        "for min-adaptive, goal and ugal on tori, meshes and hypercubes); run it with --vcs 1")
+    if router.adaptive:
+        if geometry is None:
+            raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on "
+                            f"{network.name}; use --vcs 1")
+        phases = 2 if router.kind == "ugal" else 1
+        needed = star_classes(geometry.ring, phases)
+        if needed > vcs:
+            what = "two *-channels and one non-* channel" if geometry.ring else "one *-channel and one non-* channel"
+            per = f"{what} per phase, 2 phases" if phases == 2 else what
+            raise UserError(f"{router.name} needs {needed} virtual channels per link on {network.name} to be "
+                            f"deadlock-free (GOAL's *-channels: {per}); --vcs {vcs} is too few")
+        return VCPlan(vcs, needed, class_capacity(vcs, needed, buffer), geometry, "star", phases)
     if geometry is None:
         raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on {network.name}; "
                         "use --vcs 1")
