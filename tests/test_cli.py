@@ -409,6 +409,19 @@ def test_route_vcs_ends_the_ring_deadlock_of_one_buffer_per_link(capsys):
     assert "V = 2 virtual channels per link" in out
 
 
+def test_route_vcs_runs_adaptive_batches_on_their_star_channels(capsys):
+    """MIN AD and GOAL in the batch model with one packet per VC: every packet of an 8-relation
+    arrives (their *-channels, 3 VCs); with two VCs they are refused naming the count."""
+    argv = ["route", "--network", "torus:k=6,n=2", "--problem", "h-relation:h=8", "--paths", "min-adaptive,goal",
+            "--protocols", "fifo,random-rank", "--buffer", "1", "--json"]
+    status, out, err = run(capsys, *argv, "--vcs", "3")
+    data = json.loads(out)
+    assert status == 0 and data["vcs"] == 3
+    assert all(r["delivered"] == r["n"] for r in data["rows"]), [(r["paths"], r["delivered"]) for r in data["rows"]]
+    status, out, err = run(capsys, *argv, "--vcs", "2")
+    assert_user_error(status, out, err, "needs 3 virtual channels")
+
+
 def test_a_route_scenario_takes_vcs_as_the_command_line_does(tmp_path, capsys):
     text = ('network = "torus:k=8,n=1"\nproblem = "permutation:tornado"\npaths = "dimension-order"\n'
             'protocols = "fifo"\nbuffer = 1\nvcs = 2\n')

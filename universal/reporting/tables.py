@@ -52,7 +52,8 @@ def _caption(result: ExperimentResult) -> list[str]:
     else:
         buffers = "unbounded link buffers" if result.buffer is None else f"link buffers of size b = {result.buffer}"
     if result.vcs != 1:
-        buffers += f", V = {result.vcs} virtual channels per link (buf: of one class's VCs)"
+        buffers += (f", V = {result.vcs} virtual channels per link (buf: in one class's VCs on paths fixed in "
+                    "advance, in all of a link's VCs with adaptive routing)")
     lines = [
         f"{net.num_nodes:,} nodes, {net.num_links:,} links; {bandwidth}; {buffers}; {seeds} seed{'s' if seeds != 1 else ''}",
         "T: routing time in steps, mean (range) over seeds; LB = max(C/B, D), a lower bound on T; "
