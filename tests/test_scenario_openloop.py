@@ -19,6 +19,22 @@ def test_the_builtin_openloop_scenarios_load():
     assert flows.base_dir.name == "scenarios" and flows.loads == [0.4, 1.0]
 
 
+@pytest.mark.parametrize("name", ["goal_vc_saturation", "goal_hotspot"])
+def test_the_router_scenarios_have_a_vc_scheme_for_every_routing(name):
+    """GOAL's router scenarios: 8-deep VCs, one budget of 48 places per link, and every routing
+    with the classes it needs within the 6 VCs (dateline classes, *-channels)."""
+    from universal.engine.routes import build_router
+    from universal.engine.vcs import plan_vcs
+    from universal.networks import build_network
+
+    study = load_scenario(name).openloop
+    assert (study.buffer, study.vcs) == (8, 6) and study.saturation
+    net = build_network(study.network)
+    for routing in study.routings:
+        plan = plan_vcs(build_router(routing, net), study.vcs, study.buffer)
+        assert plan.capacity.sum() == 48 and plan.classes <= 6
+
+
 def test_loads_may_be_a_range(tmp_path):
     f = tmp_path / "sweep.toml"
     f.write_text('kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = "dor"\ntraffic = "uniform"\n'
