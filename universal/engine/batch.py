@@ -326,9 +326,7 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
     hop_steps = np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None
     if not lengths.any() or limit <= 0:            # nothing to move, or no step to move it in
-        moved = not lengths.any()
-        return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64), "delivered" if moved else "step-limit",
-                             0, 0, 0, hop_steps=hop_steps, buffer=buffer)
+        return _unmoved(collection, record_hops, buffer)
     res = simulate_run(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs,
                        measurement=Measurement(steps=limit, until_delivered=True, record_crossings=record_hops))
     rec = res.records
@@ -342,6 +340,16 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
                          max_buffer=rec["max_buffer"], hops=rec["hops"], hop_steps=hop_steps, buffer=buffer,
                          deadlock_step=res.steps if status == "deadlock" else None, blocked=blocked,
                          full_links=full_links)
+
+
+def _unmoved(collection: PathCollection, record_hops: bool, buffer: int | None) -> RoutingResult:
+    """The result of a batch that moves nothing: every packet without a hop to make is delivered in
+    step 0; if some have hops, no step was allowed (a step limit of 0)."""
+    lengths = collection.lengths
+    return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64),
+                         "step-limit" if lengths.any() else "delivered", 0, 0, 0,
+                         hop_steps=np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None,
+                         buffer=buffer)
 
 
 def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
@@ -362,11 +370,7 @@ def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Gene
     latest = int(release.max()) if release is not None and len(release) else 0
     limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
     if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
-        moved = not lengths.any()
-        return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64),
-                             "delivered" if moved else "step-limit", 0, 0, 0,
-                             hop_steps=np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None,
-                             buffer=buffer)
+        return _unmoved(collection, record_hops, buffer)
     if dynamic:
         return route_dynamic(collection, protocol, state, rng, bandwidth=bandwidth, buffer=buffer, limit=limit,
                              record_hops=record_hops)
@@ -384,11 +388,7 @@ def _simulate_static_numpy(collection: PathCollection, protocol, rng: np.random.
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
     limit = int(lengths.sum()) if step_limit is None else int(step_limit)
     if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
-        moved = not lengths.any()
-        return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64),
-                             "delivered" if moved else "step-limit", 0, 0, 0,
-                             hop_steps=np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None,
-                             buffer=buffer)
+        return _unmoved(collection, record_hops, buffer)
     return route_static_numpy(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
                               record_hops=record_hops)
 
