@@ -229,8 +229,8 @@ def test_bad_histogram_pair_delay_and_perms_input(argv, message, tmp_path, capsy
 def test_virtual_channels_end_the_deadlock_of_one_buffer_per_link(capsys):
     """DOR on tornado with one packet per buffer deadlocks; with its two dateline classes it
     does not, and the run's settings say how many VCs it had."""
-    base = ["--network", "torus:k=8,n=2", "--routing", "dor", "--traffic", "tornado", "--loads", "0.9",
-            "--buffer", "1", "--window", "1500"]
+    base = ["--network", "torus:k=8,n=1", "--routing", "dor", "--traffic", "tornado", "--loads", "0.9",
+            "--buffer", "1", "--window", "500"]
     one = run_json(capsys, *base)
     two = run_json(capsys, *base, "--vcs", "2")
     assert one["rows"][0]["status"] == "deadlock" and "vcs" not in one
