@@ -380,10 +380,8 @@ def _check_vcs(exp: Experiment, network: Network) -> None:
         return
     if exp.engine == "reference":
         raise UserError("the batch reference engine has one buffer per link; virtual channels run on the one engine")
-    from universal.engine.vcs import channel_geometry
-    if channel_geometry(network) is None:
-        raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on {network.name}; "
-                        "use --vcs 1")
+    from universal.engine.vcs import require_channel_geometry
+    require_channel_geometry(network)
 
 
 def check_seed_count(count: int, where: str) -> None:

@@ -76,7 +76,8 @@ from universal.errors import UserError
 from universal.networks import Network
 
 __all__ = ["ChannelGeometry", "VCPlan", "channel_geometry", "classes_needed", "classes_of_paths", "first_class",
-           "next_class", "path_classes", "plan_vcs", "star_class", "star_classes", "MAX_VCS"]
+           "next_class", "path_classes", "plan_vcs", "require_channel_geometry", "star_class", "star_classes",
+           "MAX_VCS"]
 
 #: The most virtual channels per link accepted (the per-class buffers are allocated per link).
 MAX_VCS = 64
@@ -130,6 +131,24 @@ def channel_geometry(network: Network) -> ChannelGeometry | None:
         if ring:
             wrap[moves] = (plus & (xt == k - 1) | ~plus & (xt == 0))[moves]
     return ChannelGeometry((2 * dim + minus).astype(np.int16), wrap, bool(wrap.any()))
+
+
+def require_channel_geometry(network: Network) -> ChannelGeometry:
+    """:func:`channel_geometry`, refusing a network that has none (one line for the user).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> require_channel_geometry(build_network("butterfly:d=2"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    universal.errors.UserError: virtual channel classes are defined on ..., not on butterfly:d=2; use --vcs 1
+    """
+    geometry = channel_geometry(network)
+    if geometry is None:
+        raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on {network.name}; "
+                        "use --vcs 1")
+    return geometry
 
 
 def first_class(wrap: np.ndarray, ring: bool) -> np.ndarray:
@@ -387,14 +406,11 @@ def plan_vcs(router, vcs: int, buffer: int | None, needed: int | None = None) ->
     if vcs == 1:
         return None
     network = router.network
-    geometry = channel_geometry(network)
     if router.kind in ("splitter", "ugal-paths"):
         raise UserError(f"virtual channel classes for {router.name} are not available (the *-channels are defined "
                         "for min-adaptive, goal and ugal on tori, meshes and hypercubes); run it with --vcs 1")
+    geometry = require_channel_geometry(network)
     if router.adaptive:
-        if geometry is None:
-            raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on "
-                            f"{network.name}; use --vcs 1")
         phases = 2 if router.kind == "ugal" else 1
         needed = star_classes(geometry.ring, phases)
         if needed > vcs:
@@ -403,9 +419,6 @@ def plan_vcs(router, vcs: int, buffer: int | None, needed: int | None = None) ->
             raise UserError(f"{router.name} needs {needed} virtual channels per link on {network.name} to be "
                             f"deadlock-free (GOAL's *-channels: {per}); --vcs {vcs} is too few")
         return VCPlan(vcs, needed, class_capacity(vcs, needed, buffer), geometry, "star", phases)
-    if geometry is None:
-        raise UserError(f"virtual channel classes are defined on tori, meshes and hypercubes, not on {network.name}; "
-                        "use --vcs 1")
     if needed is None:
         needed = classes_needed(router)
     if needed is None:
