@@ -272,11 +272,14 @@ def symmetrize(rv: RouteVariables) -> RouteVariables:
     n_orb = int(orbit.max()) + 1
     P = sparse.csr_matrix((np.ones(len(orbit)), (np.arange(len(orbit)), orbit)), shape=(len(orbit), n_orb))
     A_eq = (rv.A_eq @ P).tocsr()
-    # symmetric copies of a conservation row become identical: keep one per distinct row
-    rows_key = [hash((tuple(A_eq.indices[a:b]), tuple(np.round(A_eq.data[a:b], 12)), round(float(rv.b_eq[i]), 12)))
-                for i, (a, b) in enumerate(zip(A_eq.indptr[:-1], A_eq.indptr[1:]))]
-    _, keep = np.unique(np.array(rows_key), return_index=True)
-    keep = np.sort(keep)
+    # symmetric copies of a conservation row become identical: keep one per distinct row (a
+    # product's column indices come unsorted, and copies would then look different)
+    A_eq.sort_indices()
+    rows_key = {}
+    for i, (a, b) in enumerate(zip(A_eq.indptr[:-1], A_eq.indptr[1:])):
+        key = (A_eq.indices[a:b].tobytes(), np.round(A_eq.data[a:b], 12).tobytes(), round(float(rv.b_eq[i]), 12))
+        rows_key.setdefault(key, i)
+    keep = np.sort(np.fromiter(rows_key.values(), dtype=np.int64))
     first = np.zeros(n_orb, dtype=np.int64)
     first[orbit[::-1]] = np.arange(len(orbit))[::-1]          # one member of each orbit
     return RouteVariables(t, rv.family, (rv.F @ P).tocsr(), A_eq[keep], rv.b_eq[keep],
