@@ -58,7 +58,7 @@ import numpy as np
 from universal.errors import UserError
 from universal.paths.torus.geometry import Torus
 
-from .families import RouteVariables, route_variables, symmetrize
+from .families import RouteVariables, _orbit_ids, route_variables, symmetries, symmetrize
 
 __all__ = ["OBJECTIVES", "DEFAULT_SAMPLES", "LPSolution", "solve_design", "sample_permutations",
            "solver_version", "LEXICOGRAPHIC_SLACK", "estimate_seconds", "check_design_size", "MAX_SAMPLES",
@@ -221,25 +221,51 @@ def _class_channels(torus: Torus, tails: np.ndarray, j: int) -> np.ndarray:
 def _worst_case_rows(rv: RouteVariables, classes: int):
     """Rows ``[F_x | -U | -V | 0]`` of ``u_s + v_d >= f[d - s, c0 - s]`` for every class.
 
-    Returns (matrix over x, number of potentials) with the potentials laid out class by class,
-    ``u`` then ``v``.
+    Returns (matrix over x, matrix over the potentials, weight of each potential in the row
+    ``sum u + sum v <= w``), with the potentials laid out class by class, ``u`` then ``v``.
+
+    For a symmetric routing (one focus class) the weights ``W[s, d]`` are invariant under the
+    symmetries that fix the focus channel, so averaging any feasible ``(u, v)`` over them gives
+    a feasible pair of the same sum: one potential per orbit of nodes and one row per orbit of
+    pairs lose nothing and cut these rows about ``2**(n-1) (n-1)!`` times (the symmetries that
+    permute and reflect the other dimensions).
     """
     from scipy import sparse
     t = rv.torus
-    N, C, J = t.N, t.num_channels, classes
+    N, C = t.N, t.num_channels
     off = t.offset_table
-    s = np.repeat(np.arange(N), N)
-    d = np.tile(np.arange(N), N)
-    neg = off[s, 0]                                      # 0 - s: the focus channel seen from s
+    if rv.expand is not None and classes == 1:
+        node_orbit, pair = _focus_orbits(t)
+    else:
+        node_orbit, pair = np.arange(N), np.arange(N * N)
+    s, d = pair // N, pair % N
+    m = int(node_orbit.max()) + 1
+    sizes = np.bincount(node_orbit, minlength=m).astype(float)
+    rows = np.arange(len(pair))
     blocks, pots = [], []
-    for j in range(J):
-        idx = off[s, d] * C + _class_channels(t, neg, j)
+    for j in range(classes):
+        idx = off[s, d] * C + _class_channels(t, off[s, 0], j)      # 0 - s: the focus channel seen from s
         blocks.append(rv.F[idx])
-        rows = np.arange(N * N)
-        u = sparse.csr_matrix((-np.ones(N * N), (rows, j * 2 * N + s)), shape=(N * N, J * 2 * N))
-        v = sparse.csr_matrix((-np.ones(N * N), (rows, j * 2 * N + N + d)), shape=(N * N, J * 2 * N))
+        u = sparse.csr_matrix((-np.ones(len(pair)), (rows, j * 2 * m + node_orbit[s])), shape=(len(pair), classes * 2 * m))
+        v = sparse.csr_matrix((-np.ones(len(pair)), (rows, j * 2 * m + m + node_orbit[d])),
+                              shape=(len(pair), classes * 2 * m))
         pots.append(u + v)
-    return sparse.vstack(blocks, format="csr"), sparse.vstack(pots, format="csr")
+    weights = np.tile(np.concatenate([sizes, sizes]), classes)
+    return sparse.vstack(blocks, format="csr"), sparse.vstack(pots, format="csr"), weights
+
+
+def _focus_orbits(torus: Torus) -> tuple[np.ndarray, np.ndarray]:
+    """Orbits of the symmetries fixing node 0 and the focus channel (class 0 leaving node 0).
+
+    Returns (orbit number of every node, one pair ``s * N + d`` of every orbit of pairs).
+    """
+    N = torus.N
+    focus = int(_class_channels(torus, np.zeros(1, dtype=np.int64), 0)[0])
+    maps = np.stack([node_map for node_map, chan_map in symmetries(torus) if chan_map[focus] == focus])
+    pairs = np.arange(N * N)
+    pair_images = maps[:, pairs // N] * N + maps[:, pairs % N]
+    _, first = np.unique(pair_images.min(axis=0), return_index=True)
+    return _orbit_ids(maps), np.sort(first)
 
 
 def _capacity_rows(rv: RouteVariables):
@@ -407,9 +433,9 @@ def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all"
     if objective == "worst-case":
         # a symmetric routing loads every class alike: one focus class is enough
         J = 1 if rv.expand is not None else J
-        Fx, pots = _worst_case_rows(rv, J)
+        Fx, pots, weights = _worst_case_rows(rv, J)
         n_pot = pots.shape[1]
-        totals = sparse.csr_matrix((np.ones(n_pot), (np.arange(n_pot) // (2 * N), np.arange(n_pot))),
+        totals = sparse.csr_matrix((weights, (np.arange(n_pot) // (n_pot // J), np.arange(n_pot))),
                                    shape=(J, n_pot))
         A_ub = sparse.vstack([
             sparse.hstack([Fx, pots, sparse.csr_matrix((Fx.shape[0], 1))]),
