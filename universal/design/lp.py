@@ -50,6 +50,7 @@ here and stay in this process).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -85,21 +86,27 @@ DEFAULT_METHOD = "highs-ipm"
 MAX_SAMPLES = 100_000
 #: A design estimated to take longer than this (seconds) is refused, as long load analyses are.
 MAX_SECONDS = 3600
-#: Seconds per (LP rows)^1.5, fitted to the worst-case LPs of benchmarks/design.py (k = 8, 10, 12:
-#: 6.3, 23.9 and 70.2 s for 8,179, 19,983 and 41,451 rows) and, for the denser average-case LP, to
+#: Seconds per (LP rows)^1.5, fitted to the worst-case LPs of benchmarks/design.py (k = 10, 12, 14:
+#: 1.7, 6.5 and 18 s for 6,579, 13,432 and 24,651 rows) and, for the denser average-case LP, to
 #: 2TURNA on the 7-ary 2-cube (19,700 rows, 259 s); both measured on this project's 2-core machine.
-SECONDS_PER_ROW_POWER = {"worst-case": 8.5e-6, "capacity": 8.5e-6, "average-case": 9.4e-5}
+SECONDS_PER_ROW_POWER = {"worst-case": 4.5e-6, "capacity": 4.5e-6, "average-case": 9.4e-5}
 
 
 def _lp_rows(torus: Torus, objective: str, paths: str, samples: int) -> int:
-    """Rows of the design LP, counted without building it (about 2 N^2 for the symmetric worst case)."""
-    N, C = torus.N, torus.num_channels
-    eq_rows = N if paths == "2turn" else N * N
+    """Rows of the design LP, about, counted without building it.
+
+    The symmetric LPs (worst case, capacity) keep about one conservation row in ``2**n n!`` (the
+    symmetries fixing node 0) and the worst case one matching-dual row in ``2**(n-1) (n-1)!`` (those
+    that also fix the focus channel): about ``5 N^2 / 8`` rows on a 2-cube.
+    """
+    N, C, n = torus.N, torus.num_channels, torus.n
+    group = 2 ** n * math.factorial(n)
+    if objective == "average-case":
+        return samples * C + (N if paths == "2turn" else N * N)
+    eq_rows = N if paths == "2turn" else N * N // group
     if objective == "worst-case":
-        return N * N + eq_rows
-    if objective == "capacity":
-        return 2 * torus.n + eq_rows
-    return samples * C + eq_rows
+        return N * N // (group // (2 * n)) + eq_rows
+    return 2 * n + eq_rows
 
 
 def estimate_seconds(torus: Torus, objective: str, paths: str = "all", samples: int = DEFAULT_SAMPLES,
@@ -114,7 +121,7 @@ def estimate_seconds(torus: Torus, objective: str, paths: str = "all", samples: 
     Examples
     --------
     >>> round(estimate_seconds(Torus(12, 2), "worst-case"))
-    72
+    7
     >>> estimate_seconds(Torus(64, 2), "worst-case") > MAX_SECONDS
     True
     """
@@ -137,7 +144,7 @@ def check_design_size(torus: Torus, objective: str, paths: str = "all", samples:
     >>> check_design_size(Torus(64, 2), "worst-case")
     Traceback (most recent call last):
     ...
-    universal.errors.UserError: designing on torus:k=64,n=2 would take about 19 days (an LP of 33,554,432 rows, estimated from measured solves), more than this tool runs (one hour): use a smaller torus
+    universal.errors.UserError: designing on torus:k=64,n=2 would take about 42 hours (an LP of 10,485,760 rows, estimated from measured solves), more than this tool runs (one hour): use a smaller torus
     """
     if not 1 <= samples <= MAX_SAMPLES:
         raise UserError(f"the average case takes 1 to {MAX_SAMPLES:,} permutations (got {samples:,})")
