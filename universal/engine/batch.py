@@ -59,6 +59,10 @@ DYNAMIC_RULES = ("GrowingRank", "Fifo", "FarthestToGo", "NearestToGo", "RandomDe
 #: numpy engine, :mod:`universal.engine.runs`, at about twice its rate); False: on the general
 #: engine (the tests compare the two).
 STATIC_NUMPY = True
+#: Whether :func:`simulate` routes the protocols of :data:`DYNAMIC_RULES` below the kernels'
+#: threshold on :mod:`universal.engine.dynamic_numpy` (the same results as the general numpy
+#: engine); False: on the general engine (the tests compare the two).
+DYNAMIC_NUMPY = True
 
 #: Survey protocol -> the open-loop engine's priority that implements it for a batch.
 ADAPTIVE_PROTOCOLS = {"random-rank": "random-rank", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
@@ -317,6 +321,10 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
             return result
     if vcs == 1 and STATIC_NUMPY and protocol.dynamic == "static":
         return _simulate_static_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
+    if vcs == 1 and DYNAMIC_NUMPY and type(protocol).__name__ in DYNAMIC_RULES:
+        result = _simulate_dynamic_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
+        if result is not None:
+            return result
     spec = fixed_paths_spec(collection, protocol, None, rng)
     if vcs != 1:
         from universal.engine.vcs import classes_of_paths
@@ -391,6 +399,29 @@ def _simulate_static_numpy(collection: PathCollection, protocol, rng: np.random.
         return _unmoved(collection, record_hops, buffer)
     return route_static_numpy(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
                               record_hops=record_hops)
+
+
+def _simulate_dynamic_numpy(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
+                            buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult | None:
+    """:func:`simulate` of changing keys on :mod:`universal.engine.dynamic_numpy` (the ranks and
+    delays drawn as the protocol draws them), or None (nothing drawn) when its keys do not pack
+    into 64 bits."""
+    from universal.engine.dynamic_numpy import fits, route_dynamic_numpy
+
+    lengths = collection.lengths
+    total = int(lengths.sum())
+    # a delay is below K: a bound on the step limit before anything is drawn
+    bound = total + protocol.rank_range(collection.congestion, max(collection.dilation, 1), collection.size)
+    if not fits(protocol, collection, bound if step_limit is None else int(step_limit)):
+        return None
+    state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
+    release = protocol.release_steps(state)
+    latest = int(release.max()) if release is not None and len(release) else 0
+    limit = total + latest if step_limit is None else int(step_limit)
+    if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
+        return _unmoved(collection, record_hops, buffer)
+    return route_dynamic_numpy(collection, protocol, state, rng, bandwidth=bandwidth, buffer=buffer, limit=limit,
+                               record_hops=record_hops)
 
 
 def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.ndarray) -> None:
