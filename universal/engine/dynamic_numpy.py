@@ -52,8 +52,6 @@ RULES = {"GrowingRank": GROWING, "Fifo": FIFO, "FarthestToGo": FARTHEST, "Neares
          "RandomDelay": DELAY, "RandomEachStep": RANDOM}
 #: Bits of the packed keys ``key << bits | slot``, kept non-negative in an int64.
 _KEY_BITS = 62
-#: Bits of the link ids packed below the slots in FIFO's sort of the movers.
-_LINK_BITS = 32
 
 
 def _key_bound(rule: int, protocol, collection: PathCollection, limit: int) -> int:
@@ -80,8 +78,6 @@ def fits(protocol, collection: PathCollection, limit: int) -> bool:
     if rule is None:
         return False
     bits = max(1, (collection.size - 1).bit_length())
-    if bits + _LINK_BITS > _KEY_BITS or collection.network.num_links >= 1 << _LINK_BITS:
-        return False
     return _key_bound(rule, protocol, collection, limit).bit_length() + bits <= _KEY_BITS
 
 
@@ -116,6 +112,7 @@ class _Batch:
         self.hop_steps = np.full(len(self.links), -1, dtype=np.int64) if record_hops else None
         self.shortest = int(lengths[self.ids].min())
         self.hops = self.max_buffer = 0
+        self.top = count_type(0)              # max_buffer, as the occupancy's type
 
     def first_links(self, places: np.ndarray) -> np.ndarray:
         """The (shifted) links at ``places`` of the flat path array, as int64."""
@@ -148,17 +145,31 @@ class _Batch:
         staying = None
         if step >= self.shortest:
             done = self.is_last.take(position)
-            if done.any():
+            if np.count_nonzero(done):        # (a C call; ``any`` is a reduction, slower on small arrays)
                 staying = ~done
                 crossed = crossed[staying]
-        np.add.at(occupancy, crossed, self.one)
         occupancy[num] = 0
-        if len(crossed):
-            # every buffer reached its current size when last entered; a SIMD max over small
-            # integers costs far less per entry than a gather, unless the network dwarfs the movers
-            top = occupancy.max() if num < 32 * len(crossed) else occupancy.take(crossed).max()
-            if top > self.max_buffer:
-                self.max_buffer = int(top)
+        if not len(crossed):
+            return staying, crossed
+        # Every buffer reached its current size when last entered: the largest buffer is the
+        # running maximum over the buffers entered.
+        if self.bandwidth == 1:
+            # one packet a link: the links crossed are distinct, and a gather, an add and a
+            # scatter cost less than ``ufunc.at``; comparing with the maximum so far costs less
+            # than a reduction on small batches
+            entered = occupancy.take(crossed)
+            entered += self.one
+            occupancy[crossed] = entered
+            if np.count_nonzero(entered > self.top):
+                self.max_buffer = int(entered.max())
+                self.top = occupancy.dtype.type(self.max_buffer)
+            return staying, crossed
+        np.add.at(occupancy, crossed, self.one)
+        # a SIMD max over small integers costs far less per entry than a gather, unless the
+        # network dwarfs the movers
+        top = occupancy[:num].max() if num < 32 * len(crossed) else occupancy.take(crossed).max()
+        if top > self.max_buffer:
+            self.max_buffer = int(top)
         return staying, crossed
 
     def result(self, status: str, step: int, waiting: np.ndarray, places: np.ndarray) -> RoutingResult:
@@ -212,8 +223,14 @@ def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch
         joins = release.take(ids.take(joining))
     joined = 0
     fresh = rule in (FIFO, DELAY)
-    delta = {GROWING: int(drawn.K), FARTHEST: 1, NEAREST: -1}.get(rule, 0) << bits
+    # numpy scalars of the arrays' types: a Python int in an operation costs more than the
+    # operation itself on small arrays
+    delta = np.int64({GROWING: int(drawn.K), FARTHEST: 1, NEAREST: -1}.get(rule, 0) << bits)
+    mask = np.int64(mask)
+    one = links.dtype.type(1)
+    link_shift = links.dtype.type(shift)
     is_last = batch.is_last
+    single, scratch, arange = batch.single, batch.scratch, batch.arange
 
     def final_at(positions: np.ndarray) -> np.ndarray:
         return is_last.take(cur.take(order.take(positions)))
@@ -230,11 +247,16 @@ def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch
                 status = "step-limit"
                 break
             step = int(joins[joined])
-            movers, upcoming, joined = _join(joining, joins, joined, step, slots[:0], want[:0], want_of)
-            order, want = _put_first(movers, upcoming, order, want)
+            movers, joined = _join(joining, joins, joined, step, slots[:0])
+            order, want = _put_first(movers, want_of, order, want)
             continue
         step += 1
-        win = batch.contend(want, final_at)
+        if single:          # batch.contend(), written out: on small batches the calls are the cost
+            ranked = arange[:len(want)]
+            scratch[want] = ranked
+            win = scratch.take(want) == ranked
+        else:
+            win = batch.contend(want, final_at)
         at = win.nonzero()[0]
         if not len(at) and joined == len(joining):
             status = "deadlock"
@@ -249,44 +271,46 @@ def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch
             movers, position = movers[staying], position[staying]
             if not fresh:
                 moved_keys = moved_keys[staying]
-        position += 1
+        position += one
         cur[movers] = position
         sits[movers] = crossed
         upcoming = links.take(position)
-        upcoming = (upcoming >> shift if shift else upcoming).astype(np.int64)
+        if shift:
+            upcoming >>= link_shift
         keep = ~win
+        want_of[movers] = upcoming
         if fresh:
             # the movers' key is the step, above every waiting key: they go first (lowest
             # priority), among themselves by slot
             if joined < len(joining) and joins[joined] == step:
-                movers, upcoming, joined = _join(joining, joins, joined, step, movers, upcoming, want_of)
-            order, want = _put_first(movers, upcoming, order[keep], want[keep])
+                movers, joined = _join(joining, joins, joined, step, movers)
+            order, want = _put_first(movers, want_of, order[keep], want[keep])
         else:
             # a constant added to the movers' keys keeps their order: two sorted runs to merge
-            want_of[movers] = upcoming
-            keys = np.sort(np.concatenate((keys[keep], moved_keys + delta)), kind="stable")[::-1]
+            keys = np.concatenate((keys[keep], moved_keys + delta))
+            keys.sort(kind="stable")        # a merge of the two runs, in place
+            keys = keys[::-1]
             order = keys & mask
             want = want_of.take(order)
     return batch.result(status, step, order, cur.take(order))
 
 
-def _join(joining, joins, joined: int, step: int, movers: np.ndarray, upcoming: np.ndarray, want_of: np.ndarray):
+def _join(joining: np.ndarray, joins: np.ndarray, joined: int, step: int, movers: np.ndarray):
     """Random delay: the packets whose delay ends with ``step`` (the next of ``joining``, by
-    ``joins``) join the step's ``movers`` (slots wanting the links ``upcoming``): their key is
-    the step too. Returns the slots, their links and the new count of joined packets."""
+    ``joins``) join the step's ``movers`` (slots): their key is the step too. Returns the slots
+    and the new count of joined packets."""
     end = joined + int(np.searchsorted(joins[joined:], step, side="right"))
-    new = joining[joined:end]
-    return np.concatenate((movers, new)), np.concatenate((upcoming, want_of.take(new))), end
+    return np.concatenate((movers, joining[joined:end])), end
 
 
-def _put_first(movers: np.ndarray, upcoming: np.ndarray, order: np.ndarray, want: np.ndarray):
-    """The order (slots, lowest priority first) and wants with ``movers`` (wanting ``upcoming``),
-    whose key is larger than every other's, put first, by slot, highest first. Slot and link are
-    packed in one integer, so one sort orders both; the movers come in a few runs (one for each
-    key they had), which a stable sort merges."""
-    packed = np.sort(movers << _LINK_BITS | upcoming, kind="stable")[::-1]
-    return (np.concatenate((packed >> _LINK_BITS, order)),
-            np.concatenate((packed & ((1 << _LINK_BITS) - 1), want)))
+def _put_first(movers: np.ndarray, want_of: np.ndarray, order: np.ndarray, want: np.ndarray):
+    """The order (slots, lowest priority first) and the links they want with ``movers`` (a new
+    array, sorted here), whose key is larger than every other's, put first, by slot, highest
+    first. The movers come in a few runs (one for each key they had), which a stable sort
+    merges."""
+    movers.sort(kind="stable")
+    movers = movers[::-1]
+    return np.concatenate((movers, order)), np.concatenate((want_of.take(movers), want))
 
 
 def _route_random(protocol, rng: np.random.Generator, batch: _Batch, limit: int) -> RoutingResult:
