@@ -342,7 +342,8 @@ def _route_random(protocol, rng: np.random.Generator, batch: _Batch, limit: int)
             np.minimum.at(best, want, packed)
             at = (best.take(want) == packed).nonzero()[0]
         else:
-            rank = np.sort(packed)[::-1] & mask          # the positions, lowest priority first
+            packed.sort()                                 # (in place: np.sort would copy)
+            rank = packed[::-1] & mask                    # the positions, lowest priority first
 
             def final_at(positions: np.ndarray) -> np.ndarray:
                 return is_last.take(cur.take(rank.take(positions)))
