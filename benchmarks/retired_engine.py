@@ -18,7 +18,7 @@ rank, and the issue's acceptance: random rank's absolute rate no lower than the 
 the same run (``rr one/old``), and every protocol's rate relative to random rank no lower than
 the old engine's (``ratios``). In a fresh process these instances run below the compiled
 kernels' threshold, so the one engine runs in numpy (:mod:`universal.engine.static_numpy` for
-random rank and longest-in-system, :mod:`universal.engine.runs` for the others).
+random rank and longest-in-system, :mod:`universal.engine.dynamic_numpy` for the others).
 
 References
 ----------

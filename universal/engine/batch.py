@@ -245,10 +245,12 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     the same results, when numba is installed (:func:`compiled_pays`): a static priority (random
     rank, longest-in-system) on :mod:`universal.engine.compiled`, keys that change on moves or
     every step (growing rank, FIFO, farthest/nearest to go, random delay, random) on
-    :mod:`universal.engine.compiled_dynamic`; below that size a static priority with one
-    virtual channel runs on :mod:`universal.engine.static_numpy`, the general numpy engine's
-    batch case for keys that never change (:data:`STATIC_NUMPY`). Bufferless protocols (trial-and-failure,
-    duplication) run in rounds of their own (:func:`universal.engine.bufferless.simulate_bufferless`).
+    :mod:`universal.engine.compiled_dynamic`; below that size, with one virtual channel, a
+    static priority runs on :mod:`universal.engine.static_numpy` and keys that change on
+    :mod:`universal.engine.dynamic_numpy`, the general numpy engine's batch cases for keys that
+    never change and for keys that do (:data:`STATIC_NUMPY`, :data:`DYNAMIC_NUMPY`). Bufferless
+    protocols (trial-and-failure, duplication) run in rounds of their own
+    (:func:`universal.engine.bufferless.simulate_bufferless`).
 
     Parameters
     ----------
