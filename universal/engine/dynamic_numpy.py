@@ -173,10 +173,10 @@ class _Batch:
         return staying, crossed
 
     def result(self, status: str, step: int, waiting: np.ndarray, places: np.ndarray) -> RoutingResult:
-        """The run's result; ``waiting`` (slots) and ``places`` the packets still waiting."""
+        """The run's result; ``waiting`` (ids) and ``places`` the packets still waiting."""
         blocked = full_links = None
         if status == "deadlock":
-            blocked = np.sort(self.ids.take(waiting))
+            blocked = np.sort(waiting)
             full_links = np.unique(self.links.take(places)).astype(np.int64)
         return RoutingResult(delivery=self.delivery, status=status, steps=int(step), max_buffer=int(self.max_buffer),
                              hops=int(self.hops), hop_steps=self.hop_steps, buffer=self.buffer,
@@ -185,7 +185,8 @@ class _Batch:
 
 
 def _initial_keys(rule: int, drawn, ids: np.ndarray, lengths: np.ndarray, release: np.ndarray | None) -> np.ndarray:
-    """Every packet's key before its first move (the protocols' ``keys`` with no hop made)."""
+    """The keys of the packets ``ids`` before their first move (the protocols' ``keys`` with no
+    hop made)."""
     if rule == GROWING:
         return drawn.ranks.astype(np.int64).take(ids) * int(drawn.D)
     if rule == FARTHEST:
@@ -198,21 +199,33 @@ def _initial_keys(rule: int, drawn, ids: np.ndarray, lengths: np.ndarray, releas
 
 
 def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch: _Batch, limit: int) -> RoutingResult:
-    """The step loop for keys that change only when their packet moves (see the module docstring)."""
-    ids, links, shift = batch.ids, batch.links, batch.shift
+    """The step loop for keys that change only when their packet moves (see the module docstring).
+
+    The slots number the packets by *decreasing* id, so that the lowest priority comes first in
+    increasing order of ``-key << bits | slot`` (a larger key, then a larger id): the packed keys
+    are kept contiguous in that order (gathers from a reversed view cost twice as much on large
+    batches) and their low bits are the slots."""
+    links, shift = batch.links, batch.shift
+    ids = batch.ids[::-1].copy()                 # slot -> packet id, decreasing
     n = len(ids)
     bits = max(1, (n - 1).bit_length())
-    mask = (1 << bits) - 1
+    mask = np.int64((1 << bits) - 1)
     release = protocol.release_steps(drawn)
     release = None if release is None else np.asarray(release, dtype=np.int64)
     # by slot: the place of the next hop in the flat path array, the buffer it sits in, the link it wants
-    cur = batch.start.copy()
+    cur = batch.start[::-1].copy()
     sits = np.full(n, batch.num, dtype=np.int64)
     want_of = batch.first_links(cur)
     slots = np.arange(n, dtype=np.int64)
     now = slots if release is None else np.flatnonzero(release.take(ids) == 0)
-    keys = np.sort(_initial_keys(rule, drawn, ids, collection.lengths, release).take(now) << bits | now)[::-1]
-    order = keys & mask                       # the waiting slots, lowest priority first
+    fresh = rule in (FIFO, DELAY)
+    keys = None
+    if fresh:       # every key 0: by slot
+        order = now
+    else:
+        keys = -_initial_keys(rule, drawn, ids, collection.lengths, release) << bits | slots
+        keys.sort()
+        order = keys & mask                   # the waiting slots, lowest priority first
     want = want_of.take(order)
     # random delay: the other slots, by the step at the end of which they join (then by slot)
     joining = slots[:0]
@@ -222,15 +235,14 @@ def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch
         joining = later[np.argsort(release.take(ids.take(later)), kind="stable")]
         joins = release.take(ids.take(joining))
     joined = 0
-    fresh = rule in (FIFO, DELAY)
     # numpy scalars of the arrays' types: a Python int in an operation costs more than the
     # operation itself on small arrays
     delta = np.int64({GROWING: int(drawn.K), FARTHEST: 1, NEAREST: -1}.get(rule, 0) << bits)
-    mask = np.int64(mask)
     one = links.dtype.type(1)
     link_shift = links.dtype.type(shift)
     is_last = batch.is_last
     single, scratch, arange = batch.single, batch.scratch, batch.arange
+    marks = np.zeros(n, dtype=bool)
 
     def final_at(positions: np.ndarray) -> np.ndarray:
         return is_last.take(cur.take(order.take(positions)))
@@ -247,8 +259,8 @@ def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch
                 status = "step-limit"
                 break
             step = int(joins[joined])
-            movers, joined = _join(joining, joins, joined, step, slots[:0])
-            order, want = _put_first(movers, want_of, order, want)
+            order, joined = _put_first(joining, joins, joined, step, slots[:0], marks, order)
+            want = want_of.take(order)
             continue
         step += 1
         if single:          # batch.contend(), written out: on small batches the calls are the cost
@@ -277,40 +289,38 @@ def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch
         upcoming = links.take(position)
         if shift:
             upcoming >>= link_shift
-        keep = ~win
         want_of[movers] = upcoming
+        stay = (~win).nonzero()[0]         # an index array: gathers beat boolean compression
         if fresh:
             # the movers' key is the step, above every waiting key: they go first (lowest
             # priority), among themselves by slot
-            if joined < len(joining) and joins[joined] == step:
-                movers, joined = _join(joining, joins, joined, step, movers)
-            order, want = _put_first(movers, want_of, order[keep], want[keep])
+            order, joined = _put_first(joining, joins, joined, step, movers, marks, order.take(stay))
+            want = want_of.take(order)
         else:
             # a constant added to the movers' keys keeps their order: two sorted runs to merge
-            keys = np.concatenate((keys[keep], moved_keys + delta))
+            moved_keys -= delta
+            keys = np.concatenate((keys.take(stay), moved_keys))
             keys.sort(kind="stable")        # a merge of the two runs, in place
-            keys = keys[::-1]
             order = keys & mask
             want = want_of.take(order)
-    return batch.result(status, step, order, cur.take(order))
+    return batch.result(status, step, ids.take(order), cur.take(order))
 
 
-def _join(joining: np.ndarray, joins: np.ndarray, joined: int, step: int, movers: np.ndarray):
-    """Random delay: the packets whose delay ends with ``step`` (the next of ``joining``, by
-    ``joins``) join the step's ``movers`` (slots): their key is the step too. Returns the slots
-    and the new count of joined packets."""
-    end = joined + int(np.searchsorted(joins[joined:], step, side="right"))
-    return np.concatenate((movers, joining[joined:end])), end
-
-
-def _put_first(movers: np.ndarray, want_of: np.ndarray, order: np.ndarray, want: np.ndarray):
-    """The order (slots, lowest priority first) and the links they want with ``movers`` (a new
-    array, sorted here), whose key is larger than every other's, put first, by slot, highest
-    first. The movers come in a few runs (one for each key they had), which a stable sort
-    merges."""
-    movers.sort(kind="stable")
-    movers = movers[::-1]
-    return np.concatenate((movers, order)), np.concatenate((want_of.take(movers), want))
+def _put_first(joining: np.ndarray, joins: np.ndarray, joined: int, step: int, movers: np.ndarray,
+               marks: np.ndarray, order: np.ndarray):
+    """FIFO and random delay: the ``order`` (slots, lowest priority first) of the packets that
+    waited, with the step's ``movers`` (slots) put first, and for random delay the packets whose
+    delay ends with the step (the next of ``joining``, by ``joins``): their key is the step,
+    larger than every other's. They are ordered by slot, with one pass over a mark a slot (the
+    movers come in any order). Returns the order and the new count of joined packets."""
+    marks[movers] = True
+    if joined < len(joining) and joins[joined] == step:
+        end = joined + int(np.searchsorted(joins[joined:], step, side="right"))
+        marks[joining[joined:end]] = True
+        joined = end
+    first = marks.nonzero()[0]
+    marks[first] = False
+    return np.concatenate((first, order)), joined
 
 
 def _route_random(protocol, rng: np.random.Generator, batch: _Batch, limit: int) -> RoutingResult:
@@ -318,9 +328,11 @@ def _route_random(protocol, rng: np.random.Generator, batch: _Batch, limit: int)
     ids, links, shift, is_last = batch.ids, batch.links, batch.shift, batch.is_last
     n = len(ids)
     bits = max(1, (n - 1).bit_length())
-    mask = (1 << bits) - 1
-    # the waiting packets in id order: slots, the place of the next hop, the link it wants, the buffer it sits in
-    waiting = np.arange(n, dtype=np.int64)
+    mask = np.int64((1 << bits) - 1)
+    bits = np.int64(bits)             # numpy scalars: a Python int costs more than the operation on small arrays
+    one, link_shift = links.dtype.type(1), links.dtype.type(shift)
+    # the waiting packets in id order: ids, the place of the next hop, the link it wants, the buffer it sits in
+    waiting = ids.copy()
     cur = batch.start.copy()
     want = batch.first_links(cur)
     sits = np.full(n, batch.num, dtype=np.int64)
@@ -355,13 +367,16 @@ def _route_random(protocol, rng: np.random.Generator, batch: _Batch, limit: int)
         position = cur.take(at)
         crossed = want.take(at)
         staying, _ = batch.cross(step, position, crossed, sits.take(at))
-        cur[at] = position + 1
-        upcoming = links.take(position + 1, mode="clip")   # a last link's successor is cut off below
-        want[at] = upcoming >> shift if shift else upcoming
+        position += one
+        cur[at] = position
+        upcoming = links.take(position, mode="clip")       # a last link's successor is cut off below
+        if shift:
+            upcoming >>= link_shift
+        want[at] = upcoming
         sits[at] = crossed
         if staying is not None:
             finished = at[~staying]
-            batch.delivery[ids.take(waiting.take(finished))] = step
+            batch.delivery[waiting.take(finished)] = step
             keep = np.ones(len(cur), dtype=bool)
             keep[finished] = False
             keep = keep.nonzero()[0]
