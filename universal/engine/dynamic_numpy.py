@@ -87,9 +87,11 @@ class _Batch:
     def __init__(self, collection: PathCollection, bandwidth: int, buffer: int | None, record_hops: bool):
         lengths = collection.lengths
         self.ids = np.flatnonzero(lengths > 0)                 # slot -> packet id, increasing
-        # per-link state by edge (half the memory) when no edge is used both ways
+        # per-link state by edge (half the memory) when no edge is used both ways (loads are
+        # counts: both directions are used where the smaller is positive; a minimum costs half
+        # what a logical and costs on small integers)
         loads = collection.link_loads
-        self.shift = 0 if np.logical_and(loads[0::2], loads[1::2]).any() else 1
+        self.shift = 0 if np.count_nonzero(np.minimum(loads[0::2], loads[1::2])) else 1
         self.num = num = collection.network.num_links >> self.shift
         self.links, offsets = collection.links, collection.offsets
         self.start = offsets[self.ids]
@@ -108,7 +110,7 @@ class _Batch:
         self.bounded = buffer is not None and buffer < congestion     # b >= C never binds
         self.marks = np.zeros(num, dtype=bool) if self.bounded and bandwidth == 1 else None
         self.single = not self.bounded and bandwidth == 1 and _KEEPS_LAST
-        self.delivery = np.where(lengths == 0, 0, -1).astype(np.int64)
+        self.delivery = -(lengths > 0).astype(np.int64)       # -1: not yet; no hop to make: step 0
         self.hop_steps = np.full(len(self.links), -1, dtype=np.int64) if record_hops else None
         self.shortest = int(lengths[self.ids].min())
         self.hops = self.max_buffer = 0
