@@ -157,13 +157,17 @@ def test_empty_and_trivial_batches(monkeypatch):
 
 
 def test_keys_too_wide_fall_back_to_the_general_engine(monkeypatch, calls):
-    """Growing rank's keys reach 2 K D: with K = 2^24 and a step limit of 2^40, FIFO's keys (the
-    step) and the slots no longer pack in 62 bits, and the general engine routes the batch."""
+    """Packed keys that would not fit send the batch to the general engine, with nothing drawn
+    twice. Growing rank's keys reach 2 K D; no batch that fits in memory overflows 62 bits, so
+    the test narrows them to 12 bits: with K = 2^10 and D = 6 they need 14, and the 16 ids 4 more.
+    FIFO packs no keys and always fits."""
     paths = random_case(0)
-    assert dynamic_numpy.fits(build_protocol("fifo"), paths, 1000)
-    assert not dynamic_numpy.fits(build_protocol("fifo"), paths, 2**60)
-    assert not dynamic_numpy.fits(build_protocol("random-rank"), paths, 1000)
-    check(paths, "fifo", 0, monkeypatch, step_limit=2**60)
+    assert dynamic_numpy.fits(build_protocol("growing-rank:k=1024"), paths)
+    assert not dynamic_numpy.fits(build_protocol("random-rank"), paths)
+    monkeypatch.setattr(dynamic_numpy, "_KEY_BITS", 12)
+    assert not dynamic_numpy.fits(build_protocol("growing-rank:k=1024"), paths)
+    assert dynamic_numpy.fits(build_protocol("fifo"), paths)
+    check(paths, "growing-rank:k=1024", 0, monkeypatch, record_hops=True)
     assert not calls
 
 

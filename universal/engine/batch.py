@@ -411,15 +411,12 @@ def _simulate_dynamic_numpy(collection: PathCollection, protocol, rng: np.random
     from universal.engine.dynamic_numpy import fits, route_dynamic_numpy
 
     lengths = collection.lengths
-    total = int(lengths.sum())
-    # a delay is below K: a bound on the step limit before anything is drawn
-    bound = total + protocol.rank_range(collection.congestion, max(collection.dilation, 1), collection.size)
-    if not fits(protocol, collection, bound if step_limit is None else int(step_limit)):
+    if not fits(protocol, collection):
         return None
     state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
     release = protocol.release_steps(state)
     latest = int(release.max()) if release is not None and len(release) else 0
-    limit = total + latest if step_limit is None else int(step_limit)
+    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
     if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
         return _unmoved(collection, record_hops, buffer)
     return route_dynamic_numpy(collection, protocol, state, rng, bandwidth=bandwidth, buffer=buffer, limit=limit,

@@ -54,31 +54,31 @@ RULES = {"GrowingRank": GROWING, "Fifo": FIFO, "FarthestToGo": FARTHEST, "Neares
 _KEY_BITS = 62
 
 
-def _key_bound(rule: int, protocol, collection: PathCollection, limit: int) -> int:
-    """An upper bound on the keys of ``rule`` in a run of at most ``limit`` steps."""
+def _key_bound(rule: int, protocol, collection: PathCollection) -> int:
+    """An upper bound on the packed keys' key part for ``rule`` (FIFO and random delay pack
+    none: their order is kept by construction)."""
     C, D, n = collection.congestion, max(collection.dilation, 1), collection.size
     K = protocol.rank_range(C, D, n)
-    return {GROWING: 2 * K * D, FIFO: limit, FARTHEST: D, NEAREST: D, DELAY: max(K, limit),
-            RANDOM: 1 << 30}[rule]
+    return {GROWING: 2 * K * D, FIFO: 0, FARTHEST: D, NEAREST: D, DELAY: 0, RANDOM: 1 << 30}[rule]
 
 
-def fits(protocol, collection: PathCollection, limit: int) -> bool:
+def fits(protocol, collection: PathCollection) -> bool:
     """Whether :func:`route_dynamic_numpy` takes ``protocol`` on ``collection``: a rule of
-    :data:`RULES` whose keys, packed with the packet's slot, fit in 62 bits within ``limit`` steps.
+    :data:`RULES` whose keys, packed with the packet's slot, fit in 62 bits.
 
     Examples
     --------
     >>> from universal.networks import build_network
     >>> from universal.protocols import build_protocol
     >>> paths = PathCollection.from_node_paths(build_network("torus:k=4,n=1"), [[0, 1, 2], [1, 2]])
-    >>> fits(build_protocol("fifo"), paths, 10), fits(build_protocol("random-rank"), paths, 10)
+    >>> fits(build_protocol("fifo"), paths), fits(build_protocol("random-rank"), paths)
     (True, False)
     """
     rule = RULES.get(type(protocol).__name__)
     if rule is None:
         return False
     bits = max(1, (collection.size - 1).bit_length())
-    return _key_bound(rule, protocol, collection, limit).bit_length() + bits <= _KEY_BITS
+    return _key_bound(rule, protocol, collection).bit_length() + bits <= _KEY_BITS
 
 
 class _Batch:
