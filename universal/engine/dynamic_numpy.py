@@ -10,18 +10,18 @@ over the waiting packets kept lowest priority first.
 
 Keys that change on moves (:func:`_route_on_move`). Only the packets that cross get new keys,
 so the waiting packets stay in key order between steps and only the movers are put back. The
-order is kept in two arrays, the packets' slots (their rank among the ids) and the links they
-want; what else a packet carries (its place on its path, the buffer it sits in) is kept by slot
-and touched for the movers only.
+order is kept in two arrays, the packets' slots (their rank among the ids, highest id first)
+and the links they want; what else a packet carries (its place on its path, the buffer it sits
+in) is kept by slot and touched for the movers only.
 
 * Growing rank, farthest-to-go and nearest-to-go add a constant to a mover's key (K, 1, -1), so
   the movers stay in the order they had: the packets that waited and the movers are two sorted
-  runs of packed keys ``key << bits | slot``, which a stable sort (a merge of runs, linear time)
-  puts together.
+  runs of packed keys ``-key << bits | slot``, which a stable sort (a merge of runs, linear
+  time) puts together.
 * FIFO and random delay give a mover the step as its key, larger than every waiting packet's:
   the movers go to the low-priority end of the order, among themselves by id, and nothing is
-  merged. Random delay's packets join them in the step their delay ends, with their delay (that
-  step) as the key.
+  merged or packed. Random delay's packets join them in the step their delay ends, with their
+  delay (that step) as the key.
 
 Fresh keys in every step (``random``, :func:`_route_random`). The waiting packets stay in id
 order and draw their keys in one ``Generator.integers`` call a step from the run's generator, as
@@ -30,7 +30,7 @@ link's winner is its smallest packed key ``key << bits | position`` (``numpy.min
 the packed keys are sorted into a priority order for the step, as the retired batch engine did.
 
 :func:`universal.engine.batch.simulate` hands a batch here when its protocol is one of these,
-the keys fit in 64 bits (:func:`fits`), the links have one virtual channel and no compiled kernel
+the packed keys fit in 62 bits (:func:`fits`), the links have one virtual channel and no compiled kernel
 runs; ``tests/engine/test_dynamic_numpy.py`` checks it field by field and the generator's final
 state against the reference engine and the general numpy engine (:mod:`universal.engine.runs`).
 """
@@ -50,7 +50,7 @@ __all__ = ["RULES", "fits", "route_dynamic_numpy"]
 GROWING, FIFO, FARTHEST, NEAREST, DELAY, RANDOM = range(6)
 RULES = {"GrowingRank": GROWING, "Fifo": FIFO, "FarthestToGo": FARTHEST, "NearestToGo": NEAREST,
          "RandomDelay": DELAY, "RandomEachStep": RANDOM}
-#: Bits of the packed keys ``key << bits | slot``, kept non-negative in an int64.
+#: Bits the packed keys (a key and a slot or position) may take in an int64.
 _KEY_BITS = 62
 
 
@@ -186,18 +186,14 @@ class _Batch:
                              full_links=full_links)
 
 
-def _initial_keys(rule: int, drawn, ids: np.ndarray, lengths: np.ndarray, release: np.ndarray | None) -> np.ndarray:
-    """The keys of the packets ``ids`` before their first move (the protocols' ``keys`` with no
-    hop made)."""
+def _initial_keys(rule: int, drawn, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The keys of the packets ``ids`` before their first move, for the rules whose keys grow by
+    a constant (the protocols' ``keys`` with no hop made)."""
     if rule == GROWING:
         return drawn.ranks.astype(np.int64).take(ids) * int(drawn.D)
     if rule == FARTHEST:
         return int(drawn.D) - lengths.take(ids)
-    if rule == NEAREST:
-        return lengths.take(ids).astype(np.int64)
-    if rule == DELAY:
-        return release.take(ids)
-    return np.zeros(len(ids), dtype=np.int64)
+    return lengths.take(ids).astype(np.int64)           # nearest-to-go
 
 
 def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch: _Batch, limit: int) -> RoutingResult:
@@ -225,7 +221,7 @@ def _route_on_move(collection: PathCollection, protocol, drawn, rule: int, batch
     if fresh:       # every key 0: by slot
         order = now
     else:
-        keys = -_initial_keys(rule, drawn, ids, collection.lengths, release) << bits | slots
+        keys = -_initial_keys(rule, drawn, ids, collection.lengths) << bits | slots
         keys.sort()
         order = keys & mask                   # the waiting slots, lowest priority first
     want = want_of.take(order)
