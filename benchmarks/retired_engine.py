@@ -149,14 +149,17 @@ def main() -> None:
             absolute = rate["one", "rr"] >= rate["old", "rr"]
             relative = [c for c, _, _ in SETTINGS if ratio["one", c] < ratio["old", c]]
             verdicts.append(absolute and not relative)
-            for which, label in (("old", f"{d:>3} {h:>2} {hops:>10,} {rounds:>6} old"), ("one", f"{'one':>{len(head)}}")):
+            labels = (("old", f"{d:>3} {h:>2} {hops:>10,} {rounds:>6} old"), ("one", f"{'one':>{len(head)}}"))
+            for which, label in labels:
                 print(label + " " + " ".join(f"{rate[which, c]:>6.1f}" for c, _, _ in SETTINGS))
             for which in ("old", "one"):
                 cells = " ".join(f"{ratio[which, c]:>6.2f}" for c, _, _ in SETTINGS)
                 line = f"{which + ' ratio':>{len(head)}} {cells}"
                 if which == "one":
+                    # a failing column with its shortfall: the one engine's ratio minus the old one's
+                    short = [f"{c} {ratio['one', c] - ratio['old', c]:+.3f}" for c in relative]
                     line += (f"  {rate['one', 'rr'] / rate['old', 'rr']:>6.2f} {'yes' if absolute else 'no':>3}  "
-                             + ("yes" if not relative else "no: " + ", ".join(relative)))
+                             + ("yes" if not relative else "no: " + ", ".join(short)))
                 print(line)
     print("acceptance (rr no slower than the old engine, every ratio to rr no lower):",
           "yes" if all(verdicts) else f"no ({verdicts.count(False)} of {len(verdicts)} instances fail)")
