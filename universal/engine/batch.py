@@ -59,6 +59,10 @@ DYNAMIC_RULES = ("GrowingRank", "Fifo", "FarthestToGo", "NearestToGo", "RandomDe
 #: numpy engine, :mod:`universal.engine.runs`, at about twice its rate); False: on the general
 #: engine (the tests compare the two).
 STATIC_NUMPY = True
+#: Whether :func:`simulate` routes the protocols of :data:`DYNAMIC_RULES` below the kernels'
+#: threshold on :mod:`universal.engine.dynamic_numpy` (the same results as the general numpy
+#: engine); False: on the general engine (the tests compare the two).
+DYNAMIC_NUMPY = True
 
 #: Survey protocol -> the open-loop engine's priority that implements it for a batch.
 ADAPTIVE_PROTOCOLS = {"random-rank": "random-rank", "fifo": "fifo", "farthest-to-go": "farthest-to-go",
@@ -241,10 +245,12 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     the same results, when numba is installed (:func:`compiled_pays`): a static priority (random
     rank, longest-in-system) on :mod:`universal.engine.compiled`, keys that change on moves or
     every step (growing rank, FIFO, farthest/nearest to go, random delay, random) on
-    :mod:`universal.engine.compiled_dynamic`; below that size a static priority with one
-    virtual channel runs on :mod:`universal.engine.static_numpy`, the general numpy engine's
-    batch case for keys that never change (:data:`STATIC_NUMPY`). Bufferless protocols (trial-and-failure,
-    duplication) run in rounds of their own (:func:`universal.engine.bufferless.simulate_bufferless`).
+    :mod:`universal.engine.compiled_dynamic`; below that size, with one virtual channel, a
+    static priority runs on :mod:`universal.engine.static_numpy` and keys that change on
+    :mod:`universal.engine.dynamic_numpy`, the general numpy engine's batch cases for keys that
+    never change and for keys that do (:data:`STATIC_NUMPY`, :data:`DYNAMIC_NUMPY`). Bufferless
+    protocols (trial-and-failure, duplication) run in rounds of their own
+    (:func:`universal.engine.bufferless.simulate_bufferless`).
 
     Parameters
     ----------
@@ -317,6 +323,10 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
             return result
     if vcs == 1 and STATIC_NUMPY and protocol.dynamic == "static":
         return _simulate_static_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
+    if vcs == 1 and DYNAMIC_NUMPY and type(protocol).__name__ in DYNAMIC_RULES:
+        result = _simulate_dynamic_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
+        if result is not None:
+            return result
     spec = fixed_paths_spec(collection, protocol, None, rng)
     if vcs != 1:
         from universal.engine.vcs import classes_of_paths
@@ -391,6 +401,26 @@ def _simulate_static_numpy(collection: PathCollection, protocol, rng: np.random.
         return _unmoved(collection, record_hops, buffer)
     return route_static_numpy(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
                               record_hops=record_hops)
+
+
+def _simulate_dynamic_numpy(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
+                            buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult | None:
+    """:func:`simulate` of changing keys on :mod:`universal.engine.dynamic_numpy` (the ranks and
+    delays drawn as the protocol draws them), or None (nothing drawn) when its keys do not pack
+    into 64 bits."""
+    from universal.engine.dynamic_numpy import fits, route_dynamic_numpy
+
+    lengths = collection.lengths
+    if not fits(protocol, collection):
+        return None
+    state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
+    release = protocol.release_steps(state)
+    latest = int(release.max()) if release is not None and len(release) else 0
+    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
+    if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
+        return _unmoved(collection, record_hops, buffer)
+    return route_dynamic_numpy(collection, protocol, state, rng, bandwidth=bandwidth, buffer=buffer, limit=limit,
+                               record_hops=record_hops)
 
 
 def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.ndarray) -> None:

@@ -86,11 +86,17 @@ def _bounded_single(want: np.ndarray, final_at, occupancy: np.ndarray, buffer: i
         win = last_per_link(want, ranked, scratch)
     top = win.nonzero()[0]
     link = want.take(top)
-    blocked = ~final_at(top) & (occupancy.take(link) >= buffer)
-    if not blocked.any():
+    # A top contender is blocked if its link's buffer is full and the crossing does not deliver
+    # it. Most links have one contender, so the top ones are most of the waiting packets: test
+    # the buffers first, then only the few at full ones for delivery (a fifth less time for
+    # bounded random rank on BF(14), h = 4).
+    blocked = (occupancy.take(link) >= buffer).nonzero()[0]
+    if len(blocked):
+        blocked = blocked[~final_at(top.take(blocked))]
+    if not len(blocked):
         return win
-    win[top[blocked]] = False
-    full = link[blocked]
+    win[top.take(blocked)] = False
+    full = link.take(blocked)
     marks[full] = True
     waiting = marks.take(want).nonzero()[0]   # every contender of a full link (increasing)
     marks[full] = False
