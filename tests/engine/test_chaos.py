@@ -75,6 +75,8 @@ def test_batches_equal_the_reference_and_deliver_everything():
             for e in ("fast", "reference")]
     assert runs[0].result.status == runs[1].result.status == "delivered"
     assert runs[0].result.delivery.tolist() == runs[1].result.delivery.tolist()
+    # the fullest link buffer (a blocked packet leaves it for the shared queue, unseen by crossings)
+    assert runs[0].result.max_buffer == runs[1].result.max_buffer == 1
 
 
 TRAFFICS = ["uniform", "bitcomp", "transpose", "tornado"]

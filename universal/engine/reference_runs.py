@@ -162,6 +162,9 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         waiting = [p for p in waiting if p.pid not in gone]
         if core.chaos is not None:      # CHAOS: blocked input packets into the shared queues
             queued = core.chaos.into_queue(waiting, {p.pid for p in moving}, key)
+            if record is not None:      # the fullest link buffer (the shared queues are not link buffers)
+                most = max([n for e, n in core.occupancy.items() if not isinstance(e, tuple)], default=0)
+                record["max_buffer"] = max(record.get("max_buffer", 0), most)
             if waiting and not moving and not queued:
                 status, last = "deadlock", t
                 break

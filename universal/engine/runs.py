@@ -733,7 +733,7 @@ class _Batch:
                 entered = self._enter_classes(moved_on, entered)
             a["prev"][moved_on] = entered
             np.add.at(self.occupancy, entered, ONE)
-            if self.batch_stats and len(entered):
+            if self.batch_stats and len(entered) and not self.chaos:
                 self.max_buffer = max(self.max_buffer, int(self.occupancy[entered].max()))
         if self.priority in ("fifo", "protocol"):
             a["arrived"][moved_on] = t + 1
@@ -748,6 +748,8 @@ class _Batch:
         from universal.engine.chaos import into_queue
 
         moved = into_queue(self, gi, order)
+        if self.batch_stats:        # the fullest link buffer at the end of the step
+            self.max_buffer = max(self.max_buffer, int(self.occupancy[:self.R * self.L].max()))
         self._check_deadlock(t, np.concatenate([crossed, moved * self.L]))
 
     def _enter_classes(self, movers: np.ndarray, crossed: np.ndarray) -> np.ndarray:
