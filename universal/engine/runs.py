@@ -121,9 +121,9 @@ class _Batch:
         # CHAOS (a batch of CHAOS runs only, see simulate_batch): a shared queue per node
         self.chaos = bool((self.kinds == 5).any())
         if self.chaos:
-            from universal.engine import chaos
+            from universal.engine.chaos import setup as chaos_setup
 
-            chaos.setup(self, vcs)
+            chaos_setup(self, vcs)
         self.max_buffer = 0
         self.blocked: tuple | None = None
         # packets committed to each link, kept up to date (counting them afresh every step would cost
