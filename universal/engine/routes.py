@@ -26,6 +26,10 @@ waiting for it at the start of the step, ties broken at random:
     goes through a uniformly random intermediate node); on ``<=`` route minimally adaptively to
     the destination, else minimally adaptively to the intermediate and then to the destination
     (Singh, "Load-balanced routing in interconnection networks", 2005, §3; threshold 0 by default).
+``chaos[:queue=S]``
+    CHAOS (Konstantinidou & Snyder, "The Chaos router", 1994): MIN AD's choice among the links
+    with room, a shared queue of S places per node for the packets that find none, deflection
+    from a full queue, no VCs; needs bounded buffers (:mod:`universal.engine.chaos`).
 ``ugal-l[:threshold=T]``, ``ugal-g[:threshold=T]``
     UGAL on the networks with terminals (dragonfly, fat tree, flattened butterfly, HyperX), as
     Kim, Dally, Scott & Abts ("Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA
