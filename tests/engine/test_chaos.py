@@ -119,6 +119,27 @@ def test_beyond_saturation_chaos_starves_sources_and_goal_does_not():
     assert abs(mean - 0.45) < 0.02 and least > 0.8 * mean
 
 
+def _five_by_five(seed: int = 2):
+    return simulate_batch([spec("torus:k=5,n=2", "chaos:queue=1", "uniform", 1.0, seed=seed)], buffer=1,
+                          measurement=Measurement(steps=400))[0]
+
+
+def test_no_deadlock_where_min_adaptive_without_the_shared_queue_deadlocks():
+    """The run below deadlocks when the shared queue is taken away (no packet ever enters it, so
+    none is deflected) together with the injection gate: the detector can fire, and CHAOS's
+    queue is what keeps it quiet."""
+    assert _five_by_five().status == "steps"
+
+
+def test_without_queue_and_gate_the_same_run_deadlocks(monkeypatch):
+    import universal.engine.chaos as chaos
+
+    monkeypatch.setattr(chaos, "into_queue", lambda batch, movers, order: np.empty(0, dtype=np.int64))
+    monkeypatch.setattr(chaos, "gate", lambda batch, order: np.zeros(len(batch.chaos_gate) if order is None
+                                                                       else len(order), dtype=bool))
+    assert _five_by_five().status == "deadlock"
+
+
 def test_the_queue_takes_the_paper_buffer_budget():
     """GOAL's budget, 6 VCs of 8 per link: CHAOS keeps 8 per input link, the queue gets 4 x 40."""
     net = network("torus:k=8,n=2")
