@@ -43,16 +43,18 @@ joined their source queues):
    step, highest priority first (the original moves a blocked packet out of its input frame
    into the multiqueue).
 
-Deadlock freedom, by construction. A node with a waiting packet is stuck only if its shared
-queue is full (else its input packets move in, or its queue and source packets find a buffer
-with room) and every buffer its packets may enter is full; a full queue deflects, so all its
-out-links' buffers are full, so all its neighbours hold packets and are stuck too: on a
-connected network every buffer is full. That cannot happen: the packets in the buffers grow
-only by injection, and a node injects only while its queue can take all its input packets and
-one more, so the step that would fill the last place leaves a place free in the injecting
-node's queue. (The original avoids deadlock by exchanging packets between neighbours, which
-this model does not need.) With the engine's synchronous steps and credits counted at the
-start of a step, the numbers differ in detail from the asynchronous router's.
+Deadlock freedom, by construction. Suppose a step moves nothing. A packet that may leave
+(not held by the gate; a held one's node has queue or input packets, take those) wants a link
+without room, so the node at its head holds input packets that neither cross nor enter their
+queue: that queue is full. A packet in a full queue, moving nowhere, found no productive link
+with room and no other link with room to be deflected on, so every out-link of that node leads
+into a full input buffer, whose node again has a full queue. On a strongly connected network
+every buffer and every queue is then full. That never happens: the packets in the buffers and
+queues grow only by injection, and a node injects only while its queue can take all its input
+packets and one more, so a step with an injection leaves a place free in the injecting node's
+queue. (The original avoids deadlock by exchanging packets between neighbours, which this
+model does not need.) With the engine's synchronous steps and credits counted at the start of
+a step, the numbers differ in detail from the asynchronous router's.
 
 The fast engine keeps a node's shared queue as one more buffer slot, ``links_span + run * N +
 node``, beside the link buffers; :mod:`universal.engine.reference_chaos` is the plain version.
