@@ -119,6 +119,16 @@ def test_beyond_saturation_chaos_starves_sources_and_goal_does_not():
     assert abs(mean - 0.45) < 0.02 and least > 0.8 * mean
 
 
+def test_a_chaos_run_does_not_depend_on_what_it_is_batched_with():
+    """CHAOS runs batched with others run in a batch of their own, each as alone."""
+    specs = [spec("torus:k=4,n=2", r, "uniform", 1.0, seed=4) for r in ("min-adaptive", "chaos:queue=2", "dor",
+                                                                          "chaos:queue=1")]
+    together = simulate_batch(specs, buffer=1, measurement=Measurement(steps=150))
+    for s, res in zip(specs, together):
+        alone = simulate_batch([s], buffer=1, measurement=Measurement(steps=150))[0]
+        assert res.records["delivered"].tolist() == alone.records["delivered"].tolist()
+
+
 def _five_by_five(seed: int = 2):
     return simulate_batch([spec("torus:k=5,n=2", "chaos:queue=1", "uniform", 1.0, seed=seed)], buffer=1,
                           measurement=Measurement(steps=400))[0]
