@@ -29,6 +29,8 @@ CASES = [
     ("torus:k=8,n=1", "chaos:queue=1", "tornado", 1.0, "bernoulli", "farthest-to-go", 1, 2, 1),
     ("mesh:k=4,n=2", "chaos:queue=1", "bitcomp", 2.0, "poisson", "age", 1, 1, 1),
     ("mesh:k=4,n=2", "chaos:queue=2", "uniform", 1.0, "bernoulli", "nearest-to-go", 2, 2, 1),
+    ("torus:k=4,n=2", "chaos:queue=1", "uniform", 2.0, "poisson", "random-rank", 1, 1, 1),
+    ("torus:k=4,n=2", "chaos:queue=1", "uniform", 2.0, "poisson", "growing-rank", 1, 1, 1),
 ]
 
 
