@@ -8,6 +8,8 @@ Usage::
     python benchmarks/beyond_saturation.py --priority farthest-to-go --seeds 1
     python benchmarks/beyond_saturation.py --buffer 1 --vcs 6 --offered 1.0 --traffic tornado \
         --routing dor,val,romm,rlb,ival --seeds 1                  # the router model: b = 1 per VC
+    python benchmarks/beyond_saturation.py --routing chaos,goal --buffer 8 --vcs 6 --offered 1.0 \
+        --seeds 1                  # Figure 13: CHAOS starves its sources (the VC budget in its shared queue)
 
 With ``--buffer`` and ``--vcs`` the runs (search included) have bounded buffers and virtual
 channels (``universal openloop --buffer b --vcs V``); ``--offered X`` runs the second load at X

@@ -22,7 +22,9 @@ def test_the_builtin_openloop_scenarios_load():
 @pytest.mark.parametrize("name", ["goal_vc_saturation", "goal_hotspot"])
 def test_the_router_scenarios_have_a_vc_scheme_for_every_routing(name):
     """GOAL's router scenarios: 8-deep VCs, one budget of 48 places per link, and every routing
-    with the classes it needs within the 6 VCs (dateline classes, *-channels)."""
+    with the classes it needs within the 6 VCs (dateline classes, *-channels); CHAOS, with no
+    VCs, spends the same budget on its input buffers and its shared queue."""
+    from universal.engine.chaos import queue_sizes
     from universal.engine.routes import build_router
     from universal.engine.vcs import plan_vcs
     from universal.networks import build_network
@@ -30,8 +32,13 @@ def test_the_router_scenarios_have_a_vc_scheme_for_every_routing(name):
     study = load_scenario(name).openloop
     assert (study.buffer, study.vcs) == (8, 6) and study.saturation
     net = build_network(study.network)
+    assert "chaos" in study.routings                    # the paper's seventh (and Figure 14's fifth)
     for routing in study.routings:
-        plan = plan_vcs(build_router(routing, net), study.vcs, study.buffer)
+        router = build_router(routing, net)
+        if router.kind == "chaos":
+            assert set(queue_sizes(router, study.buffer, study.vcs) // 4 + study.buffer) == {48}
+            continue
+        plan = plan_vcs(router, study.vcs, study.buffer)
         assert plan.capacity.sum() == 48 and plan.classes <= 6
 
 

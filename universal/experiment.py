@@ -422,7 +422,7 @@ def _check_adaptive(exp: Experiment, network: Network, protocols: list[Protocol]
     for protocol in protocols:
         if protocol.name not in ADAPTIVE_PROTOCOLS:
             raise UserError(f"protocol {protocol.name!r} is not available with adaptive routing (paths "
-                            f"min-adaptive, goal, ugal); use {', '.join(ADAPTIVE_PROTOCOLS)}: the bufferless "
+                            f"min-adaptive, goal, ugal, chaos); use {', '.join(ADAPTIVE_PROTOCOLS)}: the bufferless "
                             "protocols, growing rank and random delays are defined on paths fixed in advance")
     if exp.opt is not None:
         raise UserError("--opt computes the optimum of paths fixed in advance; adaptive routings choose "

@@ -19,7 +19,8 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     ol.add_argument("--routing", default="dor",
                     help="comma-separated: dor, val, romm, rlb, rlbth, ival (tori), any path system (shortest, "
                          "valiant, minimal, ...), or adaptive: min-adaptive, goal (tori), ugal[:threshold=T], "
-                         "ugal-l, ugal-g (networks with terminals) (default dor)")
+                         "chaos[:queue=S] (needs --buffer; without queue=S its shared queue takes the rest of "
+                         "the --vcs budget), ugal-l, ugal-g (networks with terminals) (default dor)")
     ol.add_argument("--traffic", default="uniform",
                     help="comma-separated: uniform, neighbor, bitcomp, transpose, tornado, bitrev, shuffle, "
                          "hotspot, diagonal, booksim-tornado, booksim-neighbor, matrix:file=P, permutation:file=P, "
@@ -42,7 +43,8 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                     help="virtual channels per link (default 1); with V >= 2 and --buffer every hop uses its "
                          "route's deadlock-free class (dateline classes: dor needs 2, val 4, romm and rlb 6; "
                          "GOAL's *-channels: min-adaptive and goal 3, ugal 6 on a torus); "
-                         "a routing that needs more than V is refused")
+                         "a routing that needs more than V is refused; chaos has no VCs and gives the V x b "
+                         "budget of every input link beyond its one buffer of b to its shared queue")
     ol.add_argument("--window", type=positive, default=None,
                     help="measurement window in steps (default max(1000, 200/rate))")
     ol.add_argument("--tolerance", type=float, default=0.01, help="relative width of the saturation bracket (0.01)")

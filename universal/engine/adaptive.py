@@ -45,8 +45,8 @@ def _tables(batch):
     """The network tables of the batch's adaptive runs (shared: one network)."""
     if not hasattr(batch, "_adaptive_tables"):
         tabs = {"head": batch.net.link_head}
-        if ((batch.kinds == 1) | (batch.kinds == 3)).any():      # MIN AD, UGAL: node-pair tables
-            router = next(s.router for s in batch.specs if s.router.kind in ("min-adaptive", "ugal"))
+        if ((batch.kinds == 1) | (batch.kinds == 3) | (batch.kinds == 5)).any():   # MIN AD, UGAL, CHAOS: node pairs
+            router = next(s.router for s in batch.specs if s.router.kind in ("min-adaptive", "ugal", "chaos"))
             tabs["productive"] = router.productive
             tabs["distance"] = router.distance
         if (batch.kinds == 2).any():

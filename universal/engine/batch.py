@@ -442,7 +442,8 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     network : Network
     sources, dests : array of int
     routing : str
-        ``min-adaptive``, ``goal``, ``ugal[:threshold=T]`` (:data:`universal.engine.routes.ADAPTIVE_ROUTINGS`).
+        ``min-adaptive``, ``goal``, ``ugal[:threshold=T]``, ``chaos[:queue=S]`` (with ``buffer``;
+        :data:`universal.engine.routes.ADAPTIVE_ROUTINGS`).
     protocol : str
         One of :data:`ADAPTIVE_PROTOCOLS`.
     seed : int or SeedSequence
@@ -485,14 +486,17 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     dests = np.asarray(dests, dtype=np.int64)
     router = build_router(routing, network)
     if not (router.adaptive or router.kind == "ugal-paths"):
-        raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal, ugal-l, ugal-g)")
+        raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal, chaos, ugal-l, ugal-g)")
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
     spec = batch_spec(router, sources, dests, ADAPTIVE_PROTOCOLS[protocol], seed=seed)
     if engine == "reference":
-        delivered, crossings, status = _reference(spec, limit, bandwidth, buffer, vcs)
+        delivered, crossings, status, most = _reference(spec, limit, bandwidth, buffer, vcs)
     else:
-        delivered, crossings, status = _fast(spec, limit, bandwidth, buffer, vcs)
-    return _batch_run(network, sources, dests, routing, delivered, crossings, status, limit, buffer)
+        delivered, crossings, status, most = _fast(spec, limit, bandwidth, buffer, vcs)
+    run = _batch_run(network, sources, dests, routing, delivered, crossings, status, limit, buffer)
+    if router.kind == "chaos":      # a packet may leave its link buffer for the shared queue unseen
+        run.result.max_buffer = most
+    return run
 
 
 def _fast(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1):
@@ -500,7 +504,7 @@ def _fast(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1):
     from universal.engine.measure import Measurement
     res = simulate(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs,
                    measurement=Measurement(steps=limit, until_delivered=True, record_crossings=True))
-    return res.records["delivered"], res.records["crossings"], res.status
+    return res.records["delivered"], res.records["crossings"], res.status, res.records["max_buffer"]
 
 
 def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1):
@@ -508,7 +512,7 @@ def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 
     record: dict = {}
     run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record, vcs=vcs)
     crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
-    return np.array(run["delivered"], dtype=np.int64), crossings, run["status"]
+    return np.array(run["delivered"], dtype=np.int64), crossings, run["status"], record.get("max_buffer", 0)
 
 
 def _batch_run(network: Network, sources, dests, routing: str, delivered: np.ndarray, crossings: np.ndarray,

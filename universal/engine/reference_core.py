@@ -85,8 +85,9 @@ class RoutingView:
 
     ``kind`` is ``paths`` (every packet follows its ``path``), ``ugal-paths`` (UGAL-L/G: a minimal
     path and a Valiant one, one taken at injection; ``mode`` is ``local`` or ``global``),
-    ``min-adaptive``, ``goal``, ``ugal`` or ``splitter``. ``distance`` is the hop distance table
-    (min-adaptive, ugal) and ``k``, ``n`` the torus (goal).
+    ``min-adaptive``, ``goal``, ``ugal``, ``chaos`` or ``splitter``. ``distance`` is the hop distance
+    table (min-adaptive, ugal, chaos), ``k``, ``n`` the torus (goal) and ``queue`` CHAOS's
+    shared-queue places per node.
     """
 
     kind: str
@@ -96,6 +97,7 @@ class RoutingView:
     distance: list | None = None
     k: int = 0
     n: int = 0
+    queue: list | None = None
 
 
 class ReferenceCore:
@@ -139,6 +141,11 @@ class ReferenceCore:
         #: packets in every link buffer (a packet sits in the buffer of the link it crossed last;
         #: with virtual channels, keyed by (link, class))
         self.occupancy: dict = defaultdict(int)
+        self.chaos = None
+        if view.kind == "chaos":                # CHAOS: shared queues, deflection, the injection gate
+            from universal.engine.reference_chaos import ChaosRules
+
+            self.chaos = ChaosRules(self, view.queue)
 
     # ------------------------------------------------------------------ routing
     def productive(self, v: int, target: int) -> list[int]:
@@ -213,6 +220,9 @@ class ReferenceCore:
     def decide(self, waiting: list[RefPacket], counts: dict) -> None:
         """Every adaptive packet without a next link chooses one (see the module docstring);
         with GOAL's *-channels also every one whose chosen class buffer is full (:meth:`_decide_star`)."""
+        if self.chaos is not None:
+            self.chaos.decide(waiting, counts)
+            return
         if self.star:
             # a packet keeps its choice while that class buffer has room (or it is its last hop)
             again = [p for p in waiting if p.path is None and (p.want is None or not self._room(p, p.want, p.vc))]
@@ -352,6 +362,8 @@ class ReferenceCore:
             for p in ranked:
                 if len(crossed) == self.bandwidth:
                     break
+                if self.chaos is not None and self.chaos.held(p):
+                    continue              # CHAOS's injection gate: not this step
                 final = self.final(p)
                 if self.buffer is not None and not final:
                     into, size = self.buffer_of(p)

@@ -29,10 +29,10 @@ __all__ = ["simulate_reference"]
 def _view(spec: RunSpec) -> RoutingView:
     """The routing of ``spec`` as the reference core reads it."""
     router = spec.router
-    view = RoutingView(router.kind if router.kind in ("min-adaptive", "goal", "ugal", "splitter", "ugal-paths")
+    view = RoutingView(router.kind if router.kind in ("min-adaptive", "goal", "ugal", "splitter", "ugal-paths", "chaos")
                        else "paths", router.network, threshold=router.threshold,
                        mode=router.extra.get("mode"))
-    if router.kind in ("min-adaptive", "ugal"):
+    if router.kind in ("min-adaptive", "ugal", "chaos"):
         view.distance = router.distance.tolist()
     if router.kind == "goal":
         view.k, view.n = router.k_n
@@ -104,8 +104,16 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     from universal.engine.vcs import plan_vcs
 
     plan = plan_vcs(spec.router, vcs, buffer, spec.injection.vc_classes)
-    core = ReferenceCore(_view(spec), bandwidth, buffer, plan)
+    view = _view(spec)
+    if view.kind == "chaos":
+        from universal.engine.chaos import queue_sizes
+
+        view.queue = queue_sizes(spec.router, buffer, vcs).tolist()
+    core = ReferenceCore(view, bandwidth, buffer, plan)
     key = _priority(spec.priority, core, spec.injection.ranks)
+    if core.chaos is not None:          # CHAOS: shared queue first, then input buffers, then sources
+        rule = key
+        key = lambda p: (core.chaos.place(p),) + rule(p)      # noqa: E731
     waiting: list[RefPacket] = []
     delivered: list[int] = []
     new: dict[int, list[RefPacket]] = {}
@@ -138,7 +146,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                 counts[p.want] += 1
         core.decide(waiting, counts)
         moving, _ = core.contend(waiting, key)
-        if buffer is not None and waiting and not moving:
+        if buffer is not None and waiting and not moving and core.chaos is None:
             status, last = "deadlock", t
             break
         if crossings is not None:
@@ -152,6 +160,14 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                 delivered[p.pid] = t
                 gone.add(p.pid)
         waiting = [p for p in waiting if p.pid not in gone]
+        if core.chaos is not None:      # CHAOS: blocked input packets into the shared queues
+            queued = core.chaos.into_queue(waiting, {p.pid for p in moving}, key)
+            if record is not None:      # the fullest link buffer (the shared queues are not link buffers)
+                most = max([n for e, n in core.occupancy.items() if not isinstance(e, tuple)], default=0)
+                record["max_buffer"] = max(record.get("max_buffer", 0), most)
+            if waiting and not moving and not queued:
+                status, last = "deadlock", t
+                break
         if create_until is not None and t + 1 >= creating and not waiting:
             status, last = "drained", t
             break

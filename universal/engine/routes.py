@@ -26,6 +26,10 @@ waiting for it at the start of the step, ties broken at random:
     goes through a uniformly random intermediate node); on ``<=`` route minimally adaptively to
     the destination, else minimally adaptively to the intermediate and then to the destination
     (Singh, "Load-balanced routing in interconnection networks", 2005, §3; threshold 0 by default).
+``chaos[:queue=S]``
+    CHAOS (Konstantinidou & Snyder, "The Chaos router", 1994): MIN AD's choice among the links
+    with room, a shared queue of S places per node for the packets that find none, deflection
+    from a full queue, no VCs; needs bounded buffers (:mod:`universal.engine.chaos`).
 ``ugal-l[:threshold=T]``, ``ugal-g[:threshold=T]``
     UGAL on the networks with terminals (dragonfly, fat tree, flattened butterfly, HyperX), as
     Kim, Dally, Scott & Abts ("Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA
@@ -99,7 +103,8 @@ class Router:
     """One routing of an open-loop run: its name, kind and the tables it needs.
 
     ``kind`` is ``"torus"`` (a load-analysis routing), ``"paths"`` (a path system),
-    ``"min-adaptive"``, ``"goal"``, ``"ugal"`` or ``"ugal-paths"`` (UGAL-L/G: two candidate paths
+    ``"min-adaptive"``, ``"goal"``, ``"ugal"``, ``"chaos"`` (``extra["queue"]``: its shared-queue
+    places per node, None for the VC budget) or ``"ugal-paths"`` (UGAL-L/G: two candidate paths
     drawn at creation, one chosen at injection; ``extra["mode"]`` is ``local`` or ``global``).
     """
 
@@ -112,7 +117,7 @@ class Router:
 
     @property
     def adaptive(self) -> bool:
-        return self.kind in ("min-adaptive", "goal", "ugal", "splitter")
+        return self.kind in ("min-adaptive", "goal", "ugal", "splitter", "chaos")
 
     @cached_property
     def k_n(self) -> tuple[int, int]:
@@ -204,6 +209,8 @@ class Router:
             return n * (k - 1)
         if self.kind in ("min-adaptive", "ugal"):
             return 2 * int(self.distance.max())
+        if self.kind == "chaos":                # deflections: no bound, the hash takes any count
+            return N
         if self.kind == "splitter":
             return int(self.network.depth)
         return N
@@ -300,6 +307,24 @@ ADAPTIVE_ROUTINGS: Registry[str] = Registry("adaptive routing")
 def _min_adaptive(spec: Spec, network: Network) -> Router:
     check_known_params(spec, set())
     return Router(spec.text, "min-adaptive", network)
+
+
+@ADAPTIVE_ROUTINGS.register("chaos", "CHAOS: minimal adaptive, blocked packets into a shared node queue, "
+                            "deflected from it when full; queue=S places per node (default the VC budget)")
+def _chaos(spec: Spec, network: Network) -> Router:
+    """CHAOS (Konstantinidou & Snyder, "The Chaos router", IEEE Trans. Computers, 1994), as
+    :mod:`universal.engine.chaos` defines it in the synchronous-step model."""
+    check_known_params(spec, {"queue"})
+    queue = None
+    if "queue" in spec.params:
+        raw = spec.params["queue"]
+        try:
+            queue = int(raw)
+        except ValueError:
+            raise UserError(f"chaos queue must be a whole number of packets (got {raw!r})") from None
+        if queue < 1:
+            raise UserError(f"chaos needs a shared queue of at least 1 packet per node (got queue={queue})")
+    return Router(spec.text, "chaos", network, extra={"queue": queue})
 
 
 @ADAPTIVE_ROUTINGS.register("goal", "GOAL: RLB's quadrant at creation, then adaptive among its productive dimensions (tori)")

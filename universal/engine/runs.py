@@ -56,7 +56,7 @@ from universal.engine.priorities import BATCH_RULES, PRIORITIES, RANK_RANGE, RAN
 __all__ = ["PRIORITIES", "simulate_batch", "simulate"]
 
 #: Engine kinds: 0 follows a path from the store (UGAL-L/G too, once it has picked one of its two).
-_KIND = {"torus": 0, "paths": 0, "ugal-paths": 0, "min-adaptive": 1, "goal": 2, "ugal": 3, "splitter": 4}
+_KIND = {"torus": 0, "paths": 0, "ugal-paths": 0, "min-adaptive": 1, "goal": 2, "ugal": 3, "splitter": 4, "chaos": 5}
 _BIG = np.int64(1) << 40
 #: Waiting packets across a batch beyond this are refused (memory), checked as the pool grows.
 MAX_WAITING = 40_000_000
@@ -118,6 +118,12 @@ class _Batch:
         self.track = buffer is not None or bool(self.ugal_mode.any()) or self.batch_stats
         self._plan_vcs(vcs)
         self.occupancy = np.zeros(self.classes * self.links_span, dtype=np.int32) if self.track else None
+        # CHAOS (a batch of CHAOS runs only, see simulate_batch): a shared queue per node
+        self.chaos = bool((self.kinds == 5).any())
+        if self.chaos:
+            from universal.engine.chaos import setup as chaos_setup
+
+            chaos_setup(self, vcs)
         self.max_buffer = 0
         self.blocked: tuple | None = None
         # packets committed to each link, kept up to date (counting them afresh every step would cost
@@ -381,7 +387,11 @@ class _Batch:
             if t % CHUNK == 0:
                 self._draw(t)
             self._inject(t)
-            if self.adaptive:
+            if self.chaos:
+                from universal.engine.chaos import decide as chaos_decide
+
+                chaos_decide(self, t)
+            elif self.adaptive:
                 (adaptive_decide if self.vc is None else decide_star)(self, t)
             if self.holding:
                 self._release(t)
@@ -518,6 +528,8 @@ class _Batch:
 
     def _order(self) -> np.ndarray | None:
         """Positions (relative to head) lowest priority first, or None when the layout already is."""
+        if self.chaos:          # CHAOS: by class (shared queue, input buffer, source), then the rule
+            return self._sorted_positions()
         if self.priority in ("age", "longest-in-system"):
             return None
         if self.layout_sorted:
@@ -546,8 +558,15 @@ class _Batch:
             primary = -self._hops_left()
         elif self.priority == "protocol":          # the survey's keys: the lowest first
             primary = -self.protocol.keys(self.rank_state, a["pid"][h:], self._hops_made(), a["arrived"][h:])
+        elif self.priority in ("age", "longest-in-system"):     # (CHAOS only) the layout's order
+            primary = np.zeros(len(dead), dtype=np.int64)
         else:
             primary = self._hops_left()
+        if self.chaos:
+            from universal.engine.chaos import class_rank
+
+            primary = primary - primary.min() if len(primary) else primary
+            primary = class_rank(self, h) * (int(primary.max()) + 1 if len(primary) else 1) + primary
         # the layout is already oldest last (ids decrease from head on), so sorting by the rule's
         # key alone, ties kept in layout order, breaks its ties toward the older packet. Packed
         # as key << bits | position, one sort of plain integers does it several times faster
@@ -685,11 +704,13 @@ class _Batch:
             self.crossing_log.append((np.full(len(gi), t, dtype=np.int64), a["pid"][gi], crossed.copy()))
         if self.count_waiting:
             np.subtract.at(self.waiting, crossed, ONE)
-        if self.buffer is not None:
+        if self.buffer is not None and not self.chaos:
             self._check_deadlock(t, crossed)
         if self.track:
             np.subtract.at(self.occupancy, a["prev"][gi], ONE)
         if not len(gi):
+            if self.chaos:
+                self._chaos_queue(t, gi, crossed, order)
             return
         if self.adaptive:
             from universal.engine.adaptive import advance
@@ -712,12 +733,24 @@ class _Batch:
                 entered = self._enter_classes(moved_on, entered)
             a["prev"][moved_on] = entered
             np.add.at(self.occupancy, entered, ONE)
-            if self.batch_stats and len(entered):
+            if self.batch_stats and len(entered) and not self.chaos:
                 self.max_buffer = max(self.max_buffer, int(self.occupancy[entered].max()))
         if self.priority in ("fifo", "protocol"):
             a["arrived"][moved_on] = t + 1
+        if self.chaos:
+            self._chaos_queue(t, gi, crossed, order)
         if done.any():
             self._deliver(t, gi[done])
+
+    def _chaos_queue(self, t: int, gi: np.ndarray, crossed: np.ndarray, order: np.ndarray | None) -> None:
+        """CHAOS: blocked input packets into the shared queues; a step that neither crossed a link
+        nor filled a queue is a deadlock (which the model rules out: :mod:`universal.engine.chaos`)."""
+        from universal.engine.chaos import into_queue
+
+        moved = into_queue(self, gi, order)
+        if self.batch_stats:        # the fullest link buffer at the end of the step
+            self.max_buffer = max(self.max_buffer, int(self.occupancy[:self.R * self.L].max()))
+        self._check_deadlock(t, np.concatenate([crossed, moved * self.L]))
 
     def _enter_classes(self, movers: np.ndarray, crossed: np.ndarray) -> np.ndarray:
         """The class buffers the movers (not delivered) entered, and the class of their next hop."""
@@ -747,6 +780,10 @@ class _Batch:
             final = final[order]
         w = np.where(want < 0, self.trash, want)
         real = w < self.trash                     # not dead, held or undecided
+        if self.chaos:                            # source packets the injection gate holds back
+            from universal.engine.chaos import gate
+
+            real &= ~gate(self, order)
         entering = np.flatnonzero(~final & real)
         admit = final & real                      # delivered by the crossing: no buffer to enter
         if self.vc is None:
@@ -1050,6 +1087,17 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         _check_window(s, measurement)
     if not specs:
         return []
+    chaos = [s.router.kind == "chaos" for s in specs]
+    if any(chaos) and not all(chaos):
+        # CHAOS runs keep shared queues and no VC classes: they run in a batch of their own (a
+        # run's result does not depend on what it is batched with)
+        out: list = [None] * len(specs)
+        for flag in (False, True):
+            at = [i for i, c in enumerate(chaos) if c == flag]
+            for i, res in zip(at, simulate_batch([specs[i] for i in at], bandwidth=bandwidth, buffer=buffer,
+                                                 measurement=measurement, progress=progress, vcs=vcs)):
+                out[i] = res
+        return out
     batch = _Batch(specs, bandwidth, buffer, measurement, vcs)
     batch.progress = progress
     return batch.run()

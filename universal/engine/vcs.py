@@ -403,7 +403,7 @@ def plan_vcs(router, vcs: int, buffer: int | None, needed: int | None = None) ->
     """
     if not 1 <= vcs <= MAX_VCS:
         raise UserError(f"--vcs must be between 1 and {MAX_VCS} (got {vcs})")
-    if vcs == 1:
+    if vcs == 1 or router.kind == "chaos":     # CHAOS has no VCs: V x b is its buffer budget
         return None
     network = router.network
     if router.kind in ("splitter", "ugal-paths"):
