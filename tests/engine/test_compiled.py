@@ -350,3 +350,63 @@ def test_the_dynamic_kernel_for_random_starts_its_step_marks_over_as_it_must(mon
         paths = random_case(seed)
         assert_same(compiled_run(paths, "random", seed, record_hops=True),
                     simulate_reference(paths, "random", np.random.default_rng(seed), record_hops=True))
+
+
+def leveled_case(seed: int) -> PathCollection:
+    """Valiant or level paths of a random h-relation on a small butterfly: what the kernel routes
+    on the collection's own rows (:func:`universal.engine.compiled._level_rows`)."""
+    g = np.random.default_rng(seed)
+    net = build_network(f"butterfly:d={int(g.integers(2, 6))}")
+    problem = build_problem(f"h-relation:h={int(g.integers(1, 5))}", net, np.random.default_rng(seed))
+    return route_paths(["valiant", "dimension-order"][seed % 2], problem, net, np.random.default_rng(seed + 1))
+
+
+@pytest.mark.parametrize("bandwidth, buffer, limit", [(1, None, None), (2, None, None), (1, 1, None), (2, 2, None),
+                                                      (1, None, 3), (1, 1, 2)])
+@pytest.mark.parametrize("seed", range(6))
+def test_leveled_paths_are_routed_in_place_as_the_reference_routes_them(monkeypatch, packed, bandwidth, buffer,
+                                                                        limit, seed):
+    """Without hop steps to record, butterfly level paths run on their own rows, put in priority
+    order for the run and back after it (B = 1 unbounded on two state columns): the same result
+    as the reference, and the paths as they were."""
+    from universal.engine import compiled
+
+    paths = random_case(seed) if seed % 3 == 2 else leveled_case(seed)
+    before = paths.links.copy()
+    taken = []
+    real = compiled._route_rows
+    monkeypatch.setattr(compiled, "_route_rows", lambda *a, **k: taken.append(1) or real(*a, **k))
+    for protocol in STATIC:
+        kwargs = dict(bandwidth=bandwidth, buffer=buffer, step_limit=limit)
+        got = compiled_run(paths, protocol, seed, **kwargs)
+        assert_same(got, simulate_reference(paths, protocol, np.random.default_rng(seed), **kwargs))
+    np.testing.assert_array_equal(paths.links, before)
+    assert len(taken) == (2 if paths.network.kind == "butterfly" else 0)
+
+
+def test_only_paths_climbing_a_butterfly_from_level_0_run_in_place():
+    from universal.engine.compiled import _level_rows
+
+    net = build_network("butterfly:d=3")
+    paths = leveled_case(1)
+    assert _level_rows(paths) is not None
+    assert _level_rows(random_case(2)) is None                                 # a torus
+    # a path from level 1, and one that turns back down: not rows of climbing paths
+    assert _level_rows(PathCollection.from_node_paths(net, [[8, 16, 24]])) is None
+    assert _level_rows(PathCollection.from_node_paths(net, [[0, 8, 0, 8]])) is None
+    assert _level_rows(PathCollection.from_node_paths(net, [[0, 8, 16, 24], [1, 9, 17, 25]])) is not None
+
+
+def test_rows_are_put_in_order_and_back_compiled_and_as_plain_python():
+    from universal.engine.compiled import _order_rows
+
+    g = np.random.default_rng(0)
+    for kernel in (_order_rows, _order_rows.py_func):
+        for n in (1, 2, 7, 300):
+            matrix = g.integers(0, 1000, size=(n, 5)).astype(np.int32)
+            order = g.permutation(n).astype(np.int32)
+            rows = matrix.copy()
+            kernel(rows, order, False)
+            np.testing.assert_array_equal(rows, matrix[order])
+            kernel(rows, order, True)
+            np.testing.assert_array_equal(rows, matrix)
