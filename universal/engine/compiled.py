@@ -329,41 +329,33 @@ def _order_rows(matrix, order, back):
     """Permute the rows of ``matrix`` in place: row ``r`` becomes row ``order[r]`` (``back``
     False), or row ``order[r]`` becomes row ``r`` (``back`` True: undoes the first).
 
-    Cycle by cycle, with two rows of scratch and a flag per row: no second copy of a matrix that
-    may hold a hundred million link ids.
+    Cycle by cycle, with a row of scratch and a flag per row: no second copy of a matrix that
+    may hold a hundred million link ids. Going back follows the inverse permutation's cycles.
     """
-    n = len(order)
+    n, width = matrix.shape
+    source = order
+    if back:
+        source = np.empty(n, dtype=order.dtype)
+        for r in range(n):
+            source[order[r]] = r
     done = np.zeros(n, dtype=np.bool_)
-    held = np.empty(matrix.shape[1], dtype=matrix.dtype)
-    swap = np.empty(matrix.shape[1], dtype=matrix.dtype)
+    held = np.empty(width, dtype=matrix.dtype)
     for first in range(n):
-        if done[first]:
+        if done[first] or source[first] == first:
             continue
-        done[first] = True
-        if order[first] == first:
-            continue
-        held[:] = matrix[first]
+        for c in range(width):     # plain loops: numba's row slices cost more than the copying
+            held[c] = matrix[first, c]
         at = first
-        if back:    # the row at `at` (held) belongs at order[at]
-            while True:
-                to = order[at]
-                done[to] = True
-                if to == first:
-                    matrix[first] = held
-                    break
-                swap[:] = matrix[to]
-                matrix[to] = held
-                held[:] = swap
-                at = to
-        else:       # `at` takes the row at order[at]
-            while True:
-                source = order[at]
-                if source == first:
-                    matrix[at] = held
-                    break
-                matrix[at] = matrix[source]
-                done[source] = True
-                at = source
+        while True:                # `at` takes the row at source[at]
+            done[at] = True
+            take = source[at]
+            if take == first:
+                for c in range(width):
+                    matrix[at, c] = held[c]
+                break
+            for c in range(width):
+                matrix[at, c] = matrix[take, c]
+            at = take
 
 
 def priority_order(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
