@@ -364,11 +364,10 @@ def leveled_case(seed: int) -> PathCollection:
 @pytest.mark.parametrize("bandwidth, buffer, limit", [(1, None, None), (2, None, None), (1, 1, None), (2, 2, None),
                                                       (1, None, 3), (1, 1, 2)])
 @pytest.mark.parametrize("seed", range(6))
-def test_leveled_paths_are_routed_in_place_as_the_reference_routes_them(monkeypatch, packed, bandwidth, buffer,
+def test_leveled_paths_are_routed_on_their_own_rows_as_the_reference_routes_them(monkeypatch, packed, bandwidth, buffer,
                                                                         limit, seed):
-    """Without hop steps to record, butterfly level paths run on their own rows, put in priority
-    order for the run and back after it (B = 1 unbounded on two state columns): the same result
-    as the reference, and the paths as they were."""
+    """Without hop steps to record, butterfly level paths run on the collection's own rows (B = 1
+    unbounded on two state columns): the same result as the reference, and the paths untouched."""
     from universal.engine import compiled
 
     paths = random_case(seed) if seed % 3 == 2 else leveled_case(seed)
@@ -384,7 +383,7 @@ def test_leveled_paths_are_routed_in_place_as_the_reference_routes_them(monkeypa
     assert len(taken) == (2 if paths.network.kind == "butterfly" else 0)
 
 
-def test_only_paths_climbing_a_butterfly_from_level_0_run_in_place():
+def test_only_paths_climbing_a_butterfly_from_level_0_run_on_their_own_rows():
     from universal.engine.compiled import _level_rows
 
     net = build_network("butterfly:d=3")
@@ -397,16 +396,18 @@ def test_only_paths_climbing_a_butterfly_from_level_0_run_in_place():
     assert _level_rows(PathCollection.from_node_paths(net, [[0, 8, 16, 24], [1, 9, 17, 25]])) is not None
 
 
-def test_rows_are_put_in_order_and_back_compiled_and_as_plain_python():
-    from universal.engine.compiled import _order_rows
 
-    g = np.random.default_rng(0)
-    for kernel in (_order_rows, _order_rows.py_func):
-        for n in (1, 2, 7, 300):
-            matrix = g.integers(0, 1000, size=(n, 5)).astype(np.int32)
-            order = g.permutation(n).astype(np.int32)
-            rows = matrix.copy()
-            kernel(rows, order, False)
-            np.testing.assert_array_equal(rows, matrix[order])
-            kernel(rows, order, True)
-            np.testing.assert_array_equal(rows, matrix)
+def test_leveled_paths_on_their_own_rows_run_as_plain_python_too():
+    """The rows loop with its prefetching (a no-op in Python) gives the same results uncompiled."""
+    from universal.engine import compiled
+
+    paths = leveled_case(3)
+    protocol = build_protocol("random-rank")
+    state = protocol.setup(np.random.default_rng(3), paths.lengths, paths.congestion, paths.dilation)
+    real = compiled._run_flat
+    try:
+        compiled._run_flat = real.py_func
+        plain = compiled.route_static(paths, protocol, state, bandwidth=1, buffer=None, limit=100, record_hops=False)
+    finally:
+        compiled._run_flat = real
+    assert_same(plain, simulate_reference(paths, "random-rank", np.random.default_rng(3), step_limit=100))
