@@ -315,10 +315,10 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
             return result
     if vcs == 1 and STATIC_NUMPY and protocol.dynamic == "static":
         return _simulate_static_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
+    spec = fixed_paths_spec(collection, protocol, None, rng)
     # the general engine only now: a small batch of a static priority (the usual route) never loads it
     from universal.engine.measure import Measurement
     from universal.engine.runs import simulate as simulate_run
-    spec = fixed_paths_spec(collection, protocol, None, rng)
     if vcs != 1:
         from universal.engine.vcs import classes_of_paths
         spec.injection = replace(spec.injection, vc_classes=classes_of_paths(collection))
