@@ -255,7 +255,7 @@ def _run_packed(links, pack, delivery, hop_steps, record, state, bandwidth, room
 
 @njit(cache=True, nogil=True)
 def _run_flat(links, ids, cur, delivery, hop_steps, record, state, bandwidth, room, bounded,
-              limit, rows=False, shift=0, last_from=0, first_below=0):
+              limit, rows=False, shift=0, last_from=0, first_below=0, width=1):
     """:func:`_run_packed` for a light load: every waiting packet reads its next link from the
     path array, and carries only its id and position (``ids`` and ``cur``).
 
@@ -278,14 +278,15 @@ def _run_flat(links, ids, cur, delivery, hop_steps, record, state, bandwidth, ro
     With ``rows`` the paths are not :func:`_lay_out`'s but the collection's own, rows of one
     length in a butterfly's link ids, from level 0 up (:func:`_level_rows`): a link is
     ``links[position] >> shift``, the hop is the last when the link id is at least ``last_from``
-    (the last level's links) and the first when it is below ``first_below`` (level 0's). The
+    (the last level's links) and the first when it is below ``first_below`` (level 0's); the
+    packets are the positions alone (packet ``position // width``), ``ids`` is not read. The
     packets then read their paths in id order, not in priority order, at random: the loop asks
     for the path of the packet :data:`PREFETCH_AHEAD` places ahead, and for the state of the
     links of the one half as far ahead, so that the reads overlap instead of waiting in turn.
 
     Returns ``(status, step, count, max_buffer, hops)``.
     """
-    n = len(ids)
+    n = len(cur)
     inject = len(state) - 1
     period = np.iinfo(state.dtype).max
     went = np.empty(n, dtype=links.dtype)    # bounded: the link each mover crossed (~link: delivered)
@@ -338,7 +339,8 @@ def _run_flat(links, ids, cur, delivery, hop_steps, record, state, bandwidth, ro
             if crossing and bounded and not final:
                 crossing = state[link, 3] < room - state[link, 2]
             if not crossing:
-                ids[kept] = ids[w]
+                if not rows:
+                    ids[kept] = ids[w]
                 cur[kept] = position
                 kept += 1
                 continue
@@ -360,9 +362,11 @@ def _run_flat(links, ids, cur, delivery, hop_steps, record, state, bandwidth, ro
                         went[candidates] = link
                         candidates += 1
             if final:
-                delivery[ids[w]] = step
+                # rows: the position says whose path it is (a stream less to carry)
+                delivery[position // width if rows else ids[w]] = step
                 continue
-            ids[kept] = ids[w]
+            if not rows:
+                ids[kept] = ids[w]
             cur[kept] = position + 1
             kept += 1
         hops += moved
@@ -518,15 +522,16 @@ def _route_rows(collection: PathCollection, ids: np.ndarray, levels: tuple[int, 
     # every link climbs (an even id), so no edge is used both ways: the state is kept by edge
     state, delivery, bounded, shift = _link_state(collection, bandwidth, buffer, shift=1, narrow=True)
     place = np.int32 if len(collection.links) < 2**31 else np.int64
-    waiting, cur = ids.copy(), ids.astype(place) * place(width)
+    cur = ids.astype(place) * place(width)
     status, step, count, max_buffer, hops = _run_flat(
-        collection.links, waiting, cur, delivery, np.empty(0, np.int64), False, state, bandwidth,
-        buffer if bounded else 0, bounded, limit, True, shift, *levels)
+        collection.links, ids[:0], cur, delivery, np.empty(0, np.int64), False, state, bandwidth,
+        buffer if bounded else 0, bounded, limit, True, shift, *levels, width)
     del state
+    waiting = cur[:count] // width
     # where the packets' paths start in the array (read on a deadlock): r -> ids[r] * width
     start = np.append(ids.astype(np.int64) * width, 0) if status == DEADLOCK else None
     return _result(collection, ids, start, np.empty(0, np.int64), delivery, status, step, max_buffer, hops,
-                   waiting[:count], cur[:count], buffer)
+                   waiting, cur[:count], buffer)
 
 
 def _link_state(collection: PathCollection, bandwidth: int, buffer: int | None, shift: int | None = None,
