@@ -23,7 +23,7 @@ from universal.engine import ENGINES
 import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.errors import UserError
 from universal.memory import check_link_sizes
-from universal.memory import check_memory, route_bytes
+from universal.memory import ROWS_FROM_HOPS, check_memory, route_bytes
 from universal.networks import Network, build_network, resolve_path
 from universal.offline import check_opt, fill_free, fill_opt, hint_of, offline_summary
 from universal.paths import (PATH_SYSTEMS, PathCollection, PathSystem, build_path_system, default_base,
@@ -192,9 +192,10 @@ def _estimate_bytes(network: Network, packets: int, system: str) -> int:
     Valiant's trick on a butterfly routes on two butterflies back to back: twice the links.
     """
     host_links = network.num_links * (2 if parse_spec(system).name == "valiant" else 1)
-    # the compiled kernel reads a butterfly's level paths where they are and copies all others
-    return route_bytes(_estimate_hops(network, packets, system), host_links, packets,
-                       copied=network.kind != "butterfly")
+    # the compiled kernel reads a large batch of a butterfly's level paths where they are and
+    # copies all others
+    hops = _estimate_hops(network, packets, system)
+    return route_bytes(hops, host_links, packets, copied=network.kind != "butterfly" or hops < ROWS_FROM_HOPS)
 
 
 def _check_size(network: Network, packets: int, system: str) -> None:

@@ -72,9 +72,14 @@ BYTES_PER_HOP = 4
 BYTES_PER_LINK = 2
 BYTES_PER_PACKET = 120
 BASE_BYTES = 200_000_000
-#: Where the kernel routes a copy of the paths in priority order (paths other than the butterflies'
-#: level paths, which it reads where they are), a second 4 bytes per link crossing.
+#: Where the kernel routes a copy of the paths in priority order (all paths but a butterfly's level
+#: paths of :data:`ROWS_FROM_HOPS` hops or more, which it reads where they are), a second 4 bytes
+#: per link crossing.
 BYTES_PER_COPIED_HOP = 4
+#: Link crossings from which the compiled kernel routes a butterfly's level paths on their own
+#: rows instead of a copy (:data:`universal.engine.compiled.ROWS_HOPS`; it does so for very small
+#: batches too, whose copy the estimate counts anyway).
+ROWS_FROM_HOPS = 1 << 25
 
 
 def route_bytes(hops: int, links: int, packets: int, copied: bool = True) -> int:

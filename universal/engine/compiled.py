@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.result import RoutingResult
+from universal.memory import ROWS_FROM_HOPS
 from universal.paths import PathCollection
 
 __all__ = ["priority_order", "route_static"]
@@ -501,7 +502,7 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
 #: kernel and its set-up, rows against the copy: 0.85 of the time on BF(10), 0.95 on BF(12),
 #: 1.13, 1.20, 1.07 on BF(14), BF(16), BF(17) (streaming the copy pays), 0.87 on BF(18); from
 #: BF(18) on the copy would also be 0.15 GB or more (0.7 GB on BF(20)).
-ROWS_HOPS = (1 << 19, 1 << 25)
+ROWS_HOPS = (1 << 19, ROWS_FROM_HOPS)
 
 
 def rows_pay(hops: int) -> bool:
