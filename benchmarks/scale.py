@@ -1,15 +1,22 @@
-"""Scale benchmark: ``route`` end to end on BF(16)-BF(20), and a sweep on Dask against ``--jobs``.
+"""Scale benchmark: ``route`` end to end on BF(16)-BF(20), its start-up on BF(10), and a sweep on
+Dask against ``--jobs``.
 
 Usage::
 
-    python benchmarks/scale.py                  # route on BF(16)..BF(20), then the sweep
-    python benchmarks/scale.py --d 18 --no-sweep
-    python benchmarks/scale.py --no-route       # only the sweep comparison
+    python benchmarks/scale.py                  # route on BF(16)..BF(20), the start-up, the sweep
+    python benchmarks/scale.py --d 18 --no-sweep --no-startup
+    python benchmarks/scale.py --no-route --no-sweep --rounds 7    # only the start-up
 
 Part 1 runs ``python -m universal route --network butterfly:d=D --problem h-relation:h=4 --paths
 valiant --protocols random-rank`` as a user would, one process per size, and reports its wall
 time, CPU time (user + system) and peak resident memory, read from the child's resource usage
-as ``/usr/bin/time -v`` does. On a shared machine the CPU time is the steadier figure.
+as ``/usr/bin/time -v`` does (user and system time apart, and the load average before the run).
+On a shared machine the CPU time is the steadier figure.
+
+Part 3 compares the start-up of a small command with Python's own: ``route`` on BF(10) (the
+same command) against a bare ``python -c "import numpy, rich"``, alternating the two for
+``--rounds`` rounds, and reports the best CPU and wall time of each and their ratio (issue 25
+asks for at most 2).
 
 Part 2 runs one sweep scenario (random and growing rank on Valiant 4-relations, BF(8)-BF(13),
 two seeds) twice into fresh results files: with ``--jobs 2`` (a local process pool) and with
@@ -42,32 +49,60 @@ d = [8, 9, 10, 11, 12, 13]
 """
 
 
-def run_with_usage(argv: list[str]) -> tuple[float, float, float, int, str]:
-    """(wall s, CPU s, peak RSS in GB, exit status, stderr) of ``python -m universal ARGV``.
+def run_with_usage(argv: list[str], python: list[str] | None = None) -> tuple[float, float, float, int, str, float]:
+    """(wall s, CPU s, peak RSS in GB, exit status, stderr, system CPU s) of ``python -m universal
+    ARGV`` (or of ``python PYTHON``).
 
     ``os.wait4`` gives the child's own resource usage, as ``/usr/bin/time -v`` reports it.
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, *(python if python is not None else ["-m", "universal", *argv])]
     with tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-m", "universal", *argv], cwd=ROOT, env=env,
-                                 stdout=subprocess.DEVNULL, stderr=err)
+        child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
         child.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         message = err.read()
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1e6, child.returncode, message
+    return (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1e6, child.returncode, message,
+            usage.ru_stime)
+
+
+def route_argv(d: int) -> list[str]:
+    return ["route", "--network", f"butterfly:d={d}", "--problem", "h-relation:h=4", "--paths", "valiant",
+            "--protocols", "random-rank"]
 
 
 def route_sizes(sizes: list[int]) -> None:
-    print(f"{'d':>3} {'packets':>10} {'wall s':>7} {'CPU s':>6} {'peak GB':>8}  status")
+    print(f"{'d':>3} {'packets':>10} {'wall s':>7} {'CPU s':>6} {'user s':>6} {'sys s':>6} {'peak GB':>8} "
+          f"{'load':>5}  status")
     for d in sizes:
-        argv = ["route", "--network", f"butterfly:d={d}", "--problem", "h-relation:h=4", "--paths", "valiant",
-                "--protocols", "random-rank"]
-        wall, cpu, peak, status, err = run_with_usage(argv)
+        load = os.getloadavg()[0]
+        wall, cpu, peak, status, err, system = run_with_usage(route_argv(d))
         note = "ok" if status == 0 else err.strip().splitlines()[-1]
-        print(f"{d:>3} {4 << d:>10,} {wall:>7.1f} {cpu:>6.1f} {peak:>8.2f}  {note}", flush=True)
+        print(f"{d:>3} {4 << d:>10,} {wall:>7.1f} {cpu:>6.1f} {cpu - system:>6.1f} {system:>6.1f} {peak:>8.2f} "
+              f"{load:>5.1f}  {note}", flush=True)
+
+
+def startup(rounds: int, d: int = 10) -> None:
+    """Best CPU and wall time of ``route`` on BF(d) and of a bare ``import numpy, rich``, alternated."""
+    bare = ["-c", "import numpy, rich"]
+    best = {"route": [float("inf")] * 2, "bare": [float("inf")] * 2}
+    load = os.getloadavg()[0]
+    for _ in range(rounds):
+        for label in best:
+            wall, cpu, _, status, err, _ = run_with_usage(route_argv(d), bare if label == "bare" else None)
+            if status != 0:
+                print(f"{label}: failed: {err.strip()}")
+                return
+            best[label] = [min(best[label][0], cpu), min(best[label][1], wall)]
+    (route_cpu, route_wall), (bare_cpu, bare_wall) = best["route"], best["bare"]
+    print(f"start-up, best of {rounds} alternated rounds (load average {load:.1f} before):")
+    print(f"  route BF({d}) end to end        CPU {route_cpu:5.2f} s  wall {route_wall:5.2f} s")
+    print(f"  python -c 'import numpy, rich' CPU {bare_cpu:5.2f} s  wall {bare_wall:5.2f} s")
+    print(f"  ratio                          CPU {route_cpu / bare_cpu:5.2f}    wall {route_wall / bare_wall:5.2f}",
+          flush=True)
 
 
 def rows_of(path: Path) -> list[dict]:
@@ -88,7 +123,7 @@ def sweep_comparison() -> None:
         results = {}
         for label, extra in (("--jobs 2", []), ("--executor dask --jobs 2", ["--executor", "dask"])):
             out = Path(folder) / f"{len(results)}.jsonl"
-            wall, cpu, peak, status, err = run_with_usage(["scenario", str(scenario), "--json", "--jobs", "2",
+            wall, cpu, peak, status, err, _ = run_with_usage(["scenario", str(scenario), "--json", "--jobs", "2",
                                                            "--out", str(out), *extra])
             if status != 0:
                 print(f"{label}: failed: {err.strip()}")
@@ -104,10 +139,14 @@ def main() -> None:
     parser.add_argument("--d", type=int, nargs="*", default=[16, 17, 18, 19, 20])
     parser.add_argument("--no-route", action="store_true", help="skip the route timings")
     parser.add_argument("--no-sweep", action="store_true", help="skip the sweep comparison")
+    parser.add_argument("--no-startup", action="store_true", help="skip the start-up comparison")
+    parser.add_argument("--rounds", type=int, default=5, help="alternated rounds of the start-up comparison")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python {sys.version.split()[0]}")
     if not args.no_route:
         route_sizes(args.d)
+    if not args.no_startup:
+        startup(args.rounds)
     if not args.no_sweep:
         sweep_comparison()
 

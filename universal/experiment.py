@@ -23,7 +23,7 @@ from universal.engine import ENGINES
 import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.errors import UserError
 from universal.memory import check_link_sizes
-from universal.memory import check_memory
+from universal.memory import ROWS_FROM_HOPS, check_memory, route_bytes
 from universal.networks import Network, build_network, resolve_path
 from universal.offline import check_opt, fill_free, fill_opt, hint_of, offline_summary
 from universal.paths import (PATH_SYSTEMS, PathCollection, PathSystem, build_path_system, default_base,
@@ -38,15 +38,6 @@ MAX_HOPS = 300_000_000
 
 #: Experiments with more seeds than this are refused before the seed list is made.
 MAX_SEEDS = 100_000
-
-#: Bytes a run needs per link crossing (the path array's int32 link ids), per link of the host
-#: network (the loads, counted in int32; the engine's buffer counts and scratch) and per packet
-#: (problem, offsets, the engine's per-packet arrays and one step's temporaries). Measured on
-#: BF(14)-BF(20) with Valiant's trick (peak RSS about 0.6 GB on BF(18), h = 4), rounded up.
-BYTES_PER_HOP = 4
-BYTES_PER_LINK = 10
-BYTES_PER_PACKET = 250
-
 
 #: The statuses a run ends with: every packet delivered, the step limit reached, a deadlock of
 #: bounded buffers, or a bufferless protocol's copy limit (duplication).
@@ -201,8 +192,10 @@ def _estimate_bytes(network: Network, packets: int, system: str) -> int:
     Valiant's trick on a butterfly routes on two butterflies back to back: twice the links.
     """
     host_links = network.num_links * (2 if parse_spec(system).name == "valiant" else 1)
-    return (BYTES_PER_HOP * _estimate_hops(network, packets, system) + BYTES_PER_LINK * host_links
-            + BYTES_PER_PACKET * packets)
+    # the compiled kernel reads a large batch of a butterfly's level paths where they are and
+    # copies all others
+    hops = _estimate_hops(network, packets, system)
+    return route_bytes(hops, host_links, packets, copied=network.kind != "butterfly" or hops < ROWS_FROM_HOPS)
 
 
 def _check_size(network: Network, packets: int, system: str) -> None:

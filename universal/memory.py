@@ -60,6 +60,52 @@ def check_memory(needed: int, what: str, available: int | None = None) -> None:
                         f"more than the {available / 1e9:.1f} GB available")
 
 
+#: Bytes a batch route needs per link crossing of its paths (the path array's int32 link id), per
+#: link of the host network (a byte of link loads while C is counted, then two bytes per edge of
+#: the compiled kernel's per-link state), per packet (the problem's ends, the paths' offsets and
+#: ends, the ranks, the priority order, the kernel's packet arrays, the delivery steps, and one
+#: step's temporaries) and for the process itself (Python, numpy, rich, numba and its kernels).
+#: Fitted above the peak resident memory of ``route --problem h-relation:h=4 --paths valiant
+#: --protocols random-rank`` on BF(18), BF(19) and BF(20): 0.48, 0.75 and 1.37 GB, estimated as
+#: 0.55, 0.93 and 1.71 GB.
+BYTES_PER_HOP = 4
+BYTES_PER_LINK = 2
+BYTES_PER_PACKET = 120
+BASE_BYTES = 200_000_000
+#: Where the kernel routes a copy of the paths in priority order (all paths but a butterfly's level
+#: paths of :data:`ROWS_FROM_HOPS` hops or more, which it reads where they are), a second 4 bytes
+#: per link crossing.
+BYTES_PER_COPIED_HOP = 4
+#: Link crossings from which the compiled kernel routes a butterfly's level paths on their own
+#: rows instead of a copy (:data:`universal.engine.compiled.ROWS_HOPS`; it does so for very small
+#: batches too, whose copy the estimate counts anyway).
+ROWS_FROM_HOPS = 1 << 25
+
+
+def route_bytes(hops: int, links: int, packets: int, copied: bool = True) -> int:
+    """Peak memory of routing a batch of ``packets`` packets with ``hops`` link crossings on a host
+    of ``links`` links, roughly (see :data:`BYTES_PER_HOP` and the others).
+
+    Parameters
+    ----------
+    hops, links, packets : int
+    copied : bool
+        Whether the kernel copies the paths (all but a butterfly's level paths).
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Examples
+    --------
+    >>> round(route_bytes(4 * 2**20 * 40, 2 * 4 * 20 * 2**20, 4 * 2**20, copied=False) / 1e9, 2)  # BF(20)
+    1.71
+    """
+    per_hop = BYTES_PER_HOP + (BYTES_PER_COPIED_HOP if copied else 0)
+    return per_hop * hops + BYTES_PER_LINK * links + BYTES_PER_PACKET * packets + BASE_BYTES
+
+
 #: Largest link bandwidth B and buffer size b: the engines keep per-link counts in 32-bit
 #: integers, and a buffer this large is no bound at all (say ``unbounded``).
 MAX_LINK_SIZE = 2**31 - 1

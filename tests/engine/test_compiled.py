@@ -350,3 +350,64 @@ def test_the_dynamic_kernel_for_random_starts_its_step_marks_over_as_it_must(mon
         paths = random_case(seed)
         assert_same(compiled_run(paths, "random", seed, record_hops=True),
                     simulate_reference(paths, "random", np.random.default_rng(seed), record_hops=True))
+
+
+def leveled_case(seed: int) -> PathCollection:
+    """Valiant or level paths of a random h-relation on a small butterfly: what the kernel routes
+    on the collection's own rows (:func:`universal.engine.compiled._level_rows`)."""
+    g = np.random.default_rng(seed)
+    net = build_network(f"butterfly:d={int(g.integers(2, 6))}")
+    problem = build_problem(f"h-relation:h={int(g.integers(1, 5))}", net, np.random.default_rng(seed))
+    return route_paths(["valiant", "dimension-order"][seed % 2], problem, net, np.random.default_rng(seed + 1))
+
+
+@pytest.mark.parametrize("bandwidth, buffer, limit", [(1, None, None), (2, None, None), (1, 1, None), (2, 2, None),
+                                                      (1, None, 3), (1, 1, 2)])
+@pytest.mark.parametrize("seed", range(6))
+def test_leveled_paths_are_routed_on_their_own_rows_as_the_reference_routes_them(monkeypatch, packed, bandwidth, buffer,
+                                                                        limit, seed):
+    """Without hop steps to record, butterfly level paths run on the collection's own rows (B = 1
+    unbounded on two state columns): the same result as the reference, and the paths untouched."""
+    from universal.engine import compiled
+
+    paths = random_case(seed) if seed % 3 == 2 else leveled_case(seed)
+    before = paths.links.copy()
+    taken = []
+    real = compiled._route_rows
+    monkeypatch.setattr(compiled, "_route_rows", lambda *a, **k: taken.append(1) or real(*a, **k))
+    for protocol in STATIC:
+        kwargs = dict(bandwidth=bandwidth, buffer=buffer, step_limit=limit)
+        got = compiled_run(paths, protocol, seed, **kwargs)
+        assert_same(got, simulate_reference(paths, protocol, np.random.default_rng(seed), **kwargs))
+    np.testing.assert_array_equal(paths.links, before)
+    assert len(taken) == (2 if paths.network.kind == "butterfly" else 0)
+
+
+def test_only_paths_climbing_a_butterfly_from_level_0_run_on_their_own_rows():
+    from universal.engine.compiled import _level_rows
+
+    net = build_network("butterfly:d=3")
+    paths = leveled_case(1)
+    assert _level_rows(paths) is not None
+    assert _level_rows(random_case(2)) is None                                 # a torus
+    # a path from level 1, and one that turns back down: not rows of climbing paths
+    assert _level_rows(PathCollection.from_node_paths(net, [[8, 16, 24]])) is None
+    assert _level_rows(PathCollection.from_node_paths(net, [[0, 8, 0, 8]])) is None
+    assert _level_rows(PathCollection.from_node_paths(net, [[0, 8, 16, 24], [1, 9, 17, 25]])) is not None
+
+
+
+def test_leveled_paths_on_their_own_rows_run_as_plain_python_too():
+    """The rows loop with its prefetching (a no-op in Python) gives the same results uncompiled."""
+    from universal.engine import compiled
+
+    paths = leveled_case(3)
+    protocol = build_protocol("random-rank")
+    state = protocol.setup(np.random.default_rng(3), paths.lengths, paths.congestion, paths.dilation)
+    real = compiled._run_flat
+    try:
+        compiled._run_flat = real.py_func
+        plain = compiled.route_static(paths, protocol, state, bandwidth=1, buffer=None, limit=100, record_hops=False)
+    finally:
+        compiled._run_flat = real
+    assert_same(plain, simulate_reference(paths, "random-rank", np.random.default_rng(3), step_limit=100))

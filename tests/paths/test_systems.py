@@ -317,3 +317,26 @@ def test_dimension_order_on_a_torus_is_shortest():
     coords = [(v % 5, v // 5) for v in range(25)]
     for i in range(coll.size):
         assert coll.lengths[i] == dist[coords[prob.sources[i]]][coords[prob.dests[i]]]
+
+
+def test_equal_lengths_are_one_number_broadcast_and_lengths_are_read_only():
+    net = build_network("butterfly:d=4")
+    problem = build_problem("h-relation:h=2", net, np.random.default_rng(0))
+    paths = route_paths("valiant", problem, net, np.random.default_rng(1))
+    np.testing.assert_array_equal(paths.lengths, np.diff(paths.offsets))
+    assert paths.lengths.strides == (0,) and not paths.lengths.flags.writeable
+    mixed = PathCollection.from_node_paths(build_network("mesh:k=3,n=1"), [[0, 1, 2], [1, 0]])
+    assert mixed.lengths.tolist() == [2, 1] and not mixed.lengths.flags.writeable
+
+
+def test_congestion_on_a_large_host_is_counted_without_keeping_the_link_loads(monkeypatch):
+    from universal.paths import collection
+
+    net = build_network("torus:k=6,n=2")
+    problem = build_problem("h-relation:h=3", net, np.random.default_rng(0))
+    kept = route_paths("valiant", problem, net, np.random.default_rng(1))
+    monkeypatch.setattr(collection, "KEEP_LOADS_LINKS", net.num_links - 1)
+    alone = route_paths("valiant", problem, net, np.random.default_rng(1))
+    assert alone.congestion == kept.congestion == int(kept.link_loads.max()) > 1
+    assert "link_loads" not in alone.__dict__
+    np.testing.assert_array_equal(alone.link_loads, kept.link_loads)       # counted again when asked for

@@ -303,9 +303,6 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     ----------
     Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §2.1 and §4.
     """
-    from universal.engine.bufferless import simulate_bufferless
-    from universal.engine.measure import Measurement
-    from universal.engine.runs import simulate as simulate_run
     from universal.protocols import build_protocol
 
     protocol = build_protocol(protocol)
@@ -314,6 +311,7 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     if buffer is not None and buffer < 1:
         raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
     if protocol.bufferless:
+        from universal.engine.bufferless import simulate_bufferless
         return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
                                    record_hops=record_hops)
     lengths = collection.lengths
@@ -328,6 +326,9 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         if result is not None:
             return result
     spec = fixed_paths_spec(collection, protocol, None, rng)
+    # the general engine only now: a small batch of a static priority (the usual route) never loads it
+    from universal.engine.measure import Measurement
+    from universal.engine.runs import simulate as simulate_run
     if vcs != 1:
         from universal.engine.vcs import classes_of_paths
         spec.injection = replace(spec.injection, vc_classes=classes_of_paths(collection))
