@@ -64,6 +64,71 @@ MAX_WAITING = 40_000_000
 EDGE_SPACE_MIN = 1 << 18
 
 
+#: The compiled open-loop kernel (:mod:`universal.engine.compiled_openloop`): None runs the batches
+#: it supports on it when numba is installed and the batch is large enough (:func:`_kernel_pays`);
+#: True or False forces it on or off (the tests compare the two).
+COMPILED: bool | None = None
+#: Packets a batch is expected to create (at least, see :func:`_kernel_pays`) from which it runs
+#: on the compiled kernel once a kernel has run in this process, and before: importing numba and
+#: loading the cached kernel costs about 0.6 s of CPU time once per process.
+KERNEL_MIN_PACKETS_WARM = 5_000
+KERNEL_MIN_PACKETS_COLD = 500_000
+
+
+#: What the compiled kernel implements: the oldest packet first, ties to the lower packet id; the
+#: open-loop sources (the batch model has kernels of its own).
+KERNEL_PRIORITIES = ("age", "longest-in-system")
+KERNEL_INJECTIONS = ("bernoulli", "poisson", "on-off")
+
+
+def kernel_supports(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
+    """Whether the compiled kernel (:mod:`universal.engine.compiled_openloop`) implements these
+    runs: oblivious routings (one path drawn at creation), an age priority, open-loop sources,
+    unbounded buffers (virtual channels then change nothing) and a measurement that records no
+    crossings.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
+    >>> net = build_network("torus:k=4,n=2")
+    >>> run = lambda routing: RunSpec(offered_traffic(net, "uniform"), build_router(routing, net),
+    ...                               build_injection("bernoulli"), 0.5)
+    >>> kernel_supports([run("val")], None, Measurement()), kernel_supports([run("goal")], None, Measurement())
+    (True, False)
+    """
+    if buffer is not None or measurement.until_delivered or measurement.record_crossings:
+        return False
+    return all(s.priority in KERNEL_PRIORITIES and s.injection.name in KERNEL_INJECTIONS
+               and s.router.kind in ("torus", "paths") for s in specs)
+
+
+def _kernel_pays(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
+    """Whether these runs go to the compiled kernel: it supports them, numba is installed
+    (:data:`COMPILED` forces either way), and they create enough packets for it to pay: their
+    offered packets per step times the steps they run at least (the warm-up's minimum and the
+    window, or the fixed length)."""
+    if COMPILED is False or not specs:
+        return False
+    import importlib.util
+    import sys
+
+    loaded = sys.modules.get("universal.engine.compiled")
+    if (loaded is not None and not loaded.NUMBA) or (loaded is None and importlib.util.find_spec("numba") is None):
+        return False
+    if not kernel_supports(specs, buffer, measurement):
+        return False
+    if COMPILED:
+        return True
+    kernel = sys.modules.get("universal.engine.compiled_openloop")
+    least = KERNEL_MIN_PACKETS_WARM if kernel is not None and kernel.WARM else KERNEL_MIN_PACKETS_COLD
+    steps = [measurement.steps] * len(specs) if measurement.steps is not None else \
+        [measurement.warmup_min + measurement.window_for(s.rate) for s in specs]
+    return sum(float(s.rate * s.traffic.rowsum.sum()) * n for s, n in zip(specs, steps)) >= least
+
+
 class _Batch:
     """State of one batch of runs (see the module docstring)."""
 
@@ -374,6 +439,10 @@ class _Batch:
 
     # ------------------------------------------------------------------ the step
     def run(self) -> list[RunResult]:
+        if _kernel_pays(self.specs, self.buffer, self.m):
+            from universal.engine.compiled_openloop import run_batch
+
+            return run_batch(self, MAX_WAITING)
         t = 0
         self.pending_decide = np.empty(0, dtype=np.int64)
         fixed = self.m.steps
