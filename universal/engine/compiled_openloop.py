@@ -229,14 +229,14 @@ class _Slots:
 
     FIELDS = ("cur", "end", "pid", "run", "src", "dst", "created", "hops")
 
-    def __init__(self, cap: int = 1024) -> None:
+    def __init__(self, cap: int = 1024, records: int = 1024) -> None:
         self.n_live = 0
         self.want = np.empty(cap, dtype=np.int64)
         self.ids = np.empty(cap, dtype=np.int64)
         self.f = {name: np.empty(cap, dtype=np.int64) for name in self.FIELDS}
         self.label = np.empty(cap, dtype=np.bool_)
         self.store = np.empty(0, dtype=np.int64)
-        self.records = np.empty((5, cap), dtype=np.int64)     # what the kernel records, in order
+        self.records = np.empty((5, records), dtype=np.int64)     # what the kernel records, in order
         self.n_rec = 0
 
     def record_room(self, more: int) -> None:
@@ -297,6 +297,15 @@ def _gather(parts: list, runs: int) -> tuple:
     return step, src, dst, off.astype(np.int64, copy=False), links, run_first
 
 
+def _expected_records(batch) -> int:
+    """About how many packets the batch records (the labelled ones, or with a fixed length all),
+    so that the record block is sized once (growing it copies, and fresh memory is slow to touch
+    on some virtual machines); unwritten places cost no memory."""
+    m = batch.m
+    steps = batch.window_len if m.steps is None else np.full(batch.R, m.steps)
+    return int(1.1 * float((batch.offered_per_step * steps).sum())) + 1024
+
+
 def run_batch(batch, max_waiting: int) -> list:
     """Run the open-loop batch ``batch`` (a :class:`universal.engine.runs._Batch` the kernel
     supports, see :func:`universal.engine.runs.kernel_supports`) to its end on the compiled kernel.
@@ -317,7 +326,7 @@ def run_batch(batch, max_waiting: int) -> list:
     global WARM
     R, L, N = batch.R, batch.L, batch.N
     fixed = batch.m.steps
-    slots = _Slots()
+    slots = _Slots(records=_expected_records(batch))
     state = np.full(R * L, -1, dtype=np.int64)
     accepted = batch.accepted.reshape(-1)           # a view: the kernel counts into the engine's array
     no_labels = np.zeros(R, dtype=np.bool_)
@@ -458,6 +467,7 @@ def _dor_from_table(router, src: np.ndarray, dst: np.ndarray, rng: np.random.Gen
     if table is None or table[0] is not router.network:
         return None
     _, rows, lengths, _ = table
+    rows = _narrow(rows, router.network.num_links)
     k, n = router.k_n
     N, V = router.network.num_nodes, 2 ** n
     pick = (src * N + dst) * V + rng.integers(0, V, size=len(src))
@@ -465,24 +475,34 @@ def _dor_from_table(router, src: np.ndarray, dst: np.ndarray, rng: np.random.Gen
     return RouteDraw(offsets=offsets, links=links)
 
 
+#: DOR tables narrowed to the smallest integer type that holds a link (by the table's id; the
+#: table is kept so that the id is not reused): a quarter of the memory to gather from.
+_NARROW: dict = {}
+
+
+def _narrow(rows: np.ndarray, links: int) -> np.ndarray:
+    """``rows`` as int16 or int32 where the link ids fit (the gather widens them back)."""
+    known = _NARROW.get(id(rows))
+    if known is None or known[0] is not rows:
+        dtype = np.int16 if links < 2**15 else np.int32 if links < 2**31 else np.int64
+        known = _NARROW[id(rows)] = (rows, rows.astype(dtype))
+    return known[1]
+
+
 @njit(cache=True, nogil=True)
 def _bernoulli_packets(u, rates):
-    """``np.nonzero(u < rates)``: the (step, node) of every packet, in creation order."""
+    """``np.nonzero(u < rates)``: the (step, node) of every packet, in creation order. Every
+    place is written and the count advanced by the comparison, without a branch (which a
+    random comparison mispredicts often)."""
     steps, nodes = u.shape
+    t = np.empty(steps * nodes, dtype=np.int64)
+    src = np.empty(steps * nodes, dtype=np.int64)
     n = 0
     for i in range(steps):
         for v in range(nodes):
-            if u[i, v] < rates[v]:
-                n += 1
-    t = np.empty(n, dtype=np.int64)
-    src = np.empty(n, dtype=np.int64)
-    n = 0
-    for i in range(steps):
-        for v in range(nodes):
-            if u[i, v] < rates[v]:
-                t[n], src[n] = i, v
-                n += 1
-    return t, src
+            t[n], src[n] = i, v
+            n += 1 if u[i, v] < rates[v] else 0
+    return t[:n].copy(), src[:n].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -525,14 +545,26 @@ def _destinations(flat, src, u, nodes):
     """:meth:`universal.engine.workload.OfferedTraffic.destinations` for matrix traffic, given
     its uniform numbers ``u``: ``searchsorted(flat, src + u, side="right") - src * nodes``,
     clipped to the nodes, for a sorted ``flat``. The search stays in the source's row unless an
-    entry next to the row says that the answer lies outside it."""
+    entry next to the row says that the answer lies outside it, and starts where a uniform row
+    would put the answer: a short walk from there finds it in a near-uniform row with branches
+    the processor predicts (a binary search mispredicts one per level on random keys), and
+    after a few steps a binary search takes over."""
     out = np.empty(len(src), dtype=np.int64)
     size = len(flat)
     for i in range(len(src)):
         x = src[i] + u[i]
         lo = src[i] * nodes
         hi = lo + nodes
-        at = _upper_bound(flat, lo, hi, x)
+        at = lo + min(int(u[i] * nodes), nodes)
+        walked = 0
+        while at > lo and flat[at - 1] > x and walked < 4:
+            at -= 1
+            walked += 1
+        while at < hi and flat[at] <= x and walked < 4:
+            at += 1
+            walked += 1
+        if walked == 4:
+            at = _upper_bound(flat, lo, hi, x)
         if (lo > 0 and flat[lo - 1] > x) or (hi < size and flat[hi] <= x):
             at = _upper_bound(flat, 0, size, x)
         d = at - lo
@@ -547,7 +579,7 @@ def _gather_rows(rows, lengths, pick):
     offsets[0] = 0
     for i in range(len(pick)):
         offsets[i + 1] = offsets[i] + lengths[pick[i]]
-    links = np.empty(offsets[-1], dtype=rows.dtype)
+    links = np.empty(offsets[-1], dtype=np.int64)
     for i in range(len(pick)):
         at = offsets[i]
         row = pick[i]

@@ -1011,11 +1011,13 @@ class _Batch:
                 out.append(RunResult(spec.rate, status=self.status[r] or "steps", steps=steps,
                                      records=records))
             return out
-        cols = [np.concatenate(c) for c in zip(*self.records)] if self.records else [np.empty(0, np.int64)] * 5
-        # group by run, keeping delivery order (a radix sort on small run numbers)
+        cols = [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*self.records)] if self.records \
+            else [np.empty(0, np.int64)] * 5
+        # group by run, keeping delivery order (a radix sort on small run numbers; one run is one group)
         run = cols[0].astype(np.int16) if self.R < 2**15 else cols[0]
-        by_run = np.argsort(run, kind="stable")
-        cols = [None] + [c[by_run] for c in cols[1:]]
+        if self.R > 1:
+            by_run = np.argsort(run, kind="stable")
+            cols = [None] + [c[by_run] for c in cols[1:]]
         cuts = np.concatenate([[0], np.cumsum(np.bincount(run, minlength=self.R))])
         for r, spec in enumerate(self.specs):
             res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
@@ -1119,9 +1121,34 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         _check_window(s, measurement)
     if not specs:
         return []
+    split = _kernel_split(specs, buffer, measurement)
+    if split is not None:
+        # the runs the compiled kernel takes apart from the others (a run's result does not
+        # depend on its batch): one batch of each, the results in the order of ``specs``
+        out: list = [None] * len(specs)
+        for part in split:
+            for i, res in zip(part, simulate_batch([specs[i] for i in part], bandwidth=bandwidth, buffer=buffer,
+                                                   measurement=measurement, progress=progress, vcs=vcs)):
+                out[i] = res
+        return out
     batch = _Batch(specs, bandwidth, buffer, measurement, vcs)
     batch.progress = progress
     return batch.run()
+
+
+def _kernel_split(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> tuple | None:
+    """The positions of the runs the compiled kernel takes and of the others, where a batch
+    mixes them and the kernel's share is worth running on it; else None. Only measured runs
+    are split: a fixed-length run's records number its packets across the batch."""
+    if COMPILED is False or len(specs) < 2 or measurement.steps is not None:
+        return None
+    takes = [kernel_supports([s], buffer, measurement) for s in specs]
+    if all(takes) or not any(takes):
+        return None
+    fast = [i for i, k in enumerate(takes) if k]
+    if not _kernel_pays([specs[i] for i in fast], buffer, measurement):
+        return None
+    return fast, [i for i, k in enumerate(takes) if not k]
 
 
 def simulate(spec: RunSpec, **kwargs) -> RunResult:
