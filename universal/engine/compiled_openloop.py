@@ -56,16 +56,24 @@ WARM = False
 
 # ---------------------------------------------------------------------------- the kernel
 @njit(cache=True, nogil=True)
-def _compact(slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops, s_label, store,
-             extra):
-    """Move the waiting packets to slots ``0 .. n_live - 1`` (oldest first) and copy their
-    remaining route links to a fresh store with ``extra`` free places after them; returns the
-    store and the length used."""
+def _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops, s_label,
+             store, extra):
+    """Drop the delivered packets (``want`` -1) from the waiting list, move the waiting packets
+    to slots ``0, 1, ...`` (oldest first) and copy their remaining route links to a fresh store
+    with ``extra`` free places after them; returns the store, the length used and the number of
+    waiting packets."""
+    n = 0
+    for i in range(n_live):
+        if want[i] >= 0:
+            want[n] = want[i]
+            slot_of[n] = slot_of[i]
+            n += 1
+    n_live = n
     total = 0
     for i in range(n_live):
         s = slot_of[i]
         total += s_end[s] - s_cur[s]
-    fresh = np.empty(total + extra, dtype=np.int64)
+    fresh = np.empty(total + extra, dtype=store.dtype)
     at = 0
     for i in range(n_live):
         s = slot_of[i]      # slots are handed out in creation order and kept in it, so s >= i
@@ -79,7 +87,7 @@ def _compact(slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_create
             s_pid[i], s_run[i], s_src[i], s_dst[i] = s_pid[s], s_run[s], s_src[s], s_dst[s]
             s_created[i], s_hops[i], s_label[i] = s_created[s], s_hops[s], s_label[s]
         slot_of[i] = i
-    return fresh, at
+    return fresh, at, n_live
 
 
 @njit(cache=True, nogil=True)
@@ -113,8 +121,8 @@ def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
     P = len(c_step)
     first_pid = next_pid
     # the waiting packets' slots and routes packed at the front, the chunk's routes after them
-    store, used = _compact(slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops,
-                           s_label, store, len(c_links))
+    store, used, n_live = _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created,
+                                   s_hops, s_label, store, len(c_links))
     store[used:used + len(c_links)] = c_links
     next_slot = n_live
     # ---- number the chunk's packets: by step, then run, then the run's order (source)
@@ -156,6 +164,7 @@ def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
         bounds[s + 1] = n_travel
     # ---- the steps
     hops = 0
+    holes = 0
     delivered = np.empty(n_live + n_travel, dtype=np.int64)
     for s in range(nsteps):
         t = t0 + s
@@ -176,29 +185,39 @@ def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
             backlog[r] += 1
             if not fixed and label_run[r]:
                 outstanding[r] += 1
-        # contention: the oldest first, up to B per link; a mover is not looked at again
+        # contention: the oldest first, up to B per link; a mover is not looked at again. A
+        # delivered packet leaves a hole (``want`` -1), squeezed out once holes are half the
+        # list: a blocked packet, most of them beyond saturation, then costs two reads
         base = t * (bandwidth + 1)
         top = base + bandwidth
-        kept = 0
         n_del = 0
         for i in range(n_live):
             link = want[i]
-            slot = slot_of[i]
+            if link < 0:
+                continue
             seen = max(state[link], base)
             if seen < top:
                 state[link] = seen + 1
                 hops += 1
+                slot = slot_of[i]
                 c = s_cur[slot] + 1
                 if c == s_end[slot]:
                     delivered[n_del] = slot
                     n_del += 1
+                    want[i] = -1
                     continue
                 s_cur[slot] = c
-                link = s_run[slot] * links_per_run + store[c]
-            want[kept] = link
-            slot_of[kept] = slot
-            kept += 1
-        n_live = kept
+                want[i] = s_run[slot] * links_per_run + store[c]
+        holes += n_del
+        if 2 * holes > n_live:
+            kept = 0
+            for i in range(n_live):
+                if want[i] >= 0:
+                    want[kept] = want[i]
+                    slot_of[kept] = slot_of[i]
+                    kept += 1
+            n_live = kept
+            holes = 0
         # deliveries youngest first, as the numpy engine lists them
         for i in range(n_del - 1, -1, -1):
             slot = delivered[i]
@@ -231,11 +250,13 @@ class _Slots:
 
     def __init__(self, cap: int = 1024, records: int = 1024) -> None:
         self.n_live = 0
-        self.want = np.empty(cap, dtype=np.int64)
-        self.ids = np.empty(cap, dtype=np.int64)
+        # what every step reads of every waiting packet, and the route links, as int32 (half
+        # the memory to stream through on a large batch; the driver checks that ids fit)
+        self.want = np.empty(cap, dtype=np.int32)
+        self.ids = np.empty(cap, dtype=np.int32)
         self.f = {name: np.empty(cap, dtype=np.int64) for name in self.FIELDS}
         self.label = np.empty(cap, dtype=np.bool_)
-        self.store = np.empty(0, dtype=np.int64)
+        self.store = np.empty(0, dtype=np.int32)
         self.records = np.empty((5, records), dtype=np.int64)     # what the kernel records, in order
         self.n_rec = 0
 
@@ -262,16 +283,16 @@ class _Slots:
         grown = np.empty(cap, dtype=np.bool_)
         grown[:n] = self.label[live]
         self.label = grown
-        self.ids = np.empty(cap, dtype=np.int64)
+        self.ids = np.empty(cap, dtype=np.int32)
         self.ids[:n] = np.arange(n)
-        grown = np.empty(cap, dtype=np.int64)
+        grown = np.empty(cap, dtype=np.int32)
         grown[:n] = self.want[:n]
         self.want = grown
 
     def drop(self, ended: np.ndarray) -> None:
         """Forget the waiting packets of the runs that ended (``ended[r]``)."""
         live = self.ids[:self.n_live]
-        keep = np.flatnonzero(~ended[self.f["run"][live]])
+        keep = np.flatnonzero(~ended[self.f["run"][live]] & (self.want[:self.n_live] >= 0))
         self.want[:len(keep)] = self.want[keep]
         self.ids[:len(keep)] = live[keep]
         self.n_live = len(keep)
@@ -287,11 +308,11 @@ def _gather(parts: list, runs: int) -> tuple:
     if len(parts) == 1:
         (_, c), = parts
         return (c.step, c.src, c.dst, c.route.offsets.astype(np.int64, copy=False),
-                c.route.links.astype(np.int64, copy=False), run_first)
+                c.route.links.astype(np.int32), run_first)
     step = np.concatenate([c.step for _, c in parts])
     src = np.concatenate([c.src for _, c in parts])
     dst = np.concatenate([c.dst for _, c in parts])
-    links = np.concatenate([c.route.links for _, c in parts]).astype(np.int64, copy=False)
+    links = np.concatenate([c.route.links for _, c in parts]).astype(np.int32, copy=False)
     base = np.cumsum([0] + [len(c.route.links) for _, c in parts])
     off = np.concatenate([c.route.offsets[:-1] + b for (_, c), b in zip(parts, base)] + [base[-1:]])
     return step, src, dst, off.astype(np.int64, copy=False), links, run_first
@@ -327,7 +348,10 @@ def run_batch(batch, max_waiting: int) -> list:
     R, L, N = batch.R, batch.L, batch.N
     fixed = batch.m.steps
     slots = _Slots(records=_expected_records(batch))
-    state = np.full(R * L, -1, dtype=np.int64)
+    if R * L >= 2**31 - 1:
+        raise UserError(f"a batch of {R} runs on {L:,} links is too large for the compiled kernel")
+    # a link's crossings in the step, as step * (B + 1) + crossings: int32 while that fits
+    state = np.full(R * L, -1, dtype=np.int32)
     accepted = batch.accepted.reshape(-1)           # a view: the kernel counts into the engine's array
     no_labels = np.zeros(R, dtype=np.bool_)
     draw = draw_chunk_fast if FAST_DRAW else draw_chunk
@@ -337,6 +361,8 @@ def run_batch(batch, max_waiting: int) -> list:
                  for r, spec in enumerate(batch.specs) if batch.phase[r] != DONE]
         step, src, dst, off, links, run_first = _gather(parts, R)
         steps = CHUNK if fixed is None else min(CHUNK, fixed - t)
+        if state.dtype == np.int32 and (t + steps + 1) * (batch.B + 1) >= 2**31:
+            state = state.astype(np.int64)
         slots.reserve(len(step))
         slots.record_room(slots.n_live + len(step))
         f = slots.f
