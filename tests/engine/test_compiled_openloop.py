@@ -27,14 +27,9 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                        "(universal.engine.runs stays on numpy)")
 
 
-@pytest.fixture(params=[False, True], ids=["list", "heaps"])
-def engine(request, monkeypatch):
-    """Run batches with the kernel on (True) or off (False), the automatic choice afterwards;
-    every test runs on both step loops of the kernel (one list, a heap per link)."""
-    from universal.engine import compiled_openloop
-
-    monkeypatch.setattr(compiled_openloop, "HEAPS", request.param)
-
+@pytest.fixture
+def engine():
+    """Run batches with the kernel on (True) or off (False); the automatic choice afterwards."""
     def run(specs, on, B=1, measurement=Measurement(steps=150), **kw):
         runs.COMPILED = on
         try:
@@ -210,27 +205,3 @@ def test_small_batches_stay_on_numpy_until_a_kernel_is_loaded(monkeypatch):
     assert runs._kernel_pays(small, None, m)
     monkeypatch.setattr(runs, "COMPILED", False)
     assert not runs._kernel_pays(large, None, m)
-
-
-def test_switching_between_the_list_and_the_heaps_mid_run(engine, monkeypatch):
-    """Thresholds of a few packets per link: the kernel changes its step loop as the backlog
-    grows and shrinks (loads below and beyond saturation, runs ending), and still matches."""
-    from universal.engine import compiled_openloop
-
-    monkeypatch.setattr(compiled_openloop, "HEAPS", None)
-    monkeypatch.setattr(compiled_openloop, "HEAPS_FROM", 1)
-    monkeypatch.setattr(compiled_openloop, "LIST_BELOW", 0.5)
-    make = lambda: [spec("torus:k=4,n=2", "val", "uniform", r, injection="poisson", seed=i)  # noqa: E731
-                    for i, r in enumerate((0.1, 0.3, 1.6))]
-    m = Measurement(window=300, latency_limit=100, overload="stop")
-    switches = []
-    choose = compiled_openloop._Slots.choose
-
-    def watch(self):
-        before = self.heaps
-        choose(self)
-        switches.append(before != self.heaps)
-    monkeypatch.setattr(compiled_openloop._Slots, "choose", watch)
-    fast = engine(make(), True, 1, m)
-    assert_same(engine(make(), False, 1, m), fast)
-    assert sum(switches) >= 2 and [r.status for r in fast[1]] == ["stable", "stable", "backlog-limit"]

@@ -43,7 +43,6 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.compiled import NUMBA, njit
-from universal.engine.compiled_openloop_heaps import record_step as _record, steps_heaps, to_heaps
 from universal.engine.creation import CHUNK, Creations, InjectionState, RunSpec, draw_chunk
 from universal.engine.priorities import RANKED
 from universal.engine.routes import RouteDraw
@@ -92,30 +91,46 @@ def _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_
 
 
 @njit(cache=True, nogil=True)
-def _number(t0, full, nodes, fixed, c_step, c_src, c_dst, c_off, run_first, label_run, next_pid, labelled,
-            accepted, records, n_rec):
-    """Number the packets of one chunk and deliver those with an empty route.
+def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
+           want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops, s_label, store,
+           c_step, c_src, c_dst, c_off, c_links, run_first, label_run, in_window, next_pid,
+           backlog, outstanding, labelled, accepted, history, state, records, n_rec):
+    """Create the packets of one chunk and run ``nsteps`` steps from ``t0``.
 
     ``c_*`` hold the chunk's packets run after run (``run_first[r]`` is run r's first), each
-    run's in creation order (step, source); ``c_off[j]:c_off[j + 1]`` is where packet j's route
-    is in the chunk's links. Packet ids follow the numpy engine's creation order: by step, then
-    run, then the run's order. A packet whose route is empty and whose destination is its source
-    is delivered at creation (0 hops, latency 0; labelled, it is accepted at once) and recorded
-    in ``records`` from column ``n_rec`` on (see :func:`_steps_list`). ``labelled`` and
-    ``accepted`` (flat, run * nodes + source) are the engine's arrays, updated in place.
+    run's in creation order (step, source); ``c_links[c_off[j]:c_off[j + 1]]`` is packet j's
+    route, as run-local link ids. The waiting packets, oldest first, are ``want[:n_live]`` (the
+    link each waits for, numbered ``run * links_per_run + link``) and ``slot_of[:n_live]``
+    (where their fields ``s_*`` are; there must be room for the chunk's packets). ``backlog``,
+    ``outstanding``, ``labelled``, ``accepted`` (flat, run * nodes + source) and ``history``
+    (CHUNK x runs) are the engine's measurement arrays, updated in place. ``state[link]`` counts
+    the link's crossings in the step as ``step * (B + 1) + crossings`` (so an older step's
+    value is below the current step's base, and nothing is cleared between steps). ``fixed``:
+    a fixed-length run (every packet recorded, no labels).
 
-    Returns ``(order, order_pid, order_run, bounds, created, next_pid, n_rec)``: the packets
-    that travel in id order (their index in the chunk, id and run), where each step's begin in
-    that order, and with ``fixed`` ``(run, pid, step)`` of every packet of the chunk.
+    The recorded packets are written to the columns ``n_rec ..`` of ``records`` (which must have
+    room for every packet of the chunk and every waiting one) in the numpy engine's order - the
+    chunk's packets delivered at creation, then step by step the deliveries, youngest first:
+    ``(run, latency, hops, source, destination)`` of the labelled packets, or with ``fixed``
+    ``(run, pid, step)`` of all.
+
+    Returns ``(n_live, next_pid, store, created, n_rec, hops)``; ``created`` holds ``(run, pid,
+    step)`` of every packet of the chunk (``fixed`` only).
     """
     runs = len(run_first) - 1
     P = len(c_step)
     first_pid = next_pid
+    # the waiting packets' slots and routes packed at the front, the chunk's routes after them
+    store, used, n_live = _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created,
+                                   s_hops, s_label, store, len(c_links))
+    store[used:used + len(c_links)] = c_links
+    next_slot = n_live
+    # ---- number the chunk's packets: by step, then run, then the run's order (source)
     ptr = run_first[:-1].copy()
-    order = np.empty(P, dtype=np.int64)
+    order = np.empty(P, dtype=np.int64)          # the chunk's packets that travel, in pid order
     order_pid = np.empty(P, dtype=np.int64)
     order_run = np.empty(P, dtype=np.int64)
-    bounds = np.zeros(full + 1, dtype=np.int64)
+    bounds = np.zeros(full + 1, dtype=np.int64)  # where each step's begin in ``order``
     created = np.empty((3, P if fixed else 0), dtype=np.int64)
     n_travel = 0
     for s in range(full):
@@ -132,6 +147,7 @@ def _number(t0, full, nodes, fixed, c_step, c_src, c_dst, c_off, run_first, labe
                 elif label_run[r]:
                     labelled[r] += 1
                 if c_off[j + 1] == c_off[j] and c_src[j] == c_dst[j]:
+                    # delivered at creation: 0 hops, latency 0 (labelled: accepted at once)
                     if fixed:
                         records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, pid, t
                         n_rec += 1
@@ -146,43 +162,10 @@ def _number(t0, full, nodes, fixed, c_step, c_src, c_dst, c_off, run_first, labe
                 j += 1
             ptr[r] = j
         bounds[s + 1] = n_travel
-    return order, order_pid, order_run, bounds, created, next_pid, n_rec
-
-
-@njit(cache=True, nogil=True)
-def _steps_list(t0, nsteps, bandwidth, links_per_run, nodes, fixed,
-                want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops, s_label,
-                store, c_src, c_dst, c_off, c_links, label_run, in_window, order, order_pid, order_run, bounds,
-                backlog, outstanding, accepted, history, state, records, n_rec):
-    """Run ``nsteps`` steps from ``t0`` with the waiting packets in one list, oldest first.
-
-    The waiting packets are ``want[:n_live]`` (the link each waits for, numbered ``run *
-    links_per_run + link``; -1 a delivered one's hole) and ``slot_of[:n_live]`` (where their
-    fields ``s_*`` are; there must be room for the chunk's packets). The chunk's packets
-    (:func:`_number`: ``order``, ``bounds``) join the list in the step they are created in;
-    ``c_links[c_off[j]:c_off[j + 1]]`` is chunk packet j's route, as run-local link ids.
-    ``backlog``, ``outstanding``, ``accepted`` and ``history`` (a row per step of the chunk)
-    are the engine's measurement arrays, updated in place. ``state[link]`` counts the link's
-    crossings in the step as ``step * (B + 1) + crossings`` (an older step's value is below the
-    current step's base, so nothing is cleared between steps). ``fixed``: a fixed-length run
-    (every packet recorded, no labels).
-
-    The recorded packets are written to the columns ``n_rec ..`` of ``records`` (which must have
-    room for every packet of the chunk and every waiting one) in the numpy engine's order: step
-    by step the deliveries, youngest first, ``(run, latency, hops, source, destination)`` of
-    the labelled packets, or with ``fixed`` ``(run, pid, step)`` of all.
-
-    Returns ``(n_live, store, n_rec, hops)``.
-    """
-    runs = len(backlog)
-    # the waiting packets' slots and routes packed at the front, the chunk's routes after them
-    store, used, n_live = _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created,
-                                   s_hops, s_label, store, len(c_links))
-    store[used:used + len(c_links)] = c_links
-    next_slot = n_live
+    # ---- the steps
     hops = 0
     holes = 0
-    delivered = np.empty(n_live + len(order), dtype=np.int64)
+    delivered = np.empty(n_live + n_travel, dtype=np.int64)
     for s in range(nsteps):
         t = t0 + s
         # the packets created in step t join the waiting ones (the youngest: at the end)
@@ -204,7 +187,7 @@ def _steps_list(t0, nsteps, bandwidth, links_per_run, nodes, fixed,
                 outstanding[r] += 1
         # contention: the oldest first, up to B per link; a mover is not looked at again. A
         # delivered packet leaves a hole (``want`` -1), squeezed out once holes are half the
-        # list: a blocked packet then costs two reads
+        # list: a blocked packet, most of them beyond saturation, then costs two reads
         base = t * (bandwidth + 1)
         top = base + bandwidth
         n_del = 0
@@ -236,31 +219,37 @@ def _steps_list(t0, nsteps, bandwidth, links_per_run, nodes, fixed,
             n_live = kept
             holes = 0
         # deliveries youngest first, as the numpy engine lists them
-        n_rec = _record(t, s, delivered[:n_del][::-1], fixed, nodes, s_run, s_pid, s_src, s_dst, s_created,
-                        s_hops, s_label, backlog, outstanding, accepted, in_window, history, records, n_rec)
-    return n_live, store, n_rec, hops
+        for i in range(n_del - 1, -1, -1):
+            slot = delivered[i]
+            r = s_run[slot]
+            backlog[r] -= 1
+            if fixed:
+                records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, s_pid[slot], t
+                n_rec += 1
+                continue
+            if in_window[r]:
+                accepted[r * nodes + s_src[slot]] += 1
+            if s_label[slot]:
+                outstanding[r] -= 1
+                records[0, n_rec], records[1, n_rec] = r, t - s_created[slot] + 1
+                records[2, n_rec], records[3, n_rec], records[4, n_rec] = s_hops[slot], s_src[slot], s_dst[slot]
+                n_rec += 1
+        if not fixed:
+            row = t % history.shape[0]
+            for r in range(runs):
+                history[row, r] = backlog[r]
+    return n_live, next_pid, store, created, n_rec, hops
 
 
 # ---------------------------------------------------------------------------- the driver
-#: The step loop: None chooses by the waiting packets per link (a heap per link from
-#: :data:`HEAPS_FROM` on, back to one list below :data:`LIST_BELOW`); True or False forces the
-#: heaps or the list (the tests run both).
-HEAPS: bool | None = None
-HEAPS_FROM = 16
-LIST_BELOW = 4
-
-
 class _Slots:
-    """The waiting packets of the kernel: their fields by slot, and either one list of them,
-    oldest first (``want``, ``ids``), or a heap per link (``root``, ``child``, ``sib``, the
-    links with packets in ``active``, the free slots in ``free``); the store of their routes;
-    what the kernel records."""
+    """The waiting packets of the kernel: their fields by slot, the slots oldest first, the store
+    of their route links."""
 
     FIELDS = ("cur", "end", "pid", "run", "src", "dst", "created", "hops")
 
-    def __init__(self, runs: int, links_per_run: int, cap: int = 1024, records: int = 1024) -> None:
+    def __init__(self, cap: int = 1024, records: int = 1024) -> None:
         self.n_live = 0
-        self.heaps = False
         # what every step reads of every waiting packet, and the route links, as int32 (half
         # the memory to stream through on a large batch; the driver checks that ids fit)
         self.want = np.empty(cap, dtype=np.int32)
@@ -270,7 +259,6 @@ class _Slots:
         self.store = np.empty(0, dtype=np.int32)
         self.records = np.empty((5, records), dtype=np.int64)     # what the kernel records, in order
         self.n_rec = 0
-        self.links, self.per_run = runs * links_per_run, links_per_run
 
     def record_room(self, more: int) -> None:
         """Room for ``more`` recorded packets after those recorded so far."""
@@ -280,90 +268,29 @@ class _Slots:
             self.records = grown
 
     def reserve(self, more: int) -> None:
-        """Room for ``more`` packets beside the waiting ones."""
+        """Room for ``more`` packets beside the waiting ones (slots are packed at each chunk)."""
         need = self.n_live + more
-        cap = len(self.label)
-        if need <= cap:
+        if need <= len(self.ids):
             return
-        grow = max(2 * cap, need)
-        if self.heaps:          # slots stay where they are: the heaps point at them
-            for name in self.FIELDS:
-                self.f[name] = np.concatenate([self.f[name], np.empty(grow - cap, dtype=np.int64)])
-            self.label = np.concatenate([self.label, np.empty(grow - cap, dtype=np.bool_)])
-            self.child = np.concatenate([self.child, np.empty(grow - cap, dtype=np.int64)])
-            self.sib = np.concatenate([self.sib, np.empty(grow - cap, dtype=np.int64)])
-            self.alive = np.concatenate([self.alive, np.zeros(grow - cap, dtype=np.bool_)])
-            free = np.empty(grow, dtype=np.int64)
-            free[:self.n_free] = self.free[:self.n_free]
-            free[self.n_free:self.n_free + grow - cap] = np.arange(grow - 1, cap - 1, -1)
-            self.free, self.n_free = free, self.n_free + grow - cap
-            return
+        cap = max(2 * len(self.ids), need)
         n = self.n_live
         live = self.ids[:n]
         # packed oldest first now, so the kernel's packing has nothing to move
         for name, arr in self.f.items():
-            grown = np.empty(grow, dtype=np.int64)
+            grown = np.empty(cap, dtype=np.int64)
             grown[:n] = arr[live]
             self.f[name] = grown
-        grown = np.empty(grow, dtype=np.bool_)
+        grown = np.empty(cap, dtype=np.bool_)
         grown[:n] = self.label[live]
         self.label = grown
-        self.ids = np.empty(grow, dtype=np.int32)
+        self.ids = np.empty(cap, dtype=np.int32)
         self.ids[:n] = np.arange(n)
-        grown = np.empty(grow, dtype=np.int32)
+        grown = np.empty(cap, dtype=np.int32)
         grown[:n] = self.want[:n]
         self.want = grown
 
-    def choose(self) -> None:
-        """Switch between the list and the heaps where the waiting packets per link say so."""
-        heaps = HEAPS if HEAPS is not None else \
-            self.n_live >= (LIST_BELOW if self.heaps else HEAPS_FROM) * self.links
-        if heaps and not self.heaps:
-            cap = len(self.label)
-            self.root = np.full(self.links, -1, dtype=np.int64)
-            self.is_active = np.zeros(self.links, dtype=np.bool_)
-            self.active = np.empty(self.links, dtype=np.int64)
-            self.child = np.empty(cap, dtype=np.int64)
-            self.sib = np.empty(cap, dtype=np.int64)
-            self.alive = np.zeros(cap, dtype=np.bool_)
-            self.n_active = to_heaps(self.want, self.ids, self.n_live, self.f["pid"], self.root, self.child,
-                                     self.sib, self.active, self.is_active, self.alive)
-            unused = np.flatnonzero(~self.alive)[::-1]
-            self.free = np.empty(cap, dtype=np.int64)      # room for every slot to be free
-            self.free[:len(unused)] = unused
-            self.n_free = len(unused)
-            self.n_live = cap - self.n_free
-            self.heaps = True
-        elif not heaps and self.heaps:
-            # the waiting packets into slots 0, 1, ... by id, as the list keeps them
-            live = np.flatnonzero(self.alive)
-            live = live[np.argsort(self.f["pid"][live], kind="stable")]
-            n = len(live)
-            for name in self.FIELDS:
-                self.f[name][:n] = self.f[name][live]
-            self.label[:n] = self.label[live]
-            self.want[:n] = self.f["run"][:n] * self.per_run + self.store[self.f["cur"][:n]]
-            self.ids[:n] = np.arange(n)
-            self.n_live = n
-            self.heaps = False
-
     def drop(self, ended: np.ndarray) -> None:
         """Forget the waiting packets of the runs that ended (``ended[r]``)."""
-        if self.heaps:
-            alive = np.flatnonzero(self.alive)
-            dead = alive[ended[self.f["run"][alive]]]
-            self.alive[dead] = False
-            self.free[self.n_free:self.n_free + len(dead)] = dead
-            self.n_free += len(dead)
-            self.n_live -= len(dead)
-            active = self.active[:self.n_active]
-            gone = ended[active // self.per_run]
-            self.root[active[gone]] = -1
-            self.is_active[active[gone]] = False
-            kept = active[~gone]
-            self.active[:len(kept)] = kept
-            self.n_active = len(kept)
-            return
         live = self.ids[:self.n_live]
         keep = np.flatnonzero(~ended[self.f["run"][live]] & (self.want[:self.n_live] >= 0))
         self.want[:len(keep)] = self.want[keep]
@@ -420,7 +347,7 @@ def run_batch(batch, max_waiting: int) -> list:
     global WARM
     R, L, N = batch.R, batch.L, batch.N
     fixed = batch.m.steps
-    slots = _Slots(R, L, records=_expected_records(batch))
+    slots = _Slots(records=_expected_records(batch))
     if R * L >= 2**31 - 1:
         raise UserError(f"a batch of {R} runs on {L:,} links is too large for the compiled kernel")
     # a link's crossings in the step, as step * (B + 1) + crossings: int32 while that fits
@@ -436,30 +363,17 @@ def run_batch(batch, max_waiting: int) -> list:
         steps = CHUNK if fixed is None else min(CHUNK, fixed - t)
         if state.dtype == np.int32 and (t + steps + 1) * (batch.B + 1) >= 2**31:
             state = state.astype(np.int64)
-        slots.choose()
         slots.reserve(len(step))
         slots.record_room(slots.n_live + len(step))
         f = slots.f
         label_run = no_labels if fixed is not None else batch.phase == WINDOW
-        in_window = np.ascontiguousarray(batch.in_window)
-        order, order_pid, order_run, bounds, created, batch.next_pid, slots.n_rec = _number(
-            t, CHUNK, N, fixed is not None, step, src, dst, off, run_first, label_run, batch.next_pid,
-            batch.labelled, accepted, slots.records, slots.n_rec)
-        if slots.heaps:
-            slots.n_active, slots.n_free, slots.store, slots.n_rec, hops = steps_heaps(
-                t, steps, batch.B, L, N, fixed is not None, slots.root, slots.child, slots.sib, slots.active,
-                slots.n_active, slots.is_active, slots.free, slots.n_free, slots.alive, f["cur"], f["end"],
-                f["pid"], f["run"], f["src"], f["dst"], f["created"], f["hops"], slots.label, slots.store, src, dst,
-                off, links, label_run, in_window, order, order_pid, order_run, bounds, batch.backlog,
-                batch.outstanding, accepted, batch.history, slots.records, slots.n_rec)
-            slots.n_live = len(slots.label) - slots.n_free
-        else:
-            slots.n_live, slots.store, slots.n_rec, hops = _steps_list(
-                t, steps, batch.B, L, N, fixed is not None,
-                slots.want, slots.ids, slots.n_live, f["cur"], f["end"], f["pid"], f["run"], f["src"], f["dst"],
-                f["created"], f["hops"], slots.label, slots.store, src, dst, off, links, label_run,
-                in_window, order, order_pid, order_run, bounds, batch.backlog,
-                batch.outstanding, accepted, batch.history, state, slots.records, slots.n_rec)
+        (slots.n_live, batch.next_pid, slots.store, created, slots.n_rec, hops) = _chunk(
+            t, steps, CHUNK, batch.B, L, N, fixed is not None,
+            slots.want, slots.ids, slots.n_live, f["cur"], f["end"], f["pid"], f["run"], f["src"], f["dst"], f["created"],
+            f["hops"], slots.label, slots.store,
+            step, src, dst, off, links, run_first, label_run, np.ascontiguousarray(batch.in_window),
+            batch.next_pid, batch.backlog, batch.outstanding, batch.labelled, accepted, batch.history, state,
+            slots.records, slots.n_rec)
         WARM = True
         batch.link_hops += int(hops)
         if fixed is not None:
