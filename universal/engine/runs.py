@@ -64,6 +64,71 @@ MAX_WAITING = 40_000_000
 EDGE_SPACE_MIN = 1 << 18
 
 
+#: The compiled open-loop kernel (:mod:`universal.engine.compiled_openloop`): None runs the batches
+#: it supports on it when numba is installed and the batch is large enough (:func:`_kernel_pays`);
+#: True or False forces it on or off (the tests compare the two).
+COMPILED: bool | None = None
+#: Packets a batch is expected to create (at least, see :func:`_kernel_pays`) from which it runs
+#: on the compiled kernel once a kernel has run in this process, and before: importing numba and
+#: loading the cached kernel costs about 0.6 s of CPU time once per process.
+KERNEL_MIN_PACKETS_WARM = 5_000
+KERNEL_MIN_PACKETS_COLD = 500_000
+
+
+#: What the compiled kernel implements: the oldest packet first, ties to the lower packet id; the
+#: open-loop sources (the batch model has kernels of its own).
+KERNEL_PRIORITIES = ("age", "longest-in-system")
+KERNEL_INJECTIONS = ("bernoulli", "poisson", "on-off")
+
+
+def kernel_supports(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
+    """Whether the compiled kernel (:mod:`universal.engine.compiled_openloop`) implements these
+    runs: oblivious routings (one path drawn at creation), an age priority, open-loop sources,
+    unbounded buffers (virtual channels then change nothing) and a measurement that records no
+    crossings.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
+    >>> net = build_network("torus:k=4,n=2")
+    >>> run = lambda routing: RunSpec(offered_traffic(net, "uniform"), build_router(routing, net),
+    ...                               build_injection("bernoulli"), 0.5)
+    >>> kernel_supports([run("val")], None, Measurement()), kernel_supports([run("goal")], None, Measurement())
+    (True, False)
+    """
+    if buffer is not None or measurement.until_delivered or measurement.record_crossings:
+        return False
+    return all(s.priority in KERNEL_PRIORITIES and s.injection.name in KERNEL_INJECTIONS
+               and s.router.kind in ("torus", "paths") for s in specs)
+
+
+def _kernel_pays(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
+    """Whether these runs go to the compiled kernel: it supports them, numba is installed
+    (:data:`COMPILED` forces either way), and they create enough packets for it to pay: their
+    offered packets per step times the steps they run at least (the warm-up's minimum and the
+    window, or the fixed length)."""
+    if COMPILED is False or not specs:
+        return False
+    import importlib.util
+    import sys
+
+    loaded = sys.modules.get("universal.engine.compiled")
+    if (loaded is not None and not loaded.NUMBA) or (loaded is None and importlib.util.find_spec("numba") is None):
+        return False
+    if not kernel_supports(specs, buffer, measurement):
+        return False
+    if COMPILED:
+        return True
+    kernel = sys.modules.get("universal.engine.compiled_openloop")
+    least = KERNEL_MIN_PACKETS_WARM if kernel is not None and kernel.WARM else KERNEL_MIN_PACKETS_COLD
+    steps = [measurement.steps] * len(specs) if measurement.steps is not None else \
+        [measurement.warmup_min + measurement.window_for(s.rate) for s in specs]
+    return sum(float(s.rate * s.traffic.rowsum.sum()) * n for s, n in zip(specs, steps)) >= least
+
+
 class _Batch:
     """State of one batch of runs (see the module docstring)."""
 
@@ -380,6 +445,10 @@ class _Batch:
 
     # ------------------------------------------------------------------ the step
     def run(self) -> list[RunResult]:
+        if _kernel_pays(self.specs, self.buffer, self.m):
+            from universal.engine.compiled_openloop import run_batch
+
+            return run_batch(self, MAX_WAITING)
         t = 0
         self.pending_decide = np.empty(0, dtype=np.int64)
         fixed = self.m.steps
@@ -979,11 +1048,13 @@ class _Batch:
                 out.append(RunResult(spec.rate, status=self.status[r] or "steps", steps=steps,
                                      records=records))
             return out
-        cols = [np.concatenate(c) for c in zip(*self.records)] if self.records else [np.empty(0, np.int64)] * 5
-        # group by run, keeping delivery order (a radix sort on small run numbers)
+        cols = [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*self.records)] if self.records \
+            else [np.empty(0, np.int64)] * 5
+        # group by run, keeping delivery order (a radix sort on small run numbers; one run is one group)
         run = cols[0].astype(np.int16) if self.R < 2**15 else cols[0]
-        by_run = np.argsort(run, kind="stable")
-        cols = [None] + [c[by_run] for c in cols[1:]]
+        if self.R > 1:
+            by_run = np.argsort(run, kind="stable")
+            cols = [None] + [c[by_run] for c in cols[1:]]
         cuts = np.concatenate([[0], np.cumsum(np.bincount(run, minlength=self.R))])
         for r, spec in enumerate(self.specs):
             res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
@@ -1087,20 +1158,43 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         _check_window(s, measurement)
     if not specs:
         return []
-    chaos = [s.router.kind == "chaos" for s in specs]
-    if any(chaos) and not all(chaos):
-        # CHAOS runs keep shared queues and no VC classes: they run in a batch of their own (a
-        # run's result does not depend on what it is batched with)
+    split = _chaos_split(specs) or _kernel_split(specs, buffer, measurement)
+    if split is not None:
+        # runs apart from the others (a run's result does not depend on its batch): one batch
+        # of each, the results in the order of ``specs``
         out: list = [None] * len(specs)
-        for flag in (False, True):
-            at = [i for i, c in enumerate(chaos) if c == flag]
-            for i, res in zip(at, simulate_batch([specs[i] for i in at], bandwidth=bandwidth, buffer=buffer,
-                                                 measurement=measurement, progress=progress, vcs=vcs)):
+        for part in split:
+            for i, res in zip(part, simulate_batch([specs[i] for i in part], bandwidth=bandwidth, buffer=buffer,
+                                                   measurement=measurement, progress=progress, vcs=vcs)):
                 out[i] = res
         return out
     batch = _Batch(specs, bandwidth, buffer, measurement, vcs)
     batch.progress = progress
     return batch.run()
+
+
+def _chaos_split(specs: list[RunSpec]) -> tuple | None:
+    """The positions of the other runs and of the CHAOS runs where a batch mixes them (CHAOS
+    keeps shared queues and no VC classes, so its runs form a batch of their own); else None."""
+    chaos = [s.router.kind == "chaos" for s in specs]
+    if not any(chaos) or all(chaos):
+        return None
+    return tuple([i for i, c in enumerate(chaos) if c == flag] for flag in (False, True))
+
+
+def _kernel_split(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> tuple | None:
+    """The positions of the runs the compiled kernel takes and of the others, where a batch
+    mixes them and the kernel's share is worth running on it; else None. Only measured runs
+    are split: a fixed-length run's records number its packets across the batch."""
+    if COMPILED is False or len(specs) < 2 or measurement.steps is not None:
+        return None
+    takes = [kernel_supports([s], buffer, measurement) for s in specs]
+    if all(takes) or not any(takes):
+        return None
+    fast = [i for i, k in enumerate(takes) if k]
+    if not _kernel_pays([specs[i] for i in fast], buffer, measurement):
+        return None
+    return fast, [i for i, k in enumerate(takes) if not k]
 
 
 def simulate(spec: RunSpec, **kwargs) -> RunResult:

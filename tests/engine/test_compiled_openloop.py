@@ -1,0 +1,207 @@
+"""The compiled open-loop kernel (:mod:`universal.engine.compiled_openloop`) runs a batch exactly
+as the numpy engine (:mod:`universal.engine.runs`) and the reference engine do.
+
+Oracles, on the same seeds: the numpy engine with the kernel switched off (every field of every
+result, the generators' final states, the link-hops and packets created) and
+:func:`universal.engine.reference_runs.simulate_reference` (the step every packet is delivered
+in). The kernel's draws (:func:`draw_chunk_fast`) against :func:`draw_chunk`, array for array.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from universal.engine import runs
+from universal.engine.creation import InjectionState, draw_chunk
+from universal.engine.reference_runs import simulate_reference
+from universal.engine.runs import _Batch, simulate_batch
+from universal.openloop import Measurement
+
+from tests.openloop.helpers import spec
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                reason="numba is not installed: the compiled open-loop kernel cannot run "
+                                       "(universal.engine.runs stays on numpy)")
+
+
+@pytest.fixture
+def engine():
+    """Run batches with the kernel on (True) or off (False); the automatic choice afterwards."""
+    def run(specs, on, B=1, measurement=Measurement(steps=150), **kw):
+        runs.COMPILED = on
+        try:
+            batch = _Batch(specs, B, None, measurement, **kw)
+            return batch, batch.run()
+        finally:
+            runs.COMPILED = None
+    yield run
+    runs.COMPILED = None
+
+
+def _same_field(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_field(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same_field(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
+    if isinstance(a, float) and a != a:
+        return isinstance(b, float) and b != b
+    return type(a) is type(b) and a == b
+
+
+def assert_same(numpy_engine, kernel):
+    """Every field of every result, and what the batches leave behind, identical."""
+    (b0, r0), (b1, r1) = numpy_engine, kernel
+    assert len(r0) == len(r1)
+    for x, y in zip(r0, r1):
+        assert vars(x).keys() == vars(y).keys()
+        for k, v in vars(x).items():
+            assert _same_field(v, getattr(y, k)), k
+    assert b0.link_hops == b1.link_hops and b0.next_pid == b1.next_pid
+    for g0, g1 in zip(b0.rngs, b1.rngs):
+        assert g0.bit_generator.state == g1.bit_generator.state
+    for s0, s1 in zip(b0.inj_state, b1.inj_state):
+        assert _same_field(s0.on, s1.on)
+
+
+FIXED = [
+    # (network, routing, traffic, rate, injection, priority, B)
+    ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "age", 1),
+    ("torus:k=4,n=2", "val", "bitcomp", 0.5, "bernoulli", "age", 1),
+    ("torus:k=5,n=2", "romm", "tornado", 0.9, "bernoulli", "age", 1),
+    ("torus:k=4,n=2", "rlb", "uniform", 0.9, "poisson", "age", 1),
+    ("torus:k=4,n=2", "ival", "transpose", 0.9, "bernoulli", "longest-in-system", 1),
+    ("mesh:k=4,n=2", "shortest", "uniform", 0.5, "on-off:burst=4", "age", 1),
+    ("hypercube:d=4", "valiant", "bitrev", 0.5, "bernoulli", "age", 1),
+    ("torus:k=4,n=2", "dor", "uniform", 2.5, "poisson", "age", 2),
+    ("dragonfly:p=1,a=4,h=1", "valiant", "uniform", 0.6, "bernoulli", "age", 1),
+]
+
+
+@pytest.mark.parametrize("case", FIXED, ids=lambda c: "-".join(str(x) for x in c))
+def test_fixed_length_runs_match_the_numpy_engine_and_the_reference(case, engine):
+    net, routing, traffic, rate, injection, priority, B = case
+    make = lambda: [spec(net, routing, traffic, rate, injection=injection, priority=priority, seed=s)  # noqa: E731
+                    for s in (7, 8)]
+    fast = engine(make(), True, B)
+    assert_same(engine(make(), False, B), fast)
+    delivered = fast[1][0].records["delivered"]
+    assert (delivered >= 0).sum() > 100
+    ref = simulate_reference(make()[0], 150, bandwidth=B)
+    assert delivered.tolist() == ref["delivered"]
+
+
+MEASURED = [
+    # (network, routing, traffic, rates, injection, B): a batch of loads through warm-up, window and drain
+    ("torus:k=4,n=2", "dor", "uniform", (0.2, 0.6, 0.95, 1.6), "bernoulli", 1),
+    ("torus:k=4,n=2", "val", "tornado", (0.1, 0.4, 0.7), "poisson", 1),
+    ("torus:k=5,n=2", "rlb", "bitcomp", (0.3, 0.9), "bernoulli", 2),
+    ("torus:k=4,n=2", "ival", "uniform", (0.3, 0.7), "on-off:burst=4", 1),
+    ("mesh:k=4,n=2", "shortest", "hotspot:count=1,factor=4", (0.1, 0.3), "bernoulli", 1),
+]
+
+
+@pytest.mark.parametrize("case", MEASURED, ids=lambda c: "-".join(str(x) for x in c))
+def test_measured_runs_match_the_numpy_engine(case, engine):
+    net, routing, traffic, rates, injection, B = case
+    make = lambda: [spec(net, routing, traffic, r, injection=injection, seed=i)  # noqa: E731
+                    for i, r in enumerate(rates)]
+    m = Measurement(window=300, warmup_max=1500, drain_limit=600)
+    fast = engine(make(), True, B, m)
+    assert_same(engine(make(), False, B, m), fast)
+    statuses = {r.status for r in fast[1]}
+    assert "stable" in statuses and any(r.labelled_packets is not None for r in fast[1])
+
+
+def test_overload_stops_a_run_and_drops_its_packets(engine):
+    """A run far beyond saturation ends in its warm-up (``overload="stop"``) while the others go on."""
+    make = lambda: [spec("torus:k=4,n=2", "dor", "uniform", r, injection="poisson", seed=i)  # noqa: E731
+                    for i, r in enumerate((0.3, 3.0))]     # saturation: 2 packets per node and step
+    m = Measurement(window=200, latency_limit=2, overload="stop")
+    fast = engine(make(), True, 1, m)
+    assert_same(engine(make(), False, 1, m), fast)
+    assert [r.status for r in fast[1]] == ["stable", "backlog-limit"]
+
+
+@pytest.mark.parametrize("routing, traffic, injection", [
+    ("dor", "uniform", "bernoulli"), ("dor", "tornado", "poisson"), ("val", "uniform", "bernoulli"),
+    ("romm", "hotspot:count=2,factor=4", "poisson"), ("ival", "diagonal", "bernoulli"),
+    ("rlb", "uniform", "on-off:burst=4")])
+def test_fast_draws_are_draw_chunks(routing, traffic, injection):
+    from universal.engine.compiled_openloop import draw_chunk_fast
+
+    s = spec("torus:k=8,n=2", routing, traffic, 0.4, injection=injection)
+    r0, r1 = np.random.default_rng(3), np.random.default_rng(3)
+    i0, i1 = InjectionState(), InjectionState()
+    for t0 in (0, 100, 200):         # DOR's table is built in the first chunk and used after
+        a, b = draw_chunk(s, i0, t0, r0), draw_chunk_fast(s, i1, t0, r1)
+        for x, y in ((a.step, b.step), (a.src, b.src), (a.dst, b.dst), (a.route.offsets, b.route.offsets),
+                     (a.route.links, b.route.links)):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+        assert r0.bit_generator.state == r1.bit_generator.state
+        assert len(a.src) > 100
+
+
+def test_destination_search_is_numpys_on_every_edge():
+    """Keys on the rows' cumulative values themselves, and just below and above them."""
+    from universal.engine.compiled_openloop import _destinations
+    from universal.openloop.workload import offered_traffic
+
+    for name in ("uniform", "hotspot:count=2,factor=8", "hotspot:count=1,factor=3,background=bitcomp"):
+        traffic = offered_traffic(spec("torus:k=4,n=2", "dor", "uniform", 0.1).router.network, name)
+        flat = traffic._flat_cumulative
+        N = len(traffic.rowsum)
+        src = np.repeat(np.arange(N), 3 * (N + 2))
+        cum = np.concatenate([traffic.cumulative, np.zeros((N, 1)), np.full((N, 1), np.nextafter(1, 0))], axis=1)
+        u = np.concatenate([c for c in (cum, np.nextafter(cum, 0), np.nextafter(cum, 1))], axis=1).ravel()
+        u = np.clip(u, 0, np.nextafter(1, 0))
+        expect = np.clip(np.searchsorted(flat, src + u, side="right") - src * N, 0, N - 1)
+        assert np.array_equal(_destinations(flat, src, u, N), expect)
+
+
+def test_a_mixed_batch_is_split_and_gives_each_run_its_own_result(engine):
+    """Oblivious runs go to the kernel, adaptive ones to numpy, with the results of the whole
+    batch on numpy (measured runs: a fixed-length run's records number packets across its batch,
+    so those batches are not split)."""
+    make = lambda: [spec("torus:k=4,n=2", r, "uniform", 0.6, seed=i)  # noqa: E731
+                    for i, r in enumerate(("dor", "goal", "val", "ugal"))]
+    m = Measurement(window=300)
+    runs.COMPILED = True
+    try:
+        assert runs._kernel_split(make(), None, m) == ([0, 2], [1, 3])
+        assert runs._kernel_split(make(), None, Measurement(steps=100)) is None
+        mixed = simulate_batch(make(), measurement=m)
+    finally:
+        runs.COMPILED = None
+    whole = engine(make(), False, 1, m)[1]
+    for a, b in zip(whole, mixed):
+        for k, v in vars(a).items():
+            assert _same_field(v, getattr(b, k)), k
+
+
+def test_what_the_kernel_does_not_take_stays_on_numpy():
+    s = lambda **kw: spec("torus:k=4,n=2", kw.pop("routing", "dor"), "uniform", 0.5, **kw)  # noqa: E731
+    m = Measurement()
+    assert runs.kernel_supports([s(), s(priority="longest-in-system")], None, m)
+    assert not runs.kernel_supports([s()], 4, m)                             # bounded buffers
+    assert not runs.kernel_supports([s(priority="fifo")], None, m)
+    assert not runs.kernel_supports([s(routing="goal")], None, m)
+    assert not runs.kernel_supports([s()], None, Measurement(steps=10, record_crossings=True))
+
+
+def test_small_batches_stay_on_numpy_until_a_kernel_is_loaded(monkeypatch):
+    from universal.engine import compiled_openloop
+
+    small = [spec("torus:k=4,n=2", "dor", "uniform", 0.5)]           # 8 packets a step, 1300 steps
+    large = [spec("torus:k=8,n=2", "dor", "uniform", 0.5, seed=s) for s in range(64)]
+    m = Measurement()
+    monkeypatch.setattr(compiled_openloop, "WARM", False)
+    assert not runs._kernel_pays(small, None, m) and runs._kernel_pays(large, None, m)
+    monkeypatch.setattr(compiled_openloop, "WARM", True)
+    assert runs._kernel_pays(small, None, m)
+    monkeypatch.setattr(runs, "COMPILED", False)
+    assert not runs._kernel_pays(large, None, m)

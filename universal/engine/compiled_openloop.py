@@ -1,0 +1,618 @@
+"""A compiled step loop for open-loop runs: oblivious routings, the age priority, unbounded
+buffers (SPEC §11; Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing
+algorithm for torus networks", 2003, §2 and §5).
+
+The one open-loop engine (:mod:`universal.engine.runs`) makes about twenty numpy calls per step;
+on a network of 64 nodes a step moves a few dozen packets, so Python's overhead, not the work,
+sets its pace. This module advances a whole creation chunk (:data:`universal.engine.creation.CHUNK`
+steps) per call of one compiled kernel, so that Python is entered once per chunk, where the
+engine draws the chunk's packets and moves the runs between measurement phases anyway:
+
+* the packets are drawn exactly as the numpy engine draws them (:func:`draw_chunk` with the
+  run's generators, or :func:`draw_chunk_fast`, which gives the same packets from the same calls
+  of the same generators with less overhead), so a run's random stream, and with it every
+  result, is the numpy engine's;
+* the kernel numbers the chunk's packets (by step, run, source: the numpy engine's creation
+  order), delivers at once those whose route is empty, and then, step by step, lets the packets
+  created in the step join the waiting ones and every link forward up to B of the packets waiting
+  for it, the oldest first, recording deliveries as the numpy engine does (latency, hops, the
+  window's accepted packets, the backlog after every step);
+* between chunks :meth:`universal.engine.runs._Batch._advance_phases` moves the runs between
+  warm-up, window, drain and done, unchanged.
+
+The age priority needs no sort: the waiting packets are kept oldest first (new packets are the
+youngest and join at the end, a pass keeps the order), and one pass over them, in which a packet
+crosses if its link has let fewer than B packets across in this step, is the contention. A step
+costs time proportional to the waiting packets, never to the network; the links' per-step counts
+carry the step number as a tag, so nothing is cleared between steps.
+
+What runs here (:func:`universal.engine.runs.kernel_supports`): every oblivious routing (paths
+fixed at creation: DOR, VAL, ROMM, RLB, IVAL, path systems), bernoulli, poisson and on-off
+sources, the ``age`` and ``longest-in-system`` priorities, any bandwidth B, unbounded buffers,
+the measurement phases and fixed-length runs (``Measurement(steps=...)``). Bounded buffers,
+virtual channels, the other priorities, adaptive routing (MIN AD, GOAL, UGAL) and the batch
+model stay on the numpy engine. :func:`universal.engine.runs.simulate_batch` splits a batch of
+measured runs that mixes routings into the runs this kernel takes and the others (a run's
+result never depends on its batch).
+
+Measured (``benchmarks/openloop.py``, README): one run of the 8-ary 2-cube at offered 0.3 with a
+100,000-step window, 12 times the numpy engine's link-hops per CPU second; batches of 64 and
+256 runs 1.7 to 2.9 times (there a step's pass over every waiting packet, long near saturation,
+is most of the work).
+
+Without numba the module still imports and its kernels are plain Python; the engine then never
+dispatches here (:func:`universal.engine.runs._kernel_pays`) and the tests of the kernel skip.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from universal.engine.compiled import NUMBA, njit
+from universal.engine.creation import CHUNK, Creations, InjectionState, RunSpec, draw_chunk
+from universal.engine.priorities import RANKED
+from universal.engine.routes import _TABLES as _DOR_TABLES, RouteDraw
+from universal.engine.measure import DONE, WINDOW
+from universal.errors import UserError
+
+__all__ = ["NUMBA", "run_batch", "draw_chunk_fast"]
+
+#: Whether a kernel has run in this process (loading the cached machine code costs ~0.4 s once).
+WARM = False
+
+# ---------------------------------------------------------------------------- the kernel
+@njit(cache=True, nogil=True)
+def _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops, s_label,
+             store, extra):
+    """Drop the delivered packets (``want`` -1) from the waiting list, move the waiting packets
+    to slots ``0, 1, ...`` (oldest first) and copy their remaining route links to a fresh store
+    with ``extra`` free places after them; returns the store, the length used and the number of
+    waiting packets."""
+    n = 0
+    for i in range(n_live):
+        if want[i] >= 0:
+            want[n] = want[i]
+            slot_of[n] = slot_of[i]
+            n += 1
+    n_live = n
+    total = 0
+    for i in range(n_live):
+        s = slot_of[i]
+        total += s_end[s] - s_cur[s]
+    fresh = np.empty(total + extra, dtype=store.dtype)
+    at = 0
+    for i in range(n_live):
+        s = slot_of[i]      # slots are handed out in creation order and kept in it, so s >= i
+        c, e = s_cur[s], s_end[s]
+        s_cur[i] = at
+        for j in range(c, e):
+            fresh[at] = store[j]
+            at += 1
+        s_end[i] = at
+        if s != i:
+            s_pid[i], s_run[i], s_src[i], s_dst[i] = s_pid[s], s_run[s], s_src[s], s_dst[s]
+            s_created[i], s_hops[i], s_label[i] = s_created[s], s_hops[s], s_label[s]
+        slot_of[i] = i
+    return fresh, at, n_live
+
+
+@njit(cache=True, nogil=True)
+def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
+           want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops, s_label, store,
+           c_step, c_src, c_dst, c_off, c_links, run_first, label_run, in_window, next_pid,
+           backlog, outstanding, labelled, accepted, history, state, records, n_rec):
+    """Create the packets of one chunk and run ``nsteps`` steps from ``t0``.
+
+    ``c_*`` hold the chunk's packets run after run (``run_first[r]`` is run r's first), each
+    run's in creation order (step, source); ``c_links[c_off[j]:c_off[j + 1]]`` is packet j's
+    route, as run-local link ids. The waiting packets, oldest first, are ``want[:n_live]`` (the
+    link each waits for, numbered ``run * links_per_run + link``) and ``slot_of[:n_live]``
+    (where their fields ``s_*`` are; there must be room for the chunk's packets). ``backlog``,
+    ``outstanding``, ``labelled``, ``accepted`` (flat, run * nodes + source) and ``history``
+    (CHUNK x runs) are the engine's measurement arrays, updated in place. ``state[link]`` counts
+    the link's crossings in the step as ``step * (B + 1) + crossings`` (so an older step's
+    value is below the current step's base, and nothing is cleared between steps). ``fixed``:
+    a fixed-length run (every packet recorded, no labels).
+
+    The recorded packets are written to the columns ``n_rec ..`` of ``records`` (which must have
+    room for every packet of the chunk and every waiting one) in the numpy engine's order - the
+    chunk's packets delivered at creation, then step by step the deliveries, youngest first:
+    ``(run, latency, hops, source, destination)`` of the labelled packets, or with ``fixed``
+    ``(run, pid, step)`` of all.
+
+    Returns ``(n_live, next_pid, store, created, n_rec, hops)``; ``created`` holds ``(run, pid,
+    step)`` of every packet of the chunk (``fixed`` only).
+    """
+    runs = len(run_first) - 1
+    P = len(c_step)
+    first_pid = next_pid
+    # the waiting packets' slots and routes packed at the front, the chunk's routes after them
+    store, used, n_live = _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created,
+                                   s_hops, s_label, store, len(c_links))
+    store[used:used + len(c_links)] = c_links
+    next_slot = n_live
+    # ---- number the chunk's packets: by step, then run, then the run's order (source)
+    ptr = run_first[:-1].copy()
+    order = np.empty(P, dtype=np.int64)          # the chunk's packets that travel, in pid order
+    order_pid = np.empty(P, dtype=np.int64)
+    order_run = np.empty(P, dtype=np.int64)
+    bounds = np.zeros(full + 1, dtype=np.int64)  # where each step's begin in ``order``
+    created = np.empty((3, P if fixed else 0), dtype=np.int64)
+    n_travel = 0
+    for s in range(full):
+        t = t0 + s
+        for r in range(runs):
+            j = ptr[r]
+            end = run_first[r + 1]
+            while j < end and c_step[j] == t:
+                pid = next_pid
+                next_pid += 1
+                if fixed:
+                    k = pid - first_pid
+                    created[0, k], created[1, k], created[2, k] = r, pid, t
+                elif label_run[r]:
+                    labelled[r] += 1
+                if c_off[j + 1] == c_off[j] and c_src[j] == c_dst[j]:
+                    # delivered at creation: 0 hops, latency 0 (labelled: accepted at once)
+                    if fixed:
+                        records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, pid, t
+                        n_rec += 1
+                    elif label_run[r]:
+                        accepted[r * nodes + c_src[j]] += 1
+                        records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, 0, 0
+                        records[3, n_rec], records[4, n_rec] = c_src[j], c_dst[j]
+                        n_rec += 1
+                else:
+                    order[n_travel], order_pid[n_travel], order_run[n_travel] = j, pid, r
+                    n_travel += 1
+                j += 1
+            ptr[r] = j
+        bounds[s + 1] = n_travel
+    # ---- the steps
+    hops = 0
+    holes = 0
+    delivered = np.empty(n_live + n_travel, dtype=np.int64)
+    for s in range(nsteps):
+        t = t0 + s
+        # the packets created in step t join the waiting ones (the youngest: at the end)
+        for k in range(bounds[s], bounds[s + 1]):
+            j, r = order[k], order_run[k]
+            slot = next_slot
+            next_slot += 1
+            s_pid[slot], s_run[slot], s_src[slot], s_dst[slot] = order_pid[k], r, c_src[j], c_dst[j]
+            s_created[slot] = t
+            s_hops[slot] = c_off[j + 1] - c_off[j]
+            s_label[slot] = label_run[r]
+            s_cur[slot] = used + c_off[j]
+            s_end[slot] = used + c_off[j + 1]
+            want[n_live] = r * links_per_run + c_links[c_off[j]]
+            slot_of[n_live] = slot
+            n_live += 1
+            backlog[r] += 1
+            if not fixed and label_run[r]:
+                outstanding[r] += 1
+        # contention: the oldest first, up to B per link; a mover is not looked at again. A
+        # delivered packet leaves a hole (``want`` -1), squeezed out once holes are half the
+        # list: a blocked packet, most of them beyond saturation, then costs two reads
+        base = t * (bandwidth + 1)
+        top = base + bandwidth
+        n_del = 0
+        for i in range(n_live):
+            link = want[i]
+            if link < 0:
+                continue
+            seen = max(state[link], base)
+            if seen < top:
+                state[link] = seen + 1
+                hops += 1
+                slot = slot_of[i]
+                c = s_cur[slot] + 1
+                if c == s_end[slot]:
+                    delivered[n_del] = slot
+                    n_del += 1
+                    want[i] = -1
+                    continue
+                s_cur[slot] = c
+                want[i] = s_run[slot] * links_per_run + store[c]
+        holes += n_del
+        if 2 * holes > n_live:
+            kept = 0
+            for i in range(n_live):
+                if want[i] >= 0:
+                    want[kept] = want[i]
+                    slot_of[kept] = slot_of[i]
+                    kept += 1
+            n_live = kept
+            holes = 0
+        # deliveries youngest first, as the numpy engine lists them
+        for i in range(n_del - 1, -1, -1):
+            slot = delivered[i]
+            r = s_run[slot]
+            backlog[r] -= 1
+            if fixed:
+                records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, s_pid[slot], t
+                n_rec += 1
+                continue
+            if in_window[r]:
+                accepted[r * nodes + s_src[slot]] += 1
+            if s_label[slot]:
+                outstanding[r] -= 1
+                records[0, n_rec], records[1, n_rec] = r, t - s_created[slot] + 1
+                records[2, n_rec], records[3, n_rec], records[4, n_rec] = s_hops[slot], s_src[slot], s_dst[slot]
+                n_rec += 1
+        if not fixed:
+            row = t % history.shape[0]
+            for r in range(runs):
+                history[row, r] = backlog[r]
+    return n_live, next_pid, store, created, n_rec, hops
+
+
+# ---------------------------------------------------------------------------- the driver
+class _Slots:
+    """The waiting packets of the kernel: their fields by slot, the slots oldest first, the store
+    of their route links."""
+
+    FIELDS = ("cur", "end", "pid", "run", "src", "dst", "created", "hops")
+
+    def __init__(self, cap: int = 1024, records: int = 1024) -> None:
+        self.n_live = 0
+        # what every step reads of every waiting packet, and the route links, as int32 (half
+        # the memory to stream through on a large batch; the driver checks that ids fit)
+        self.want = np.empty(cap, dtype=np.int32)
+        self.ids = np.empty(cap, dtype=np.int32)
+        self.f = {name: np.empty(cap, dtype=np.int64) for name in self.FIELDS}
+        self.label = np.empty(cap, dtype=np.bool_)
+        self.store = np.empty(0, dtype=np.int32)
+        self.records = np.empty((5, records), dtype=np.int64)     # what the kernel records, in order
+        self.n_rec = 0
+
+    def record_room(self, more: int) -> None:
+        """Room for ``more`` recorded packets after those recorded so far."""
+        if self.n_rec + more > self.records.shape[1]:
+            grown = np.empty((5, max(2 * self.records.shape[1], self.n_rec + more)), dtype=np.int64)
+            grown[:, :self.n_rec] = self.records[:, :self.n_rec]
+            self.records = grown
+
+    def reserve(self, more: int) -> None:
+        """Room for ``more`` packets beside the waiting ones (slots are packed at each chunk)."""
+        need = self.n_live + more
+        if need <= len(self.ids):
+            return
+        cap = max(2 * len(self.ids), need)
+        n = self.n_live
+        live = self.ids[:n]
+        # packed oldest first now, so the kernel's packing has nothing to move
+        for name, arr in self.f.items():
+            grown = np.empty(cap, dtype=np.int64)
+            grown[:n] = arr[live]
+            self.f[name] = grown
+        grown = np.empty(cap, dtype=np.bool_)
+        grown[:n] = self.label[live]
+        self.label = grown
+        self.ids = np.empty(cap, dtype=np.int32)
+        self.ids[:n] = np.arange(n)
+        grown = np.empty(cap, dtype=np.int32)
+        grown[:n] = self.want[:n]
+        self.want = grown
+
+    def drop(self, ended: np.ndarray) -> None:
+        """Forget the waiting packets of the runs that ended (``ended[r]``)."""
+        live = self.ids[:self.n_live]
+        keep = np.flatnonzero(~ended[self.f["run"][live]] & (self.want[:self.n_live] >= 0))
+        self.want[:len(keep)] = self.want[keep]
+        self.ids[:len(keep)] = live[keep]
+        self.n_live = len(keep)
+
+
+def _gather(parts: list, runs: int) -> tuple:
+    """The chunk's packets of every run, run after run: step, source, destination, route offsets
+    and links (run-local), and where each run's begin."""
+    counts = np.zeros(runs + 1, dtype=np.int64)
+    for r, c in parts:
+        counts[r + 1] = len(c.step)
+    run_first = np.cumsum(counts)
+    if len(parts) == 1:
+        (_, c), = parts
+        return (c.step, c.src, c.dst, c.route.offsets.astype(np.int64, copy=False),
+                c.route.links.astype(np.int32), run_first)
+    step = np.concatenate([c.step for _, c in parts])
+    src = np.concatenate([c.src for _, c in parts])
+    dst = np.concatenate([c.dst for _, c in parts])
+    links = np.concatenate([c.route.links for _, c in parts]).astype(np.int32, copy=False)
+    base = np.cumsum([0] + [len(c.route.links) for _, c in parts])
+    off = np.concatenate([c.route.offsets[:-1] + b for (_, c), b in zip(parts, base)] + [base[-1:]])
+    return step, src, dst, off.astype(np.int64, copy=False), links, run_first
+
+
+def _expected_records(batch) -> int:
+    """About how many packets the batch records (the labelled ones, or with a fixed length all),
+    so that the record block is sized once (growing it copies, and fresh memory is slow to touch
+    on some virtual machines); unwritten places cost no memory."""
+    m = batch.m
+    steps = batch.window_len if m.steps is None else np.full(batch.R, m.steps)
+    return int(1.1 * float((batch.offered_per_step * steps).sum())) + 1024
+
+
+def run_batch(batch, max_waiting: int) -> list:
+    """Run the open-loop batch ``batch`` (a :class:`universal.engine.runs._Batch` the kernel
+    supports, see :func:`universal.engine.runs.kernel_supports`) to its end on the compiled kernel.
+
+    Parameters
+    ----------
+    batch : universal.engine.runs._Batch
+        Fresh (no step run yet); its measurement arrays and generators are used and updated as
+        the numpy engine would update them.
+    max_waiting : int
+        Most packets that may wait at once (the engine's memory guard).
+
+    Returns
+    -------
+    list of RunResult
+        The same as ``batch.run()`` on the numpy engine.
+    """
+    global WARM
+    R, L, N = batch.R, batch.L, batch.N
+    fixed = batch.m.steps
+    slots = _Slots(records=_expected_records(batch))
+    if R * L >= 2**31 - 1:
+        raise UserError(f"a batch of {R} runs on {L:,} links is too large for the compiled kernel")
+    # a link's crossings in the step, as step * (B + 1) + crossings: int32 while that fits
+    state = np.full(R * L, -1, dtype=np.int32)
+    accepted = batch.accepted.reshape(-1)           # a view: the kernel counts into the engine's array
+    no_labels = np.zeros(R, dtype=np.bool_)
+    draw = draw_chunk_fast if FAST_DRAW else draw_chunk
+    t = 0
+    while (batch.phase != DONE).any():
+        parts = [(r, draw(spec, batch.inj_state[r], t, batch.rngs[r]))
+                 for r, spec in enumerate(batch.specs) if batch.phase[r] != DONE]
+        step, src, dst, off, links, run_first = _gather(parts, R)
+        steps = CHUNK if fixed is None else min(CHUNK, fixed - t)
+        if state.dtype == np.int32 and (t + steps + 1) * (batch.B + 1) >= 2**31:
+            state = state.astype(np.int64)
+        slots.reserve(len(step))
+        slots.record_room(slots.n_live + len(step))
+        f = slots.f
+        label_run = no_labels if fixed is not None else batch.phase == WINDOW
+        (slots.n_live, batch.next_pid, slots.store, created, slots.n_rec, hops) = _chunk(
+            t, steps, CHUNK, batch.B, L, N, fixed is not None,
+            slots.want, slots.ids, slots.n_live, f["cur"], f["end"], f["pid"], f["run"], f["src"], f["dst"],
+            f["created"], f["hops"], slots.label, slots.store,
+            step, src, dst, off, links, run_first, label_run, np.ascontiguousarray(batch.in_window),
+            batch.next_pid, batch.backlog, batch.outstanding, batch.labelled, accepted, batch.history, state,
+            slots.records, slots.n_rec)
+        WARM = True
+        batch.link_hops += int(hops)
+        if fixed is not None:
+            batch.created_records.append(tuple(created))
+        t += steps
+        if fixed is not None:
+            if t >= fixed:
+                batch.phase[:] = DONE
+        else:
+            running = batch.phase != DONE
+            batch._advance_phases(t - 1)
+            ended = running & (batch.phase == DONE)
+            if ended.any():
+                slots.drop(ended)
+        if slots.n_live > max_waiting:
+            raise UserError(f"more than {max_waiting:,} packets wait at once in this batch; offer less load "
+                            "or batch fewer runs")
+    # one block of records (a thousand chunks' small blocks were several times slower to join)
+    recorded = tuple(np.ascontiguousarray(c) for c in slots.records[:3 if fixed is not None else 5, :slots.n_rec])
+    if fixed is not None:
+        batch.all_records.append(recorded)
+    elif slots.n_rec:
+        batch.records.append(recorded)
+    batch._flush_accepted()
+    return batch._results(t)
+
+
+#: Whether :func:`run_batch` draws with :func:`draw_chunk_fast` (False: :func:`draw_chunk`; the tests compare).
+FAST_DRAW = True
+
+
+def draw_chunk_fast(spec: RunSpec, state: InjectionState, first_step: int, rng: np.random.Generator,
+                    steps: int = CHUNK) -> Creations:
+    """:func:`universal.engine.creation.draw_chunk` for the runs of the kernel: the same packets
+    from the same calls of the same generator, with the per-packet work compiled.
+
+    The generator's calls are numpy's own (``random`` for bernoulli sources and matrix traffic,
+    ``poisson``, the routing's draws, DOR's tie variants); what is compiled is what numpy does
+    around them in many small passes: listing the packets of the counts, finding every
+    destination in its source's cumulative row, and gathering DOR's paths from its table.
+    Injection processes and routings without a compiled part go to ``draw_chunk``.
+
+    Parameters
+    ----------
+    spec, state, first_step, rng, steps
+        As :func:`universal.engine.creation.draw_chunk`.
+
+    Returns
+    -------
+    Creations
+        Equal, array for array, to ``draw_chunk``'s, with the generator left in the same state.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
+    >>> net = build_network("torus:k=4,n=2")
+    >>> spec = RunSpec(offered_traffic(net, "uniform"), build_router("dor", net), build_injection("bernoulli"), 0.5)
+    >>> a = draw_chunk_fast(spec, InjectionState(), 0, np.random.default_rng(1))
+    >>> b = draw_chunk(spec, InjectionState(), 0, np.random.default_rng(1))
+    >>> all(np.array_equal(x, y) for x, y in ((a.src, b.src), (a.dst, b.dst), (a.route.links, b.route.links)))
+    True
+    """
+    name = spec.injection.name
+    if name not in ("bernoulli", "poisson") or spec.priority in RANKED or spec.router.adaptive:
+        return draw_chunk(spec, state, first_step, rng, steps)
+    rates = spec.node_rates()
+    if name == "bernoulli":
+        t, src = _bernoulli_packets(rng.random((steps, len(rates))), rates)
+    else:
+        t, src = _count_packets(rng.poisson(rates, size=(steps, len(rates))).astype(np.int64))
+    traffic = spec.traffic
+    if traffic.perm is not None:
+        dst = traffic.perm[src]
+    else:
+        flat = traffic._flat_cumulative
+        if not _sorted(flat):
+            return _finish_draw(spec, first_step, rng, t, src, traffic.destinations(src, rng))
+        dst = _destinations(flat, src, rng.random(len(src)), len(rates))
+    return _finish_draw(spec, first_step, rng, t, src, dst)
+
+
+def _finish_draw(spec: RunSpec, first_step: int, rng: np.random.Generator, t: np.ndarray, src: np.ndarray,
+                 dst: np.ndarray) -> Creations:
+    """The routing's draws for the packets ``src -> dst`` created in the steps ``t``."""
+    route = _dor_from_table(spec.router, src, dst, rng)
+    if route is None:
+        route = spec.router.draw(src, dst, rng)
+    return Creations(t + first_step, src, dst.astype(np.int64, copy=False), route)
+
+
+#: Whether the rows of a traffic's cumulative table, laid end to end, are sorted (by the array's
+#: id; the array is kept so that the id is not reused).
+_SORTED: dict = {}
+
+
+def _sorted(flat: np.ndarray) -> bool:
+    """Whether ``flat`` never decreases (a row whose cumulative sum ends above 1 by a rounding
+    error need not): only then does a search confined to a row find what numpy's does."""
+    known = _SORTED.get(id(flat))
+    if known is None or known[0] is not flat:
+        known = _SORTED[id(flat)] = (flat, bool((np.diff(flat) >= 0).all()))
+    return known[1]
+
+
+def _dor_from_table(router, src: np.ndarray, dst: np.ndarray, rng: np.random.Generator):
+    """DOR's paths from the table :func:`universal.engine.routes._dor_table_paths` keeps (the same
+    tie variants, drawn by the same call), or None where that function would not use a table or
+    has not built it yet."""
+    if router.kind != "torus" or router.routing.name != "dor":
+        return None
+    table = _DOR_TABLES.get(("dor-table", id(router.network)))
+    if table is None or table[0] is not router.network:
+        return None
+    _, rows, lengths, _ = table
+    rows = _narrow(rows, router.network.num_links)
+    k, n = router.k_n
+    N, V = router.network.num_nodes, 2 ** n
+    pick = (src * N + dst) * V + rng.integers(0, V, size=len(src))
+    offsets, links = _gather_rows(rows, lengths, pick)
+    return RouteDraw(offsets=offsets, links=links)
+
+
+#: DOR tables narrowed to the smallest integer type that holds a link (by the table's id; the
+#: table is kept so that the id is not reused): a quarter of the memory to gather from.
+_NARROW: dict = {}
+
+
+def _narrow(rows: np.ndarray, links: int) -> np.ndarray:
+    """``rows`` as int16 or int32 where the link ids fit (the gather widens them back)."""
+    known = _NARROW.get(id(rows))
+    if known is None or known[0] is not rows:
+        dtype = np.int16 if links < 2**15 else np.int32 if links < 2**31 else np.int64
+        known = _NARROW[id(rows)] = (rows, rows.astype(dtype))
+    return known[1]
+
+
+@njit(cache=True, nogil=True)
+def _bernoulli_packets(u, rates):
+    """``np.nonzero(u < rates)``: the (step, node) of every packet, in creation order. Every
+    place is written and the count advanced by the comparison, without a branch (which a
+    random comparison mispredicts often)."""
+    steps, nodes = u.shape
+    t = np.empty(steps * nodes, dtype=np.int64)
+    src = np.empty(steps * nodes, dtype=np.int64)
+    n = 0
+    for i in range(steps):
+        for v in range(nodes):
+            t[n], src[n] = i, v
+            n += 1 if u[i, v] < rates[v] else 0
+    return t[:n].copy(), src[:n].copy()
+
+
+@njit(cache=True, nogil=True)
+def _count_packets(counts):
+    """``counts[i, v]`` packets created by node v in step i, listed by step, then node."""
+    steps, nodes = counts.shape
+    n = 0
+    for i in range(steps):
+        for v in range(nodes):
+            n += counts[i, v]
+    t = np.empty(n, dtype=np.int64)
+    src = np.empty(n, dtype=np.int64)
+    n = 0
+    for i in range(steps):
+        for v in range(nodes):
+            for _ in range(counts[i, v]):
+                t[n], src[n] = i, v
+                n += 1
+    return t, src
+
+
+@njit(cache=True, nogil=True)
+def _upper_bound(flat, lo, hi, x):
+    """The first index in ``[lo, hi)`` whose entry of the sorted ``flat`` is greater than ``x``
+    (``hi`` if none). Branch-free: the comparisons of random keys are unpredictable, and a
+    mispredicted branch per level cost five times the search itself."""
+    n = hi - lo
+    if n <= 0:
+        return lo
+    base = lo
+    while n > 1:
+        half = n >> 1
+        base = base + half if flat[base + half - 1] <= x else base
+        n -= half
+    return base + (1 if flat[base] <= x else 0)
+
+
+@njit(cache=True, nogil=True)
+def _destinations(flat, src, u, nodes):
+    """:meth:`universal.engine.workload.OfferedTraffic.destinations` for matrix traffic, given
+    its uniform numbers ``u``: ``searchsorted(flat, src + u, side="right") - src * nodes``,
+    clipped to the nodes, for a sorted ``flat``. The search stays in the source's row unless an
+    entry next to the row says that the answer lies outside it, and starts where a uniform row
+    would put the answer: a short walk from there finds it in a near-uniform row with branches
+    the processor predicts (a binary search mispredicts one per level on random keys), and
+    after a few steps a binary search takes over."""
+    out = np.empty(len(src), dtype=np.int64)
+    size = len(flat)
+    for i in range(len(src)):
+        x = src[i] + u[i]
+        lo = src[i] * nodes
+        hi = lo + nodes
+        at = lo + min(int(u[i] * nodes), nodes)
+        walked = 0
+        while at > lo and flat[at - 1] > x and walked < 4:
+            at -= 1
+            walked += 1
+        while at < hi and flat[at] <= x and walked < 4:
+            at += 1
+            walked += 1
+        if walked == 4:
+            at = _upper_bound(flat, lo, hi, x)
+        if (lo > 0 and flat[lo - 1] > x) or (hi < size and flat[hi] <= x):
+            at = _upper_bound(flat, 0, size, x)
+        d = at - lo
+        out[i] = 0 if d < 0 else nodes - 1 if d > nodes - 1 else d
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _gather_rows(rows, lengths, pick):
+    """The paths ``rows[pick[i], :lengths[pick[i]]]`` one after the other, and their offsets."""
+    offsets = np.empty(len(pick) + 1, dtype=np.int64)
+    offsets[0] = 0
+    for i in range(len(pick)):
+        offsets[i + 1] = offsets[i] + lengths[pick[i]]
+    links = np.empty(offsets[-1], dtype=np.int64)
+    for i in range(len(pick)):
+        at = offsets[i]
+        row = pick[i]
+        for j in range(offsets[i + 1] - at):
+            links[at + j] = rows[row, j]
+    return offsets, links
