@@ -30,6 +30,8 @@ The variants (all off by default, which is the engine as it is):
 ``--order transit-first``
     a packet in the network always beats one in a source queue, then the oldest.
 
+``--check-reference STEPS`` compares the engine with its plain reference instead.
+
 Findings (README, "Virtual channels and deadlock freedom"): with ``--source fifo`` the accepted
 rate of VAL on tornado and of MIN AD on bit complement stays flat beyond saturation with b = 1;
 the other variants do not cure it.
@@ -216,6 +218,24 @@ def probe(network: str, traffic: str, routing: str, offered: float, buffer: int,
             "in_source": batch.in_source / span, "full": batch.full / batch.sampled / net.num_links}
 
 
+def check_reference(network: str, traffic: str, routing: str, offered: float, buffer: int, vcs: int, steps: int,
+                    seed: int = 0) -> str:
+    """The engine against its plain reference (one packet at a time) at ``offered``, every packet's
+    delivery step compared: an engine bug would show here."""
+    from universal.engine.reference_runs import simulate_reference
+    from universal.openloop import simulate_batch
+
+    net = build_network(network)
+    spec = RunSpec(offered_traffic(net, traffic), build_router(routing, net), build_injection("bernoulli"),
+                   offered * float(capacity_rate(net)), seed=seed)
+    fast = simulate_batch([spec], buffer=buffer, vcs=vcs, measurement=Measurement(steps=steps))[0]
+    ref = simulate_reference(spec, steps, buffer=buffer, vcs=vcs)
+    got = fast.records["delivered"]
+    same = got.tolist() == ref["delivered"]
+    return (f"{steps} steps at offered {offered:g}: {len(got)} packets created, {(got >= 0).sum()} delivered; "
+            f"every delivery step equal to the reference's: {same}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--network", default="torus:k=8,n=2")
@@ -230,7 +250,16 @@ def main() -> None:
     parser.add_argument("--source", choices=["all", "fifo", "one"], default="all")
     parser.add_argument("--credit", choices=["start", "same-step"], default="start")
     parser.add_argument("--order", choices=["age", "transit-first"], default="age")
+    parser.add_argument("--check-reference", type=int, default=0, metavar="STEPS",
+                        help="instead: run the engine and its plain reference for STEPS steps at each rate and "
+                             "compare every packet's delivery step")
     args = parser.parse_args()
+    if args.check_reference:
+        for offered in map(float, args.rates.split(",")):
+            print(f"{args.network} {args.routing} {args.traffic} b={args.buffer} V={args.vcs}: "
+                  + check_reference(args.network, args.traffic, args.routing, offered, args.buffer, args.vcs,
+                                    args.check_reference, args.seed), flush=True)
+        return
     print(f"{args.network} {args.routing} {args.traffic} b={args.buffer} V={args.vcs}; source {args.source}, "
           f"credit {args.credit}, order {args.order}; steps {args.start}..{args.steps}")
     print(f"{'offered':>7} {'α*':>6} {'α′':>6} {'lag min-max':>11} {'in net':>6} {'queued':>8}  "
