@@ -8,12 +8,17 @@ Usage::
     python benchmarks/beyond_saturation.py --priority farthest-to-go --seeds 1
     python benchmarks/beyond_saturation.py --buffer 1 --vcs 6 --offered 1.0 --traffic tornado \
         --routing dor,val,romm,rlb,ival --seeds 1                  # the router model: b = 1 per VC
+    python benchmarks/beyond_saturation.py --buffer 1 --vcs scheme --offered 1.0 --seeds 1 --window 2000 \
+        --traffic uniform,bitcomp,transpose,tornado --routing dor,val,romm,rlb   # issue 24's table
 
 With ``--buffer`` and ``--vcs`` the runs (search included) have bounded buffers and virtual
 channels (``universal openloop --buffer b --vcs V``); ``--offered X`` runs the second load at X
 (a fraction of capacity, e.g. 1.0: GOAL's stability claim at full offered load) instead of 1.5 Θ.
 Beside α' the table then gives α* (the mean accepted rate) at both loads and whether any run
-deadlocked.
+deadlocked. ``--vcs scheme`` gives every routing the VCs its deadlock-free scheme needs. Where
+the rate falls beyond saturation with b = 1 the cause is the source queue's model (every queued
+packet contends for its first link), not the routing: ``benchmarks/source_queue_probe.py`` and the
+README's "One packet per VC, and beyond saturation".
 
 For every routing it finds the saturation throughput Θ as ``universal openloop --saturation``
 does (same search, same measurement, seed ``--seed``), then runs ``--seeds`` seeds at offered Θ
