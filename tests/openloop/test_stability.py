@@ -61,3 +61,26 @@ def test_the_reference_engine_carries_the_same_chain_alike(buffer, vcs):
     res = simulate_batch([chain_spec()], buffer=buffer, vcs=vcs, measurement=Measurement(steps=STEPS))[0]
     ref = simulate_reference(chain_spec(), STEPS, buffer=buffer, vcs=vcs)
     assert res.records["delivered"].tolist() == ref["delivered"]
+
+
+def test_a_backlogged_source_sends_on_all_its_links_in_the_same_step():
+    """The engine's source queue is no FIFO: every queued packet waits directly for its first link,
+    so node 0 of the 4-ary 2-cube, sending 8 packets per step (poisson) to its four neighbours,
+    delivers 4 per step once backlogged, with bounded buffers too (a FIFO source, whose head alone
+    may leave, would deliver at most 1). This is the source model behind the fall of the accepted
+    rate beyond saturation with b = 1 (README, "One packet per VC, and beyond saturation")."""
+    net = network("torus:k=4,n=2")
+    n = net.num_nodes
+    matrix = np.zeros((n, n))
+    neighbours = np.unique(net.link_head[net.link_tail == 0])
+    matrix[0, neighbours] = 1.0 / len(neighbours)
+    rowsum = matrix.sum(axis=1)
+    cum = np.cumsum(matrix, axis=1) / np.where(rowsum > 0, rowsum, 1)[:, None]
+    cum[:, -1] = 1.0
+    traffic = OfferedTraffic("0->neighbours", rowsum, None, cum, matrix)
+    s = RunSpec(traffic, build_router("dor", net), build_injection("poisson"), 8.0, seed=0)
+    for buffer, vcs in ((None, 1), (1, 2)):
+        delivered = simulate_batch([s], buffer=buffer, vcs=vcs, measurement=Measurement(steps=200))[0].records["delivered"]
+        assert len(neighbours) == 4
+        assert ((delivered >= 50) & (delivered < 200)).sum() == 4 * 150
+    assert delivered.tolist() == simulate_reference(s, 200, buffer=1, vcs=2)["delivered"]
