@@ -10,12 +10,17 @@ Usage::
         --routing dor,val,romm,rlb,ival --seeds 1                  # the router model: b = 1 per VC
     python benchmarks/beyond_saturation.py --routing chaos,goal --buffer 8 --vcs 6 --offered 1.0 \
         --seeds 1                  # Figure 13: CHAOS starves its sources (the VC budget in its shared queue)
+    python benchmarks/beyond_saturation.py --buffer 1 --vcs scheme --offered 1.0 --seeds 1 --window 2000 \
+        --traffic uniform,bitcomp,transpose,tornado --routing dor,val,romm,rlb   # issue 24's table
 
 With ``--buffer`` and ``--vcs`` the runs (search included) have bounded buffers and virtual
 channels (``universal openloop --buffer b --vcs V``); ``--offered X`` runs the second load at X
 (a fraction of capacity, e.g. 1.0: GOAL's stability claim at full offered load) instead of 1.5 Θ.
 Beside α' the table then gives α* (the mean accepted rate) at both loads and whether any run
-deadlocked.
+deadlocked. ``--vcs scheme`` gives every routing the VCs its deadlock-free scheme needs. Where
+the rate falls beyond saturation with b = 1 the cause is the source queue's model (every queued
+packet contends for its first link), not the routing: ``benchmarks/source_queue_probe.py`` and the
+README's "One packet per VC, and beyond saturation".
 
 For every routing it finds the saturation throughput Θ as ``universal openloop --saturation``
 does (same search, same measurement, seed ``--seed``), then runs ``--seeds`` seeds at offered Θ
@@ -64,26 +69,36 @@ from universal.openloop.workload import capacity_rate  # noqa: E402
 SEARCH = Measurement(latency_limit=500, drain=False, overload="stop")
 
 
+def scheme_vcs(router, buffer: int | None) -> int:
+    """The VCs per link of ``router``'s own deadlock-free scheme (dateline classes, *-channels)."""
+    from universal.engine.vcs import MAX_VCS, plan_vcs
+
+    return plan_vcs(router, MAX_VCS, buffer).classes
+
+
 def beyond(network: str, traffic: str, routing: str, seeds: list[int], priority: str,
            tolerance: float = 0.01, factor: float = 1.5, window: int | None = 4000, buffer: int | None = None,
-           vcs: int = 1, offered: float | None = None) -> dict:
+           vcs: int | str = 1, offered: float | None = None, latency_limit: int = 2000) -> dict:
     """Θ of ``routing`` and α' at Θ and ``factor`` Θ (or at ``offered``) for every seed (rates in
-    fractions of capacity)."""
+    fractions of capacity); ``vcs="scheme"`` gives the routing the VCs its scheme needs."""
     net = build_network(network)
     cap = float(capacity_rate(net))
     tr, router, inj = offered_traffic(net, traffic), build_router(routing, net), build_injection("bernoulli")
+    if vcs == "scheme":
+        vcs = scheme_vcs(router, buffer)
     sat = find_saturation(RunSpec(tr, router, inj, 1.0, seed=seeds[0], priority=priority),
                           tolerance=tolerance, measurement=SEARCH, buffer=buffer, vcs=vcs)
     second = offered * cap if offered is not None else sat.theta * factor
     specs = [RunSpec(tr, router, inj, rate, seed=s, priority=priority)
              for s in seeds for rate in (sat.theta, second)]
-    res = simulate_batch(specs, measurement=Measurement(window=window), buffer=buffer, vcs=vcs)
+    res = simulate_batch(specs, measurement=Measurement(window=window, latency_limit=latency_limit),
+                         buffer=buffer, vcs=vcs)
     at = np.array([r.accepted_min for r in res[0::2]]) / cap
     over = np.array([r.accepted_min for r in res[1::2]]) / cap
     mean_at = np.array([r.accepted for r in res[0::2]]) / cap
     mean_over = np.array([r.accepted for r in res[1::2]]) / cap
     return {"routing": routing, "theta": sat.theta / cap, "at": at, "over": over, "mean_at": mean_at,
-            "mean_over": mean_over, "status": [r.status for r in res]}
+            "mean_over": mean_over, "status": [r.status for r in res], "vcs": vcs}
 
 
 def main() -> None:
@@ -97,27 +112,36 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=4000,
                         help="measurement window of the runs at Θ and 1.5 Θ (0: openloop's default)")
     parser.add_argument("--buffer", type=int, default=None, help="b, packets per buffer (default unbounded)")
-    parser.add_argument("--vcs", type=int, default=1, help="V, virtual channels per link (default 1)")
+    parser.add_argument("--vcs", default="1", help="V, virtual channels per link (default 1), or 'scheme': "
+                        "each routing the VCs its deadlock-free scheme needs (DOR 2, VAL 4, ROMM and RLB 6, "
+                        "MIN AD and GOAL 3, UGAL 6 on a torus)")
     parser.add_argument("--offered", type=float, default=None,
                         help="run the second load at this fraction of capacity instead of 1.5 Θ")
+    parser.add_argument("--latency-limit", type=int, default=2000,
+                        help="a run far beyond saturation opens its window once its backlog holds this many steps' "
+                             "worth of offered packets (default 2000, openloop's; less is faster: with b = 1 the "
+                             "accepted rate settles within 1000 steps, see benchmarks/source_queue_probe.py)")
     args = parser.parse_args()
+    if args.vcs != "scheme":
+        args.vcs = int(args.vcs)
     seeds = list(range(args.seed, args.seed + args.seeds))
     window = args.window or None
     buffers = "unbounded buffers" if args.buffer is None else f"b = {args.buffer}, V = {args.vcs}"
     print(f"{args.network}, {', '.join(args.traffic.split(','))}, bernoulli, {args.priority} priority, {buffers}; "
-          f"seeds {seeds[0]}..{seeds[-1]}; window {window or 'max(1000, 200/rate)'} steps; "
+          f"seeds {seeds[0]}..{seeds[-1]}; window {window or 'max(1000, 200/rate)'} steps"
+          f"{'' if args.latency_limit == 2000 else f' (opened at a backlog of {args.latency_limit} steps of load)'}; "
           "rates as fractions of capacity")
     there = "1.5Θ" if args.offered is None else f"{args.offered:g}"
     traffics = args.traffic.split(",")
-    print(f"{'routing':<14} {'traffic':<10} {'Θ':>6} {'α′ at Θ':>8} {'α′ at ' + there:>10} {'ratio':>6} {'min ratio':>9} "
+    print(f"{'routing':<14} {'traffic':<8} {'V':>2} {'Θ':>6} {'α′ at Θ':>8} {'α′ at ' + there:>10} {'ratio':>6} {'min ratio':>9} "
           f"{'α* at Θ':>8} {'α* at ' + there:>10} {'ratio':>6} {'deadlock':>8} {'seconds':>7}")
     for routing, traffic in ((r, t) for r in args.routing.split(",") for t in traffics):
         start = time.perf_counter()
         r = beyond(args.network, traffic, routing, seeds, args.priority, window=window, buffer=args.buffer,
-                   vcs=args.vcs, offered=args.offered)
+                   vcs=args.vcs, offered=args.offered, latency_limit=args.latency_limit)
         ratios = r["over"] / r["at"]
         dead = "yes" if "deadlock" in r["status"] else "no"
-        print(f"{routing:<14} {traffic:<10} {r['theta']:6.3f} {r['at'].mean():8.3f} {r['over'].mean():10.3f} "
+        print(f"{routing:<14} {traffic:<8} {r['vcs']:>2} {r['theta']:6.3f} {r['at'].mean():8.3f} {r['over'].mean():10.3f} "
               f"{r['over'].mean() / r['at'].mean():6.3f} {ratios.min():9.3f} {r['mean_at'].mean():8.3f} "
               f"{r['mean_over'].mean():10.3f} {r['mean_over'].mean() / r['mean_at'].mean():6.3f} {dead:>8} "
               f"{time.perf_counter() - start:7.0f}", flush=True)
