@@ -59,8 +59,10 @@ def lowest_first(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """
     if not len(keys):
         return ids
-    low = int(keys.min())
-    if int(keys.max()) - low < 2**15:
+    low, high = int(keys.min()), int(keys.max())
+    if high == low:               # longest-in-system in a batch: every key is 0, the ids decide
+        return ids[::-1].copy()
+    if high - low < 2**15:
         order = np.argsort((keys - low).astype(np.int16), kind="stable")
     else:
         order = np.argsort(keys, kind="stable")
