@@ -17,7 +17,7 @@ from universal.engine.routes import build_router
 from universal.engine.runs import simulate_batch
 from universal.errors import UserError
 
-from tests.openloop.helpers import network, spec
+from tests.openloop.helpers import assert_run_equals_reference, network, spec
 
 STEPS = 100
 CASES = [
@@ -37,14 +37,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(str(x) for x in c))
 def test_engine_equals_reference(case):
     """Same seed, same packets delivered in the same steps, one packet at a time or in arrays."""
-    net, routing, traffic, rate, injection, priority, B, b, V = case
-    s = spec(net, routing, traffic, rate, injection=injection, priority=priority, seed=5)
-    fast = simulate_batch([s], bandwidth=B, buffer=b, vcs=V, measurement=Measurement(steps=STEPS))[0]
-    ref = simulate_reference(s, STEPS, bandwidth=B, buffer=b, vcs=V)
-    assert fast.status == ref["status"] == "steps"
-    delivered = fast.records["delivered"]
-    assert (delivered >= 0).sum() > 150
-    assert delivered.tolist() == ref["delivered"]
+    assert_run_equals_reference(case, STEPS, 150)
 
 
 def _extra_hops(s, b: int) -> np.ndarray:

@@ -11,12 +11,11 @@ import networkx as nx
 import pytest
 
 from universal.engine.measure import Measurement
-from universal.engine.reference_runs import simulate_reference
 from universal.engine.routes import build_router
 from universal.engine.runs import simulate_batch
 from universal.engine.vcs import channel_geometry, plan_vcs
 
-from tests.openloop.helpers import network, spec
+from tests.openloop.helpers import assert_run_equals_reference, network, spec
 
 
 def _escape_graph(net_name: str, routing: str, wrap_classes: bool = True) -> nx.DiGraph:
@@ -147,14 +146,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(str(x) for x in c))
 def test_engine_equals_reference_with_star_channels(case):
-    net, routing, traffic, rate, injection, priority, B, b, V = case
-    s = spec(net, routing, traffic, rate, injection=injection, priority=priority, seed=5)
-    fast = simulate_batch([s], bandwidth=B, buffer=b, vcs=V, measurement=Measurement(steps=STEPS))[0]
-    ref = simulate_reference(s, STEPS, bandwidth=B, buffer=b, vcs=V)
-    assert fast.status == ref["status"] == "steps"
-    delivered = fast.records["delivered"]
-    assert (delivered >= 0).sum() > 100
-    assert delivered.tolist() == ref["delivered"]
+    assert_run_equals_reference(case, STEPS, 100)
 
 
 TRAFFICS = ["uniform", "bitcomp", "transpose", "tornado"]
