@@ -362,14 +362,16 @@ def leveled_case(seed: int) -> PathCollection:
 
 
 @pytest.mark.parametrize("bandwidth, buffer, limit", [(1, None, None), (2, None, None), (1, 1, None), (2, 2, None),
-                                                      (1, None, 3), (1, 1, 2)])
+                                                      (1, None, 3), (1, 1, 2), (1, 100, None)])
 @pytest.mark.parametrize("seed", range(6))
 def test_leveled_paths_are_routed_on_their_own_rows_as_the_reference_routes_them(monkeypatch, packed, bandwidth, buffer,
                                                                         limit, seed):
     """Without hop steps to record, butterfly level paths run on the collection's own rows (B = 1
-    unbounded on two state columns): the same result as the reference, and the paths untouched."""
-    from universal.engine import compiled
+    and buffers that never refuse on the loops of :mod:`universal.engine.compiled_levels`, by
+    link with ``packed``, else by node): the same result as the reference, and the paths untouched."""
+    from universal.engine import compiled, compiled_levels
 
+    monkeypatch.setattr(compiled_levels, "IN_CACHE_HOPS", 1 << 40 if packed else 0)
     paths = random_case(seed) if seed % 3 == 2 else leveled_case(seed)
     before = paths.links.copy()
     taken = []
@@ -401,13 +403,25 @@ def test_leveled_paths_on_their_own_rows_run_as_plain_python_too():
     """The rows loop with its prefetching (a no-op in Python) gives the same results uncompiled."""
     from universal.engine import compiled
 
+    from universal.engine import compiled_levels
+
     paths = leveled_case(3)
     protocol = build_protocol("random-rank")
     state = protocol.setup(np.random.default_rng(3), paths.lengths, paths.congestion, paths.dilation)
-    real = compiled._run_flat
+    kernels = (compiled, "_run_flat"), (compiled_levels, "_run_by_link"), (compiled_levels, "_run_by_node"), \
+        (compiled_levels, "_count_waiting")
+    real = [getattr(module, name) for module, name in kernels]
+    saved = compiled_levels.IN_CACHE_HOPS
     try:
-        compiled._run_flat = real.py_func
-        plain = compiled.route_static(paths, protocol, state, bandwidth=1, buffer=None, limit=100, record_hops=False)
+        for module, name in kernels:
+            setattr(module, name, getattr(module, name).py_func)
+        for in_cache, bandwidth, limit in [(1 << 40, 1, 100), (0, 1, 100), (0, 1, 3), (0, 2, 100)]:
+            compiled_levels.IN_CACHE_HOPS = in_cache
+            plain = compiled.route_static(paths, protocol, state, bandwidth=bandwidth, buffer=None, limit=limit,
+                                          record_hops=False)
+            assert_same(plain, simulate_reference(paths, "random-rank", np.random.default_rng(3), step_limit=limit,
+                                                  bandwidth=bandwidth))
     finally:
-        compiled._run_flat = real
-    assert_same(plain, simulate_reference(paths, "random-rank", np.random.default_rng(3), step_limit=100))
+        for (module, name), kernel in zip(kernels, real):
+            setattr(module, name, kernel)
+        compiled_levels.IN_CACHE_HOPS = saved

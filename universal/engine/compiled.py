@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from universal.engine.compiled_levels import DEADLOCK, DELIVERED, STEP_LIMIT, route_levels
 from universal.engine.hints import prefetch as _prefetch
 from universal.engine.result import RoutingResult
 from universal.memory import ROWS_FROM_HOPS
@@ -60,8 +61,6 @@ WARM = False
 #: :func:`_run_flat`); True or False forces one (the tests run both).
 PACKED: bool | None = None
 
-#: Status codes of the kernel.
-DELIVERED, DEADLOCK, STEP_LIMIT = 0, 1, 2
 _STATUS = {DELIVERED: "delivered", DEADLOCK: "deadlock", STEP_LIMIT: "step-limit"}
 
 
@@ -511,14 +510,23 @@ def _route_rows(collection: PathCollection, ids: np.ndarray, levels: tuple[int, 
     """:func:`route_static` on the collection's own path array (:func:`_run_flat`'s ``rows``),
     without :func:`_lay_out`'s copy in priority order (0.7 GB on BF(20) with Valiant's trick)."""
     width = collection.dilation
-    # every link climbs (an even id), so no edge is used both ways: the state is kept by edge
-    state, delivery, bounded, shift = _link_state(collection, bandwidth, buffer, shift=1, narrow=True)
     place = np.int32 if len(collection.links) < 2**31 else np.int64
     cur = ids.astype(place) * place(width)
-    status, step, count, max_buffer, hops = _run_flat(
-        collection.links, ids[:0], cur, delivery, np.empty(0, np.int64), False, state, bandwidth,
-        buffer if bounded else 0, bounded, limit, True, shift, *levels, width)
-    del state
+    if bandwidth == 1 and (buffer is None or buffer >= collection.congestion):   # b >= C never binds
+        # one packet per link and step, buffers that never refuse: the loops of their own
+        global WARM
+        WARM = True
+        delivery = np.where(collection.lengths == 0, 0, -1).astype(np.int64)
+        status, step, count, max_buffer, hops = route_levels(
+            collection.links, cur, delivery, collection.network.num_links, collection.congestion, limit, *levels,
+            width)
+    else:
+        # every link climbs (an even id), so no edge is used both ways: the state is kept by edge
+        state, delivery, bounded, shift = _link_state(collection, bandwidth, buffer, shift=1, narrow=True)
+        status, step, count, max_buffer, hops = _run_flat(
+            collection.links, ids[:0], cur, delivery, np.empty(0, np.int64), False, state, bandwidth,
+            buffer if bounded else 0, bounded, limit, True, shift, *levels, width)
+        del state
     waiting = cur[:count] // width
     # where the packets' paths start in the array (read on a deadlock): r -> ids[r] * width
     start = np.append(ids.astype(np.int64) * width, 0) if status == DEADLOCK else None
