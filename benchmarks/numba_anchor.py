@@ -15,9 +15,19 @@ The anchor is the straightforward compiled engine one would write for this one p
 model (SPEC §2) and nothing else: synchronous steps, unbounded buffers, bandwidth B = 1, and on
 every link the waiting packet with the lowest (rank, packet id) crosses. Its ranks are the ones
 the project's engine draws (``RandomRank.setup`` on the same seed), so both must deliver every
-packet at the same step; the script checks that (T and every delivery step) before it prints
-packet-hops per second of both, CPU time of this process, best of interleaved rounds, and the
-ratio project / anchor (at least 1 means the project is as fast per hop as the anchor).
+packet at the same step; the script checks that (T, every delivery step and the largest buffer)
+before it prints packet-hops per second of both, CPU time of this process, best of interleaved
+rounds (a round calls each side several times in a row on small instances, :data:`CALL_HOPS`,
+and counts the mean), and the ratio project / anchor (at least 1 means the project is as fast
+per hop as the anchor).
+
+Both sides do the same work: from the paths and a seed to every packet's delivery step, T, the
+hops and the largest buffer. The project draws the ranks (``RandomRank.setup``), sorts the
+packets by priority once, keeps every buffer's occupancy for the largest buffer and builds its
+result; the anchor draws the same ranks inside its timed call (``project_ranks``), builds its
+keys and per-link arrays, and keeps the buffers' occupancy too (until commit 083a36f it did
+neither, and so was timed on less work: without the occupancy it ran BF(10) in about half the
+time).
 
 numba is not a dependency of the project (``pip install numba`` to run the anchor); without it
 the script says so in one line and stops. The kernel runs as plain Python too, which is how
@@ -43,6 +53,9 @@ from universal.networks import butterfly  # noqa: E402
 from universal.paths import route_paths  # noqa: E402
 from universal.protocols import build_protocol  # noqa: E402
 from universal.workloads import build_problem  # noqa: E402
+
+#: A round calls each side ``max(1, round(CALL_HOPS / hops))`` times in a row and counts the mean.
+CALL_HOPS = 4_000_000
 
 
 def random_rank_steps(offsets: np.ndarray, links: np.ndarray, keys: np.ndarray,
@@ -220,13 +233,18 @@ def main() -> None:
     for d in args.d:
         paths = instance(d, args.h)
         best_project = best_anchor = float("inf")
+        # a round times each side over enough calls for a few milliseconds of CPU time (one call of
+        # BF(10) is under one): the timer's and the machine's noise then weigh little
+        calls = max(1, round(CALL_HOPS / int(paths.lengths.sum())))
         for _ in range(args.repeat):
             start = time.process_time()
-            result = simulate(paths, "random-rank", np.random.default_rng(args.seed))
-            best_project = min(best_project, time.process_time() - start)
+            for _ in range(calls):
+                result = simulate(paths, "random-rank", np.random.default_rng(args.seed))
+            best_project = min(best_project, (time.process_time() - start) / calls)
             start = time.process_time()
-            delivery, hops, max_buffer = anchor_route(kernel, paths, args.seed)
-            best_anchor = min(best_anchor, time.process_time() - start)
+            for _ in range(calls):
+                delivery, hops, max_buffer = anchor_route(kernel, paths, args.seed)
+            best_anchor = min(best_anchor, (time.process_time() - start) / calls)
         same = (result.status == "delivered" and result.hops == hops and result.max_buffer == max_buffer
                 and np.array_equal(result.delivery, delivery))
         T = int(delivery.max()) if len(delivery) else 0
