@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine.compiled_levels import DEADLOCK, DELIVERED, STEP_LIMIT, route_levels
+from universal.engine.compiled_levels import (DEADLOCK, DELIVERED, LEVELS_MAX_CONGESTION, STEP_LIMIT,
+                                              route_levels)
 from universal.engine.hints import prefetch as _prefetch
 from universal.engine.result import RoutingResult
 from universal.memory import ROWS_FROM_HOPS
@@ -512,7 +513,8 @@ def _route_rows(collection: PathCollection, ids: np.ndarray, levels: tuple[int, 
     width = collection.dilation
     place = np.int32 if len(collection.links) < 2**31 else np.int64
     cur = ids.astype(place) * place(width)
-    if bandwidth == 1 and (buffer is None or buffer >= collection.congestion):   # b >= C never binds
+    if (bandwidth == 1 and (buffer is None or buffer >= collection.congestion)    # b >= C never binds
+            and collection.congestion <= LEVELS_MAX_CONGESTION):
         # one packet per link and step, buffers that never refuse: the loops of their own
         global WARM
         WARM = True
