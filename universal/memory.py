@@ -80,7 +80,8 @@ BASE_BYTES = 200_000_000
 BYTES_PER_COPIED_HOP = 4
 #: Link crossings from which the compiled kernel routes a butterfly's level paths on their own
 #: rows instead of a copy (:data:`universal.engine.compiled.ROWS_HOPS`; it does so for very small
-#: batches too, whose copy the estimate counts anyway).
+#: batches too, and with B = 1 and buffers that never refuse at every size, whose copy the
+#: estimate counts anyway: an estimate above the peak).
 ROWS_FROM_HOPS = 1 << 25
 
 

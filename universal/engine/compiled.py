@@ -436,7 +436,8 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
     n = len(lengths)
     ids = np.flatnonzero(lengths > 0)
     ids = priority_order(ids, protocol.keys(state, ids, np.zeros(len(ids), np.int64), np.zeros(len(ids), np.int64)))
-    levels = None if record_hops or not rows_pay(int(lengths.sum())) else _level_rows(collection)
+    on_rows = rows_pay(int(lengths.sum())) or on_node_words(collection, bandwidth, buffer)
+    levels = None if record_hops or not on_rows else _level_rows(collection)
     if levels is not None:
         order = ids.astype(np.int32)    # a path matrix of fewer than 2^31 link ids has fewer rows
         del ids
@@ -463,11 +464,20 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
 
 
 #: Butterfly level paths of fewer hops than the first or at least the second run on their own
-#: rows (:func:`_route_rows`), the others on :func:`_lay_out`'s copy. Valiant 4-relations, the
-#: kernel and its set-up, rows against the copy: 0.85 of the time on BF(10), 0.95 on BF(12),
-#: 1.13, 1.20, 1.07 on BF(14), BF(16), BF(17) (streaming the copy pays), 0.87 on BF(18); from
-#: BF(18) on the copy would also be 0.15 GB or more (0.7 GB on BF(20)).
+#: rows (:func:`_route_rows`), the others on :func:`_lay_out`'s copy, unless they run on the node
+#: words (:func:`on_node_words`: on their rows at every size). Valiant 4-relations, the kernel and
+#: its set-up, rows against the copy with the general loop: 0.85 of the time on BF(10), 0.95 on
+#: BF(12), 1.13, 1.20, 1.07 on BF(14), BF(16), BF(17) (streaming the copy pays), 0.87 on BF(18);
+#: from BF(18) on the copy would also be 0.15 GB or more (0.7 GB on BF(20)). On the node words:
+#: 0.62, 0.75, 0.89, 0.90, 0.88 on BF(10), BF(12), BF(14), BF(16), BF(17).
 ROWS_HOPS = (1 << 19, ROWS_FROM_HOPS)
+
+
+def on_node_words(collection: PathCollection, bandwidth: int, buffer: int | None) -> bool:
+    """Whether a butterfly's level paths run on the node words of :mod:`universal.engine.compiled_levels`:
+    B = 1, buffers that never refuse (unbounded, or b >= C) and C small enough for the words."""
+    congestion = collection.congestion
+    return bandwidth == 1 and (buffer is None or buffer >= congestion) and congestion <= LEVELS_MAX_CONGESTION
 
 
 def rows_pay(hops: int) -> bool:
@@ -513,8 +523,7 @@ def _route_rows(collection: PathCollection, ids: np.ndarray, levels: tuple[int, 
     width = collection.dilation
     place = np.int32 if len(collection.links) < 2**31 else np.int64
     cur = ids.astype(place) * place(width)
-    if (bandwidth == 1 and (buffer is None or buffer >= collection.congestion)    # b >= C never binds
-            and collection.congestion <= LEVELS_MAX_CONGESTION):
+    if on_node_words(collection, bandwidth, buffer):
         # one packet per link and step, buffers that never refuse: the loops of their own
         global WARM
         WARM = True
