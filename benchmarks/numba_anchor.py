@@ -25,7 +25,7 @@ Both sides do the same work: from the paths and a seed to every packet's deliver
 hops and the largest buffer. The project draws the ranks (``RandomRank.setup``), sorts the
 packets by priority once, keeps every buffer's occupancy for the largest buffer and builds its
 result; the anchor draws the same ranks inside its timed call (``project_ranks``), builds its
-keys and per-link arrays, and keeps the buffers' occupancy too (until commit 083a36f it did
+keys and per-link arrays, and keeps the buffers' occupancy too (before commit 083a36f it did
 neither, and so was timed on less work: without the occupancy it ran BF(10) in about half the
 time).
 
