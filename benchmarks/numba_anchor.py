@@ -15,9 +15,19 @@ The anchor is the straightforward compiled engine one would write for this one p
 model (SPEC §2) and nothing else: synchronous steps, unbounded buffers, bandwidth B = 1, and on
 every link the waiting packet with the lowest (rank, packet id) crosses. Its ranks are the ones
 the project's engine draws (``RandomRank.setup`` on the same seed), so both must deliver every
-packet at the same step; the script checks that (T and every delivery step) before it prints
-packet-hops per second of both, CPU time of this process, best of interleaved rounds, and the
-ratio project / anchor (at least 1 means the project is as fast per hop as the anchor).
+packet at the same step; the script checks that (T, every delivery step and the largest buffer)
+before it prints packet-hops per second of both, CPU time of this process, best of interleaved
+rounds (a round calls each side several times in a row on small instances, :data:`CALL_HOPS`,
+and counts the mean), and the ratio project / anchor (at least 1 means the project is as fast
+per hop as the anchor).
+
+Both sides do the same work: from the paths and a seed to every packet's delivery step, T, the
+hops and the largest buffer. The project draws the ranks (``RandomRank.setup``), sorts the
+packets by priority once, keeps every buffer's occupancy for the largest buffer and builds its
+result; the anchor draws the same ranks inside its timed call (``project_ranks``), builds its
+keys and per-link arrays, and keeps the buffers' occupancy too (before commit 083a36f it did
+neither, and so was timed on less work: without the occupancy it ran BF(10) in about half the
+time).
 
 numba is not a dependency of the project (``pip install numba`` to run the anchor); without it
 the script says so in one line and stops. The kernel runs as plain Python too, which is how
@@ -44,9 +54,12 @@ from universal.paths import route_paths  # noqa: E402
 from universal.protocols import build_protocol  # noqa: E402
 from universal.workloads import build_problem  # noqa: E402
 
+#: A round calls each side ``max(1, round(CALL_HOPS / hops))`` times in a row and counts the mean.
+CALL_HOPS = 4_000_000
+
 
 def random_rank_steps(offsets: np.ndarray, links: np.ndarray, keys: np.ndarray,
-                      best: np.ndarray) -> tuple[np.ndarray, int]:
+                      best: np.ndarray, occupancy: np.ndarray) -> tuple[np.ndarray, int, int]:
     """Route fixed paths with random rank, B = 1 and unbounded buffers; plain loops.
 
     Parameters
@@ -61,6 +74,9 @@ def random_rank_steps(offsets: np.ndarray, links: np.ndarray, keys: np.ndarray,
     best : ndarray of int, shape (num_links,)
         Scratch, every entry the largest value of its type: one integer per link, so as small a
         type as holds the keys (a hundred million links on BF(20)).
+    occupancy : ndarray of int, shape (num_links,)
+        All zero: the packets in every link's buffer (those that crossed the link and wait at
+        its head for their next one), kept for the largest buffer, which the project reports too.
 
     Returns
     -------
@@ -68,14 +84,16 @@ def random_rank_steps(offsets: np.ndarray, links: np.ndarray, keys: np.ndarray,
         The step at which every packet arrives (0 for an empty path).
     hops : int
         Links crossed in all.
+    max_buffer : int
+        The largest number of packets a link's buffer held at the end of a step.
 
     Examples
     --------
     >>> offsets = np.array([0, 2, 4]); links = np.array([0, 1, 0, 2])   # both paths start on link 0
     >>> keys = np.array([5, 3]) * 2 + np.arange(2)                      # ranks 5 and 3
-    >>> delivery, hops = random_rank_steps(offsets, links, keys, np.full(3, 2**62))
-    >>> delivery.tolist(), hops                                         # rank 3 goes first
-    ([3, 2], 4)
+    >>> delivery, hops, top = random_rank_steps(offsets, links, keys, np.full(3, 2**62), np.zeros(3, np.int64))
+    >>> delivery.tolist(), hops, int(top)                               # rank 3 goes first
+    ([3, 2], 4, 1)
     """
     n = len(offsets) - 1
     delivery = np.zeros(n, dtype=np.int64)
@@ -87,48 +105,70 @@ def random_rank_steps(offsets: np.ndarray, links: np.ndarray, keys: np.ndarray,
     at = np.empty(n, dtype=np.int64)                    # position of the next link in `links`
     end = np.empty(n, dtype=np.int64)
     link = np.empty(n, dtype=links.dtype)               # the next link itself
+    sits = np.empty(n, dtype=links.dtype)               # the buffer the packet is in (-1: its source)
+    entered = np.empty(n, dtype=links.dtype)            # the buffers entered in a step
     count = 0
     for i in range(n):
         if offsets[i + 1] > offsets[i]:
             ids[count], key[count] = i, keys[i]
             at[count], end[count], link[count] = offsets[i], offsets[i + 1], links[offsets[i]]
+            sits[count] = -1
             count += 1
     step = 0
     hops = 0
+    max_buffer = 0
     while count > 0:
         step += 1
         for w in range(count):                          # every link elects its lowest key
             best[link[w]] = min(best[link[w]], key[w])
         kept = 0
+        filled = 0
         for w in range(count):                          # winners cross; the rest keep their slots
             next_link, position = link[w], at[w]
             if best[next_link] == key[w]:
                 best[next_link] = empty                 # clean for the next step
                 hops += 1
+                if sits[w] >= 0:
+                    occupancy[sits[w]] -= 1
                 position += 1
                 if position == end[w]:
                     delivery[ids[w]] = step
                     continue
-                next_link = links[position]
-            ids[kept], key[kept], at[kept], end[kept], link[kept] = ids[w], key[w], position, end[w], next_link
+                occupancy[next_link] += 1
+                entered[filled] = next_link
+                filled += 1
+                ids[kept], key[kept], at[kept], end[kept] = ids[w], key[w], position, end[w]
+                link[kept], sits[kept] = links[position], next_link
+                kept += 1
+                continue
+            ids[kept], key[kept], at[kept], end[kept], link[kept], sits[kept] = (
+                ids[w], key[w], position, end[w], next_link, sits[w])
             kept += 1
+        for i in range(filled):                         # a buffer's size at the end of the step
+            max_buffer = max(max_buffer, occupancy[entered[i]])
         count = kept
-    return delivery, hops
+    return delivery, hops, max_buffer
 
 
-def anchor_route(kernel, paths, ranks: np.ndarray) -> tuple[np.ndarray, int]:
-    """Run ``kernel`` (:func:`random_rank_steps`, compiled or not) on a path collection.
+def anchor_route(kernel, paths, seed: int) -> tuple[np.ndarray, int, int]:
+    """Run ``kernel`` (:func:`random_rank_steps`, compiled or not) on a path collection with the
+    ranks random rank draws from ``default_rng(seed)``: from the same input to the same output
+    as the project's ``simulate(paths, "random-rank", default_rng(seed))``.
 
     Returns
     -------
     delivery : ndarray of int64
     hops : int
+    max_buffer : int
     """
     n = paths.size
+    ranks = project_ranks(paths, seed)
     wide = np.int32 if (int(ranks.max(initial=0)) + 1) * max(n, 1) <= np.iinfo(np.int32).max else np.int64
     keys = (ranks.astype(np.int64) * n + np.arange(n)).astype(wide)
     best = np.full(paths.network.num_links, np.iinfo(wide).max, dtype=wide)
-    return kernel(paths.offsets, paths.links, keys, best)
+    # a buffer holds at most the C packets that cross its link
+    occupancy = np.zeros(paths.network.num_links, dtype=np.int8 if paths.congestion < 127 else np.int32)
+    return kernel(paths.offsets, paths.links, keys, best, occupancy)
 
 
 def compiled():
@@ -185,23 +225,27 @@ def main() -> None:
     print(f"python {platform.python_version()}  numpy {np.__version__}  numba {numba.__version__}  "
           f"machine {platform.machine()}")
     small = instance(4, 1)
-    anchor_route(kernel, small, project_ranks(small, 0))  # compile now, not while timing
+    anchor_route(kernel, small, 0)  # compile now, not while timing
     warm_up_project(small)
     print(f"Valiant {args.h}-relation, random rank, B = 1: Mhops/s (CPU time, best of {args.repeat} "
           "interleaved rounds)")
     print(f"{'d':>3} {'packets':>10} {'hops':>12} {'T':>4} {'project':>8} {'numba':>8} {'ratio':>6}  same T")
     for d in args.d:
         paths = instance(d, args.h)
-        ranks = project_ranks(paths, args.seed)
         best_project = best_anchor = float("inf")
+        # a round times each side over enough calls for a few milliseconds of CPU time (one call of
+        # BF(10) is under one): the timer's and the machine's noise then weigh little
+        calls = max(1, round(CALL_HOPS / int(paths.lengths.sum())))
         for _ in range(args.repeat):
             start = time.process_time()
-            result = simulate(paths, "random-rank", np.random.default_rng(args.seed))
-            best_project = min(best_project, time.process_time() - start)
+            for _ in range(calls):
+                result = simulate(paths, "random-rank", np.random.default_rng(args.seed))
+            best_project = min(best_project, (time.process_time() - start) / calls)
             start = time.process_time()
-            delivery, hops = anchor_route(kernel, paths, ranks)
-            best_anchor = min(best_anchor, time.process_time() - start)
-        same = (result.status == "delivered" and result.hops == hops
+            for _ in range(calls):
+                delivery, hops, max_buffer = anchor_route(kernel, paths, args.seed)
+            best_anchor = min(best_anchor, (time.process_time() - start) / calls)
+        same = (result.status == "delivered" and result.hops == hops and result.max_buffer == max_buffer
                 and np.array_equal(result.delivery, delivery))
         T = int(delivery.max()) if len(delivery) else 0
         project_rate, anchor_rate = hops / best_project / 1e6, hops / best_anchor / 1e6

@@ -6,12 +6,16 @@ Usage::
     python benchmarks/scale.py                  # route on BF(16)..BF(20), the start-up, the sweep
     python benchmarks/scale.py --d 18 --no-sweep --no-startup
     python benchmarks/scale.py --no-route --no-sweep --rounds 7    # only the start-up
+    python benchmarks/scale.py --d 20 --against ../main --rounds 3 --no-sweep --no-startup
 
 Part 1 runs ``python -m universal route --network butterfly:d=D --problem h-relation:h=4 --paths
 valiant --protocols random-rank`` as a user would, one process per size, and reports its wall
 time, CPU time (user + system) and peak resident memory, read from the child's resource usage
 as ``/usr/bin/time -v`` does (user and system time apart, and the load average before the run).
-On a shared machine the CPU time is the steadier figure.
+On a shared machine the CPU time is the steadier figure. With ``--against CHECKOUT`` every size
+runs ``--rounds`` times alternated with the same command on another checkout of the project
+(a worktree of main, say; one untimed run of each first, so that numba's cache is filled), and
+the ratio of the best CPU times, this checkout / the other, closes each size.
 
 Part 3 compares the start-up of a small command with Python's own: ``route`` on BF(10) (the
 same command) against a bare ``python -c "import numpy, rich"``, alternating the two for
@@ -49,17 +53,18 @@ d = [8, 9, 10, 11, 12, 13]
 """
 
 
-def run_with_usage(argv: list[str], python: list[str] | None = None) -> tuple[float, float, float, int, str, float]:
+def run_with_usage(argv: list[str], python: list[str] | None = None,
+                   root: Path = ROOT) -> tuple[float, float, float, int, str, float]:
     """(wall s, CPU s, peak RSS in GB, exit status, stderr, system CPU s) of ``python -m universal
-    ARGV`` (or of ``python PYTHON``).
+    ARGV`` (or of ``python PYTHON``), the package imported from the checkout ``root``.
 
     ``os.wait4`` gives the child's own resource usage, as ``/usr/bin/time -v`` reports it.
     """
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(root)}
     command = [sys.executable, *(python if python is not None else ["-m", "universal", *argv])]
     with tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
-        child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        child = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -83,6 +88,26 @@ def route_sizes(sizes: list[int]) -> None:
         note = "ok" if status == 0 else err.strip().splitlines()[-1]
         print(f"{d:>3} {4 << d:>10,} {wall:>7.1f} {cpu:>6.1f} {cpu - system:>6.1f} {system:>6.1f} {peak:>8.2f} "
               f"{load:>5.1f}  {note}", flush=True)
+
+
+def route_against(sizes: list[int], other: Path, rounds: int) -> None:
+    """``route`` on every size, this checkout and ``other`` alternated for ``rounds`` rounds."""
+    for label, root in (("this", ROOT), ("other", other)):    # fill numba's cache, untimed
+        run_with_usage(route_argv(min(sizes)), root=root)
+    print(f"this: {ROOT}  other: {other.resolve()}")
+    print(f"{'d':>3} {'run':>6} {'wall s':>7} {'CPU s':>6} {'user s':>6} {'sys s':>6} {'peak GB':>8} {'load':>5}  status")
+    for d in sizes:
+        best = {"this": float("inf"), "other": float("inf")}
+        for _ in range(rounds):
+            for label, root in (("this", ROOT), ("other", other)):
+                load = os.getloadavg()[0]
+                wall, cpu, peak, status, err, system = run_with_usage(route_argv(d), root=root)
+                note = "ok" if status == 0 else err.strip().splitlines()[-1]
+                best[label] = min(best[label], cpu)
+                print(f"{d:>3} {label:>6} {wall:>7.1f} {cpu:>6.1f} {cpu - system:>6.1f} {system:>6.1f} {peak:>8.2f} "
+                      f"{load:>5.1f}  {note}", flush=True)
+        print(f"{d:>3} best CPU this / other: {best['this']:.1f} / {best['other']:.1f} s = "
+              f"{best['this'] / best['other']:.2f}", flush=True)
 
 
 def startup(rounds: int, d: int = 10) -> None:
@@ -140,11 +165,20 @@ def main() -> None:
     parser.add_argument("--no-route", action="store_true", help="skip the route timings")
     parser.add_argument("--no-sweep", action="store_true", help="skip the sweep comparison")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up comparison")
-    parser.add_argument("--rounds", type=int, default=5, help="alternated rounds of the start-up comparison")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="alternated rounds of the start-up comparison (and of --against)")
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
+                        help="alternate every route with the same command on this other checkout")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python {sys.version.split()[0]}")
+    if args.against is not None and not (args.against / "universal" / "__init__.py").exists():
+        print(f"error: {args.against} is not a checkout of the project (no universal/__init__.py)", file=sys.stderr)
+        raise SystemExit(2)
     if not args.no_route:
-        route_sizes(args.d)
+        if args.against is not None:
+            route_against(args.d, args.against, args.rounds)
+        else:
+            route_sizes(args.d)
     if not args.no_startup:
         startup(args.rounds)
     if not args.no_sweep:

@@ -67,7 +67,9 @@ def check_memory(needed: int, what: str, available: int | None = None) -> None:
 #: step's temporaries) and for the process itself (Python, numpy, rich, numba and its kernels).
 #: Fitted above the peak resident memory of ``route --problem h-relation:h=4 --paths valiant
 #: --protocols random-rank`` on BF(18), BF(19) and BF(20): 0.48, 0.75 and 1.37 GB, estimated as
-#: 0.55, 0.93 and 1.71 GB.
+#: 0.55, 0.93 and 1.71 GB. (The level paths' loop of :mod:`universal.engine.compiled_levels` keeps a
+#: 16-bit word per node, half a byte per link, since: BF(20) peaks at 1.26 GB, the estimate stays
+#: above it.)
 BYTES_PER_HOP = 4
 BYTES_PER_LINK = 2
 BYTES_PER_PACKET = 120
@@ -78,7 +80,8 @@ BASE_BYTES = 200_000_000
 BYTES_PER_COPIED_HOP = 4
 #: Link crossings from which the compiled kernel routes a butterfly's level paths on their own
 #: rows instead of a copy (:data:`universal.engine.compiled.ROWS_HOPS`; it does so for very small
-#: batches too, whose copy the estimate counts anyway).
+#: batches too, and with B = 1 and buffers that never refuse at every size, whose copy the
+#: estimate counts anyway: an estimate above the peak).
 ROWS_FROM_HOPS = 1 << 25
 
 

@@ -362,14 +362,16 @@ def leveled_case(seed: int) -> PathCollection:
 
 
 @pytest.mark.parametrize("bandwidth, buffer, limit", [(1, None, None), (2, None, None), (1, 1, None), (2, 2, None),
-                                                      (1, None, 3), (1, 1, 2)])
+                                                      (1, None, 3), (1, 1, 2), (1, 100, None)])
 @pytest.mark.parametrize("seed", range(6))
 def test_leveled_paths_are_routed_on_their_own_rows_as_the_reference_routes_them(monkeypatch, packed, bandwidth, buffer,
                                                                         limit, seed):
     """Without hop steps to record, butterfly level paths run on the collection's own rows (B = 1
-    unbounded on two state columns): the same result as the reference, and the paths untouched."""
-    from universal.engine import compiled
+    and buffers that never refuse on the loop of :mod:`universal.engine.compiled_levels`, without
+    prefetching with ``packed``, else with): the same result as the reference, and the paths untouched."""
+    from universal.engine import compiled, compiled_levels
 
+    monkeypatch.setattr(compiled_levels, "IN_CACHE_HOPS", 1 << 40 if packed else 0)
     paths = random_case(seed) if seed % 3 == 2 else leveled_case(seed)
     before = paths.links.copy()
     taken = []
@@ -401,13 +403,80 @@ def test_leveled_paths_on_their_own_rows_run_as_plain_python_too():
     """The rows loop with its prefetching (a no-op in Python) gives the same results uncompiled."""
     from universal.engine import compiled
 
+    from universal.engine import compiled_levels
+
     paths = leveled_case(3)
     protocol = build_protocol("random-rank")
     state = protocol.setup(np.random.default_rng(3), paths.lengths, paths.congestion, paths.dilation)
-    real = compiled._run_flat
+    kernels = (compiled, "_run_flat"), (compiled_levels, "_run_levels"), (compiled_levels, "_count_waiting")
+    real = [getattr(module, name) for module, name in kernels]
+    saved = compiled_levels.IN_CACHE_HOPS
     try:
-        compiled._run_flat = real.py_func
-        plain = compiled.route_static(paths, protocol, state, bandwidth=1, buffer=None, limit=100, record_hops=False)
+        for module, name in kernels:
+            setattr(module, name, getattr(module, name).py_func)
+        for in_cache, bandwidth, limit in [(1 << 40, 1, 100), (0, 1, 100), (0, 1, 3), (0, 2, 100)]:
+            compiled_levels.IN_CACHE_HOPS = in_cache
+            plain = compiled.route_static(paths, protocol, state, bandwidth=bandwidth, buffer=None, limit=limit,
+                                          record_hops=False)
+            assert_same(plain, simulate_reference(paths, "random-rank", np.random.default_rng(3), step_limit=limit,
+                                                  bandwidth=bandwidth))
     finally:
-        compiled._run_flat = real
-    assert_same(plain, simulate_reference(paths, "random-rank", np.random.default_rng(3), step_limit=100))
+        for (module, name), kernel in zip(kernels, real):
+            setattr(module, name, kernel)
+        compiled_levels.IN_CACHE_HOPS = saved
+
+
+def merging_streams() -> PathCollection:
+    """40 packets from input row 0 and 40 from row 1 of BF(2), all to output row 0: the streams
+    meet at node (1, 0), whose two in-buffers each grow to about 20 packets (C = 80, T = 81)."""
+    net = build_network("butterfly:d=2")
+    return PathCollection.from_node_paths(net, [[0, 4, 8]] * 40 + [[1, 4, 8]] * 40)
+
+
+@pytest.mark.parametrize("in_cache", [True, False])
+@pytest.mark.parametrize("limit", [None, 30])
+def test_level_paths_with_buffers_of_16_or_more_run_as_the_reference_does(monkeypatch, in_cache, limit):
+    """From C = 16 on the node words' counts take 12 bits (:mod:`universal.engine.compiled_levels`)."""
+    from universal.engine import compiled_levels
+
+    monkeypatch.setattr(compiled_levels, "IN_CACHE_HOPS", 1 << 40 if in_cache else 0)
+    paths = merging_streams()
+    for protocol in STATIC:
+        want = simulate_reference(paths, protocol, np.random.default_rng(2), step_limit=limit)
+        assert want.max_buffer >= 16 and paths.congestion >= 16
+        assert_same(compiled_run(paths, protocol, 2, step_limit=limit), want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_node_words_tags_start_over_as_they_must(monkeypatch, seed):
+    """Uncompiled with a tag period of 3 steps instead of 63 (the tags start over every few
+    steps, and a word left from three steps before must not count): the reference's results."""
+    from universal.engine import compiled, compiled_levels
+
+    for name in ("_run_levels", "_count_waiting"):
+        monkeypatch.setattr(compiled_levels, name, getattr(compiled_levels, name).py_func)
+    monkeypatch.setattr(compiled_levels, "_PERIOD", 3)
+    paths = merging_streams() if seed == 3 else leveled_case(seed)
+    protocol = build_protocol("random-rank")
+    for limit in (100, 4):
+        state = protocol.setup(np.random.default_rng(seed), paths.lengths, paths.congestion, paths.dilation)
+        got = compiled.route_static(paths, protocol, state, bandwidth=1, buffer=None, limit=limit, record_hops=False)
+        assert_same(got, simulate_reference(paths, "random-rank", np.random.default_rng(seed), step_limit=limit))
+
+
+@pytest.mark.parametrize("in_cache", [True, False])
+@pytest.mark.parametrize("limit", [None, 66])
+def test_level_paths_past_63_steps_and_with_c_of_16_or_more_run_as_the_reference_does(monkeypatch, in_cache, limit):
+    """The node words' tags cycle through 63 steps and their counts take 12 bits from C = 16 on
+    (:mod:`universal.engine.compiled_levels`): a 100-relation on BF(3) has C = 64 and T = 69."""
+    from universal.engine import compiled_levels
+
+    monkeypatch.setattr(compiled_levels, "IN_CACHE_HOPS", 1 << 40 if in_cache else 0)
+    net = build_network("butterfly:d=3")
+    paths = route_paths("dimension-order", build_problem("h-relation:h=100", net, np.random.default_rng(0)), net,
+                        np.random.default_rng(1))
+    assert paths.congestion >= 16
+    for protocol in STATIC:
+        want = simulate_reference(paths, protocol, np.random.default_rng(2), step_limit=limit)
+        assert want.T > 63 or want.steps > 63
+        assert_same(compiled_run(paths, protocol, 2, step_limit=limit), want)

@@ -14,7 +14,9 @@ nothing is cleared between steps), that step's crossings and entries, and the bu
 occupancy: a step costs time proportional to the waiting packets, never to the network. The
 paths are copied once in priority order, so that the pass reads every packet's next link
 moving forward through memory instead of at random (on BF(16) the copy made the step loop three
-times faster).
+times faster). A butterfly's level paths run on their own rows instead (:func:`_level_rows`), and
+with B = 1 and buffers that never refuse on the node words of
+:mod:`universal.engine.compiled_levels`, at every size (:func:`on_node_words`).
 
 This is the one engine's batch case: :func:`universal.engine.batch.simulate` hands a batch to it
 when numba is installed and the batch is large enough for the compiled code to pay
@@ -32,6 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from universal.engine.compiled_levels import (DEADLOCK, DELIVERED, LEVELS_MAX_CONGESTION, STEP_LIMIT,
+                                              route_levels)
 from universal.engine.hints import prefetch as _prefetch
 from universal.engine.result import RoutingResult
 from universal.memory import ROWS_FROM_HOPS
@@ -60,8 +64,6 @@ WARM = False
 #: :func:`_run_flat`); True or False forces one (the tests run both).
 PACKED: bool | None = None
 
-#: Status codes of the kernel.
-DELIVERED, DEADLOCK, STEP_LIMIT = 0, 1, 2
 _STATUS = {DELIVERED: "delivered", DEADLOCK: "deadlock", STEP_LIMIT: "step-limit"}
 
 
@@ -436,7 +438,8 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
     n = len(lengths)
     ids = np.flatnonzero(lengths > 0)
     ids = priority_order(ids, protocol.keys(state, ids, np.zeros(len(ids), np.int64), np.zeros(len(ids), np.int64)))
-    levels = None if record_hops or not rows_pay(int(lengths.sum())) else _level_rows(collection)
+    on_rows = rows_pay(int(lengths.sum())) or on_node_words(collection, bandwidth, buffer)
+    levels = None if record_hops or not on_rows else _level_rows(collection)
     if levels is not None:
         order = ids.astype(np.int32)    # a path matrix of fewer than 2^31 link ids has fewer rows
         del ids
@@ -463,11 +466,20 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
 
 
 #: Butterfly level paths of fewer hops than the first or at least the second run on their own
-#: rows (:func:`_route_rows`), the others on :func:`_lay_out`'s copy. Valiant 4-relations, the
-#: kernel and its set-up, rows against the copy: 0.85 of the time on BF(10), 0.95 on BF(12),
-#: 1.13, 1.20, 1.07 on BF(14), BF(16), BF(17) (streaming the copy pays), 0.87 on BF(18); from
-#: BF(18) on the copy would also be 0.15 GB or more (0.7 GB on BF(20)).
+#: rows (:func:`_route_rows`), the others on :func:`_lay_out`'s copy, unless they run on the node
+#: words (:func:`on_node_words`: on their rows at every size). Valiant 4-relations, the kernel and
+#: its set-up, rows against the copy with the general loop: 0.85 of the time on BF(10), 0.95 on
+#: BF(12), 1.13, 1.20, 1.07 on BF(14), BF(16), BF(17) (streaming the copy pays), 0.87 on BF(18);
+#: from BF(18) on the copy would also be 0.15 GB or more (0.7 GB on BF(20)). On the node words:
+#: 0.62, 0.75, 0.89, 0.90, 0.88 on BF(10), BF(12), BF(14), BF(16), BF(17).
 ROWS_HOPS = (1 << 19, ROWS_FROM_HOPS)
+
+
+def on_node_words(collection: PathCollection, bandwidth: int, buffer: int | None) -> bool:
+    """Whether a butterfly's level paths run on the node words of :mod:`universal.engine.compiled_levels`:
+    B = 1, buffers that never refuse (unbounded, or b >= C) and C small enough for the words."""
+    congestion = collection.congestion
+    return bandwidth == 1 and (buffer is None or buffer >= congestion) and congestion <= LEVELS_MAX_CONGESTION
 
 
 def rows_pay(hops: int) -> bool:
@@ -511,14 +523,23 @@ def _route_rows(collection: PathCollection, ids: np.ndarray, levels: tuple[int, 
     """:func:`route_static` on the collection's own path array (:func:`_run_flat`'s ``rows``),
     without :func:`_lay_out`'s copy in priority order (0.7 GB on BF(20) with Valiant's trick)."""
     width = collection.dilation
-    # every link climbs (an even id), so no edge is used both ways: the state is kept by edge
-    state, delivery, bounded, shift = _link_state(collection, bandwidth, buffer, shift=1, narrow=True)
     place = np.int32 if len(collection.links) < 2**31 else np.int64
     cur = ids.astype(place) * place(width)
-    status, step, count, max_buffer, hops = _run_flat(
-        collection.links, ids[:0], cur, delivery, np.empty(0, np.int64), False, state, bandwidth,
-        buffer if bounded else 0, bounded, limit, True, shift, *levels, width)
-    del state
+    if on_node_words(collection, bandwidth, buffer):
+        # one packet per link and step, buffers that never refuse: the loops of their own
+        global WARM
+        WARM = True
+        delivery = np.where(collection.lengths == 0, 0, -1).astype(np.int64)
+        status, step, count, max_buffer, hops = route_levels(
+            collection.links, cur, delivery, collection.network.num_links, collection.congestion, limit, *levels,
+            width)
+    else:
+        # every link climbs (an even id), so no edge is used both ways: the state is kept by edge
+        state, delivery, bounded, shift = _link_state(collection, bandwidth, buffer, shift=1, narrow=True)
+        status, step, count, max_buffer, hops = _run_flat(
+            collection.links, ids[:0], cur, delivery, np.empty(0, np.int64), False, state, bandwidth,
+            buffer if bounded else 0, bounded, limit, True, shift, *levels, width)
+        del state
     waiting = cur[:count] // width
     # where the packets' paths start in the array (read on a deadlock): r -> ids[r] * width
     start = np.append(ids.astype(np.int64) * width, 0) if status == DEADLOCK else None
