@@ -32,6 +32,7 @@ CASES = [
     ("mesh:k=4,n=2", "chaos:queue=2", "uniform", 1.0, "bernoulli", "nearest-to-go", 2, 2, 1),
     ("torus:k=4,n=2", "chaos:queue=1", "uniform", 2.0, "poisson", "random-rank", 1, 1, 1),
     ("torus:k=4,n=2", "chaos:queue=1", "uniform", 2.0, "poisson", "growing-rank", 1, 1, 1),
+    ("torus:k=6,n=2", "chaos", "tornado", 1.0, "bernoulli", "age", 1, 2, 3),     # even k, the budget's queue
 ]
 
 
