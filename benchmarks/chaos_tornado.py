@@ -8,6 +8,7 @@ Usage::
     python benchmarks/chaos_tornado.py                          # k = 8, offered 0.36 and 0.40
     python benchmarks/chaos_tornado.py --k 16 --loads 0.30,0.34 --steps 4000
     python benchmarks/chaos_tornado.py --variants shipped,age,age+gate-off --queue 16
+    python benchmarks/chaos_tornado.py --saturation --variants shipped,sources-fill-queue   # Θ of each
 
 Runs CHAOS (``--buffer 8``, and the paper's budget ``--vcs 6``: a shared queue of 160, or
 ``--queue S``) on the k-ary 2-cube under tornado for ``--steps`` steps at every offered load
@@ -62,6 +63,8 @@ from universal.openloop import Measurement, RunSpec, build_injection, build_rout
 from universal.engine.runs import simulate_batch  # noqa: E402
 from universal.openloop.workload import capacity_rate  # noqa: E402
 
+#: The saturation search's measurement, as ``universal openloop --saturation`` uses it.
+SEARCH = Measurement(latency_limit=500, drain=False, overload="stop")
 VARIANTS = ("shipped", "gate-off", "age", "age+gate-off", "sources-as-inputs", "sources-into-queue",
             "sources-fill-queue")
 
@@ -194,6 +197,35 @@ def run(k: int, load: float, steps: int, variant: str, queue: int | None) -> dic
             "fullest": fullest[0], "queue": int(chaos.queue_sizes(spec.router, 8, 6)[0]), "status": res.status}
 
 
+def saturation(k: int, variant: str, queue: int | None, tolerance: float) -> tuple[float, str]:
+    """Θ of CHAOS on tornado under ``variant`` (fraction of capacity), searched as
+    ``universal openloop --saturation`` does (seed 0), and whether a run of the search deadlocked."""
+    import universal.openloop.saturation as search
+
+    net = build_network(f"torus:k={k},n=2")
+    cap = float(capacity_rate(net))
+    routing = "chaos" if queue is None else f"chaos:queue={queue}"
+    spec = RunSpec(offered_traffic(net, "tornado"), build_router(routing, net), build_injection("bernoulli"), 1.0,
+                   seed=0)
+    saved = _patch(variant)
+    statuses: list[str] = []
+    simulate = search.simulate_batch
+
+    def watched(*args, **kwargs):
+        res = simulate(*args, **kwargs)
+        statuses.extend(r.status for r in res)
+        return res
+
+    try:
+        search.simulate_batch = watched
+        sat = search.find_saturation(spec, tolerance=tolerance, measurement=SEARCH, buffer=8, vcs=6)
+    finally:
+        search.simulate_batch = simulate
+        for name, f in saved.items():
+            setattr(chaos, name, f)
+    return sat.theta / cap, "deadlock" if "deadlock" in statuses else "no"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=8)
@@ -201,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=4000)
     parser.add_argument("--queue", type=int, default=None, help="S, shared-queue places (default: the budget, 160)")
     parser.add_argument("--variants", default="shipped", help=f"comma-separated, of {', '.join(VARIANTS)}")
+    parser.add_argument("--saturation", action="store_true",
+                        help="search every variant's Θ instead (as openloop --saturation, --tolerance)")
+    parser.add_argument("--tolerance", type=float, default=0.01)
     args = parser.parse_args(argv)
     variants = args.variants.split(",")
     bad = [v for v in variants if v not in VARIANTS]
@@ -215,6 +250,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {what}", file=sys.stderr)
         return 2
     bound = 1 / (math.ceil(args.k / 2) - 1) / float(capacity_rate(build_network(f"torus:k={args.k},n=2")))
+    if args.saturation:
+        print(f"CHAOS, torus:k={args.k},n=2, tornado, bernoulli, seed 0, b = 8, tolerance {args.tolerance}; "
+              f"minimal bound {bound:.3f} of capacity")
+        print(f"{'variant':<18} {'Θ':>6} {'deadlock':>8} {'seconds':>7}")
+        for variant in variants:
+            start = time.perf_counter()
+            theta, dead = saturation(args.k, variant, args.queue, args.tolerance)
+            print(f"{variant:<18} {theta:>6.3f} {dead:>8} {time.perf_counter() - start:>7.1f}", flush=True)
+        return 0
     print(f"CHAOS, torus:k={args.k},n=2, tornado, bernoulli, seed 0, b = 8, {args.steps} steps "
           f"(accepted over the last {args.steps - args.steps // 2}); minimal bound {bound:.3f} of capacity")
     print(f"{'variant':<18} {'S':>4} {'offered':>7} {'accepted':>8} {'delivered':>9} {'misrouted':>9} "
