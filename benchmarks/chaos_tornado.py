@@ -58,6 +58,7 @@ import universal.engine.chaos as chaos  # noqa: E402
 from universal.engine.adaptive import _tables  # noqa: E402
 from universal.engine.contention import ONE  # noqa: E402
 from universal.engine.routes import tie_uniform  # noqa: E402
+from universal.errors import UserError  # noqa: E402
 from universal.networks import build_network  # noqa: E402
 from universal.openloop import Measurement, RunSpec, build_injection, build_router, offered_traffic  # noqa: E402
 from universal.engine.runs import simulate_batch  # noqa: E402
@@ -249,7 +250,12 @@ def main(argv: list[str] | None = None) -> int:
             "--loads must be positive numbers, --k at least 3, --steps at least 2, --queue at least 1"
         print(f"error: {what}", file=sys.stderr)
         return 2
-    bound = 1 / (math.ceil(args.k / 2) - 1) / float(capacity_rate(build_network(f"torus:k={args.k},n=2")))
+    cap = float(capacity_rate(build_network(f"torus:k={args.k},n=2")))
+    if max(loads) * cap > 1:
+        print(f"error: bernoulli sources offer at most one packet per node and step: loads up to {1 / cap:.3f} "
+              f"of capacity at k = {args.k}", file=sys.stderr)
+        return 2
+    bound = 1 / (math.ceil(args.k / 2) - 1) / cap
     if args.saturation:
         print(f"CHAOS, torus:k={args.k},n=2, tornado, bernoulli, seed 0, b = 8, tolerance {args.tolerance}; "
               f"minimal bound {bound:.3f} of capacity")
@@ -273,5 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _main() -> int:
+    try:
+        return main()
+    except UserError as err:        # a load the injection cannot offer, and the like: one line
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_main())

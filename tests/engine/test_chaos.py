@@ -193,3 +193,43 @@ def test_tornado_beyond_saturation_stays_at_the_minimal_bound():
     hops = np.bincount(res.records["crossings"][:, 1], minlength=int(pid.max()) + 1)[pid[done]]
     assert res.status == "steps" and (hops == 2).all() and max(fullest) == 0
     assert abs((delivered >= 300).sum() / 300 / 36 - 0.5) < 0.01
+
+
+@pytest.fixture(scope="module")
+def tornado_bench():
+    """``benchmarks/chaos_tornado.py`` as a module (the README's table of rules tried comes from it)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "chaos_tornado.py"
+    if not script.exists():
+        pytest.skip("benchmarks/ is not part of this copy")
+    path = list(sys.path)
+    try:                        # the script puts its checkout first on sys.path: undo that
+        loader = importlib.util.spec_from_file_location("chaos_tornado", script)
+        module = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(module)
+    finally:
+        sys.path[:] = path
+    return module
+
+
+def test_the_rules_tried_on_tornado_behave_as_the_readme_says(tornado_bench):
+    """On the 6-ary 2-cube with small queues, beyond the minimal bound: with the gate's free
+    place kept, source packets joining the queue misroute nothing; taking the last place, they
+    overflow the queues and deroute (the original's trigger); the shipped rules are restored
+    after each variant (the second shipped run equals the first)."""
+    runs = {v: tornado_bench.run(6, 0.7, 400, v, 4) for v in ("shipped", "sources-into-queue", "sources-fill-queue")}
+    assert runs["shipped"]["misrouted"] == 0 and runs["shipped"]["fullest"] == 0
+    assert runs["sources-into-queue"]["misrouted"] == 0 and runs["sources-into-queue"]["fullest"] <= 3
+    assert runs["sources-fill-queue"]["misrouted"] > 0 and runs["sources-fill-queue"]["fullest"] == 4
+    assert tornado_bench.run(6, 0.7, 400, "shipped", 4) == runs["shipped"]
+
+
+@pytest.mark.parametrize("argv", [["--variants", "nope"], ["--queue", "0"], ["--loads", "x"], ["--steps", "1"],
+                                  ["--k", "6", "--loads", "0.9"]])
+def test_the_tornado_benchmark_refuses_bad_input_in_one_line(tornado_bench, argv, capsys):
+    assert tornado_bench.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and err.startswith("error: ")
