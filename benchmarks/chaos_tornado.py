@@ -23,7 +23,8 @@ package): ``gate-off`` drops the injection gate; ``age`` gives the three classes
 input buffers, source queue) one priority, age alone; ``sources-as-inputs`` puts source packets
 in the input buffers' class (the processor as one more input port, below the shared queue).
 Two more let a source packet that did not leave move into its node's shared queue after the
-input packets (the Chaos router's injected packets may enter the multiqueue), and add the
+input packets (our reading of the Chaos router: packets may enter its multiqueue without a
+productive first move), and add the
 original's derouting trigger: when a full queue has input packets waiting to enter, as many
 queued packets as there are such input packets, chosen at random (by their tie numbers), take a
 non-minimal link with room. ``sources-into-queue`` lets sources take places only while the
