@@ -56,6 +56,17 @@ queue. (The original avoids deadlock by exchanging packets between neighbours, w
 model does not need.) With the engine's synchronous steps and credits counted at the start of
 a step, the numbers differ in detail from the asynchronous router's.
 
+Tornado, and why CHAOS stays minimal on it. Every node has one loaded input (from -x) and one
+loaded output (+x). Source packets take a link only when no through packet wants it, so the
+through packets reaching a node never outnumber what its +x link carries (one a step, with
+b >= 2): no input packet is left behind, no shared queue ever holds a packet, and nothing is
+deflected (only a full queue deflects, in the original too). The accepted rate is the minimal
+bound, 1/3 of capacity at k = 8, where Singh et al. measure CHAOS at 0.35 (the test
+``test_tornado_beyond_saturation_stays_at_the_minimal_bound``). ``benchmarks/chaos_tornado.py``
+also runs the variants we tried: source packets joining the queue change nothing while the gate
+keeps its free place, and make CHAOS deroute, and deadlock at high load, once they may take the
+last place.
+
 The fast engine keeps a node's shared queue as one more buffer slot, ``links_span + run * N +
 node``, beside the link buffers; :mod:`universal.engine.reference_chaos` is the plain version.
 """
