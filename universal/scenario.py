@@ -388,8 +388,8 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
 
 def _latency_options(data: dict, path: Path) -> dict:
     """The keys of ``--histogram``, ``--router-delay``, ``--pool-translates``, ``--worst-case`` and
-    ``--random-perms`` in an open-loop scenario, checked as the command line checks them (what they need, a load sweep and pairs,
-    is checked with the study).
+    ``--random-perms`` in an open-loop scenario, checked as the command line checks them (what they
+    need, a load sweep and pairs, or saturation, is checked with the study).
 
     Examples
     --------

@@ -27,8 +27,8 @@ import numpy as np
 
 from universal.errors import UserError
 
-__all__ = ["WORST_CASE", "exact_worst_case", "has_exact_worst_case", "exact_routings", "worst_case_cells", "worst_case_summary",
-           "perm_traffic_name", "check_worst_case_options"]
+__all__ = ["WORST_CASE", "exact_worst_case", "has_exact_worst_case", "exact_routings", "worst_case_cells",
+           "worst_case_summary", "perm_traffic_name", "check_worst_case_options"]
 
 #: The traffic name of a row measured on its routing's own exact worst-case permutation.
 WORST_CASE = "worst-case"
