@@ -281,7 +281,7 @@ def worst_case_table(data: dict) -> Table:
     >>> t = worst_case_table({"units": "capacity", "network": {"name": "torus:k=8,n=2"}, "rows": rows,
     ...                       "worst_case": wc})
     >>> [c.header for c in t.columns]
-    ['routing', 'UR', 'TOR', 'WC', 'WC pattern', 'exact WC']
+    ['routing', 'UR', 'TOR', 'WC perm', 'WC', 'WC pattern', 'exact WC']
     """
     summary = data["worst_case"]
     rows = [r for r in data["rows"] if "permutation" not in r and r["traffic"] != "worst-case"]
@@ -291,13 +291,16 @@ def worst_case_table(data: dict) -> Table:
     theta = {(r["routing"], r["priority"], r["seed"], r["traffic"]): r for r in rows}
     unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
     perms = max((s["random_perms"] for s in summary), default=0)
+    own = any(s["exact_theta"] is not None for s in summary)    # some routing has an exact worst case
     t = Table(title=f"Worst case on {data['network']['name']} ({unit}{router_setting(data)})",
-              caption="WC: the lowest Θ simulated, over the patterns named and, for an oblivious torus routing, its "
-                      "own exact worst-case permutation (Towles & Dally)"
-                      + (f", for the others {perms:,} random permutations" if perms else "")
-                      + "; exact WC: the ideal network's Θ of that permutation (capacity / max channel load)")
+              caption=("WC perm: Θ on the routing's own exact worst-case permutation (Towles & Dally); " if own else "")
+                      + "WC: the lowest Θ simulated, over the patterns named" + (" and that permutation" if own else "")
+                      + (f", {perms:,} random permutations for the routings without one" if perms else "")
+                      + ("; exact WC: the ideal network's Θ of that permutation (capacity / max channel load)"
+                         if own else ""))
     cols = (["routing"] + (["priority"] if rules else []) + (["seed"] if seeds else [])
-            + [SHORT_TRAFFIC.get(x, x) for x in traffics] + ["WC", "WC pattern", "exact WC"])
+            + [SHORT_TRAFFIC.get(x, x) for x in traffics] + (["WC perm"] if own else []) + ["WC", "WC pattern"]
+            + (["exact WC"] if own else []))
     for c in cols:
         t.add_column(c, justify="left" if c in ("routing", "priority", "WC pattern") else "right", no_wrap=True)
     for s in summary:
@@ -306,7 +309,8 @@ def worst_case_table(data: dict) -> Table:
             r = theta.get((s["routing"], s["priority"], s["seed"], x))
             cells.append("—" if r is None else _f(r["saturation"]) + ("+" if r.get("limited") else ""))
         t.add_row(s["routing"], *([s["priority"]] if rules else []), *([str(s["seed"])] if seeds else []), *cells,
-                  _f(s["theta"]) + ("+" if s["limited"] else ""), _pattern_label(s["pattern"]), _f(s["exact_theta"]))
+                  *([_f(s["worst_case_theta"])] if own else []), _f(s["theta"]) + ("+" if s["limited"] else ""),
+                  _pattern_label(s["pattern"]), *([_f(s["exact_theta"])] if own else []))
     return t
 
 
