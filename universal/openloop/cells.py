@@ -142,7 +142,8 @@ class Prepared:
     #: With ``pool_translates``: the network's translations (a pair's row pools all its translates)
     translations: object = None
     #: With ``worst_case``: routing -> (its exact worst-case permutation as traffic, the ideal
-    #: network's Θ of it in the study's units) (:mod:`universal.openloop.worstcase`)
+    #: network's Θ of it as a fraction of capacity and in the study's units)
+    #: (:mod:`universal.openloop.worstcase`)
     worst: dict = field(default_factory=dict)
 
 

@@ -21,7 +21,7 @@ from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, 
                                       forget_prepared, prepare, run_cells, run_chunk, study_cells)
 from universal.openloop.histograms import check_router_delay, permutation_summary
 from universal.openloop.lines import parse_line
-from universal.openloop.worstcase import check_worst_case_options, worst_case_summary
+from universal.openloop.worstcase import check_worst_case_options, exact_routings, worst_case_cells, worst_case_summary
 from universal.results import (check_results_path, read_results_file, remove_stale_temporaries, resumes_itself,
                                write_results_file)
 
@@ -175,7 +175,6 @@ class OpenLoopStudy:
         if self.loads is not None:
             return len(self.routings) * len(self.traffics) * len(self.priorities) * len(self.seeds) * len(self.loads)
         from universal.openloop.cells import random_perm_count   # random-perms:M: one search per permutation
-        from universal.openloop.worstcase import exact_routings, worst_case_cells
 
         traffics = sum(max(1, random_perm_count(t)) for t in self.traffics)
         return (len(self.routings) * traffics * len(self.priorities) * len(self.seeds)
