@@ -42,6 +42,13 @@ def test_the_router_scenarios_have_a_vc_scheme_for_every_routing(name):
         assert plan.capacity.sum() == 48 and plan.classes <= 6
 
 
+def test_goal_vc_saturation_has_the_worst_case_column_and_ugal():
+    """The paper's WC bar (Figure 6(b)): exact worst-case permutations for the oblivious routings,
+    random permutations for the adaptive ones; UGAL beside the paper's seven."""
+    study = load_scenario("goal_vc_saturation").openloop
+    assert study.worst_case and study.random_perms >= 1 and "ugal" in study.routings
+
+
 def test_loads_may_be_a_range(tmp_path):
     f = tmp_path / "sweep.toml"
     f.write_text('kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = "dor"\ntraffic = "uniform"\n'

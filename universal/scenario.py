@@ -39,6 +39,8 @@ A scenario with ``kind = "openloop"`` runs open-loop studies (SPEC §11), its ke
     histogram  = true      # with loads: latency histograms of every run and pair (--histogram)
     router_delay = 1       # steps added per hop (--router-delay)
     pool_translates = true # each pair pooled with its translates (--pool-translates)
+    worst_case = true      # with saturation: each routing's worst case (--worst-case)
+    random_perms = 8       # with worst_case: random permutations for the adaptive routings (--random-perms)
 A scenario with ``kind = "design"`` solves the routing-design LPs of SPEC §10 (Towles, Dally &
 Boyd 2003) and compares the named algorithms with the optimal tradeoff curves::
 
@@ -91,7 +93,7 @@ KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds"
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
-                 "histogram", "router_delay", "pool_translates"}
+                 "histogram", "router_delay", "pool_translates", "worst_case", "random_perms"}
 ADVERSARY_KEYS = {"description", "kind", "dims", "congestion", "protocols", "seeds", "seed"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
@@ -385,9 +387,9 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
 
 
 def _latency_options(data: dict, path: Path) -> dict:
-    """The keys of ``--histogram``, ``--router-delay`` and ``--pool-translates`` in an open-loop
-    scenario, checked as the command line checks them (what they need, a load sweep and pairs,
-    is checked with the study).
+    """The keys of ``--histogram``, ``--router-delay``, ``--pool-translates``, ``--worst-case`` and
+    ``--random-perms`` in an open-loop scenario, checked as the command line checks them (what they
+    need, a load sweep and pairs, or saturation, is checked with the study).
 
     Examples
     --------
@@ -401,11 +403,17 @@ def _latency_options(data: dict, path: Path) -> dict:
     from universal.openloop.histograms import check_router_delay
 
     options = {}
-    for key in ("histogram", "pool_translates"):
+    for key in ("histogram", "pool_translates", "worst_case"):
         if key in data:
             if not isinstance(data[key], bool):
                 raise UserError(f"{path}: '{key}' must be true or false")
             options[key] = data[key]
+    if "random_perms" in data:
+        count = data["random_perms"]
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise UserError(f"{path}: 'random_perms' must be a whole number >= 0 (random permutations for the "
+                            "worst case)")
+        options["random_perms"] = count
     if "router_delay" in data:
         try:
             options["router_delay"] = check_router_delay(data["router_delay"])

@@ -65,6 +65,13 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     ol.add_argument("--router-delay", type=router_delay, default=0, metavar="T",
                     help="steps added to every packet's latency per hop, as a pipelined router's (default 0); "
                          "throughput is unchanged")
+    ol.add_argument("--worst-case", action="store_true",
+                    help="with --saturation: also each routing's worst case, the lowest Θ over its patterns, an "
+                         "oblivious torus routing's own exact worst-case permutation (Towles & Dally) searched too, "
+                         "and --random-perms M random permutations for every other routing (GOAL paper, Figure 6)")
+    ol.add_argument("--random-perms", type=nonnegative, default=0, metavar="M",
+                    help="with --worst-case: random permutations searched for each routing without an exact worst "
+                         "case, e.g. the adaptive ones (default 0: the named patterns only; the paper has 1,000)")
     ol.add_argument("--plot", type=output_file("plot"), metavar="FILE",
                     help="with --loads: latency and accepted against offered load (.png or .svg), and with "
                          "--histogram the latency histograms in FILE's sibling NAME.histogram.png; with "
@@ -120,7 +127,8 @@ def run(args: argparse.Namespace) -> None:
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=_priorities(args.priority),
                           bandwidth=args.bandwidth, buffer=args.buffer[0], vcs=args.vcs, window=args.window,
                           tolerance=args.tolerance, histogram=args.histogram, router_delay=args.router_delay,
-                          pairs=[f"{a}->{b}" for a, b in args.pair or []], pool_translates=args.pool_translates)
+                          pairs=[f"{a}->{b}" for a, b in args.pair or []], pool_translates=args.pool_translates,
+                          worst_case=args.worst_case, random_perms=args.random_perms)
     view = None
     if html is not None:  # the view's run first: one too large to draw is refused before the study
         from universal.reporting.html.data import openloop_view

@@ -38,6 +38,8 @@ from universal.openloop.histograms import (check_invariant_routing, check_invari
                                           latency_histogram, pair_mask, translate_mask, translations_of)
 from universal.openloop.saturation import find_saturations, rate_ceiling
 from universal.openloop.workload import capacity_rate, offered_traffic
+from universal.openloop.worstcase import (WORST_CASE, exact_routings, exact_worst_case, has_exact_worst_case,
+                                          perm_traffic_name, worst_case_cells)
 
 __all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "forget_prepared", "study_cells", "cell_key",
            "chunks", "run_cells", "run_chunk", "random_perm_count", "MAX_RANDOM_PERMS", "MAX_RANDOM_PERM_NODES"]
@@ -139,6 +141,10 @@ class Prepared:
     unit_factor: Fraction | None = None
     #: With ``pool_translates``: the network's translations (a pair's row pools all its translates)
     translations: object = None
+    #: With ``worst_case``: routing -> (its exact worst-case permutation as traffic, the ideal
+    #: network's Θ of it as a fraction of capacity and in the study's units)
+    #: (:mod:`universal.openloop.worstcase`)
+    worst: dict = field(default_factory=dict)
 
 
 #: The study last prepared in this process. Worker processes started by fork inherit it, so
@@ -256,6 +262,7 @@ def _build(study) -> Prepared:
         raise UserError("pair latencies come from a load sweep (loads), not from a saturation search")
     cap = float(capacity_rate(net, study.bandwidth)) if study.units == "capacity" else None
     random_perms = _random_perm_traffics(study, net)
+    random_perms.update(_worst_case_perms(study, net))
     traffics = {t: offered_traffic(net, _resolve_traffic(t, study.base_dir)) for t in study.traffics
                 if t not in random_perms}
     resolved = {r: with_file_resolved(r, study.base_dir) for r in study.routings}  # lp:file= in a scenario
@@ -264,7 +271,9 @@ def _build(study) -> Prepared:
     prepared = Prepared(net, injection, cap, cap if cap is not None else 1.0, traffics, routers, {}, pairs,
                         random_perms=random_perms, resolved=resolved)
     for t in random_perms:   # the checks below see the first permutation of the first seed
-        traffics[t] = permutation_traffic(prepared, t, study.seeds[0], 0)
+        if t in study.traffics:
+            traffics[t] = permutation_traffic(prepared, t, study.seeds[0], 0)
+    prepared.worst = _worst_case_traffics(study, net, resolved)
     _check_pairs_send(study, net, pairs, traffics)
     if getattr(study, "pool_translates", False):
         prepared.translations = _check_translates(study, net, traffics, routers)
@@ -273,6 +282,7 @@ def _build(study) -> Prepared:
         prepared.exact = {(r, t): None if t in random_perms else
                           analytic_throughput(net, resolved[r], _resolve_traffic(t, study.base_dir))
                           for r in study.routings for t in study.traffics}
+        prepared.exact.update({(r, WORST_CASE): theta for r, (_, theta, _) in prepared.worst.items()})
         prepared.unit_factor = Fraction(1)
         if study.units == "packets" and (any(v is not None for v in prepared.exact.values())
                                          or random_perms and net.kind == "torus"):
@@ -280,6 +290,36 @@ def _build(study) -> Prepared:
             prepared.unit_factor = per_node
             prepared.exact = {k: None if v is None else v * per_node for k, v in prepared.exact.items()}
     return prepared
+
+
+def _worst_case_perms(study, net) -> dict[str, int]:
+    """The ``random-perms:M`` traffic of ``worst_case`` (for the routings without an exact worst
+    case; :mod:`universal.openloop.worstcase`), checked as a listed one is."""
+    if not getattr(study, "worst_case", False) or not study.random_perms:
+        return {}
+    if study.random_perms > MAX_RANDOM_PERMS:
+        raise UserError(f"at most {MAX_RANDOM_PERMS:,} random permutations for the worst case "
+                        f"(each one is a saturation search; got {study.random_perms:,})")
+    if len(net.endpoints) > MAX_RANDOM_PERM_NODES:
+        raise UserError(f"random permutations for the worst case on {net.name} ({len(net.endpoints):,} nodes): "
+                        f"open-loop random permutations run on networks of at most {MAX_RANDOM_PERM_NODES:,} nodes")
+    return {perm_traffic_name(study.random_perms): study.random_perms}
+
+
+def _worst_case_traffics(study, net, resolved: dict) -> dict:
+    """Each routing's exact worst-case permutation (as traffic) and the ideal network's Θ of it (a
+    fraction of capacity, and in the study's units), for the routings that have one (``worst_case``)."""
+    if not getattr(study, "worst_case", False):
+        return {}
+    unit = Fraction(1) if study.units == "capacity" else capacity_rate(net, study.bandwidth)
+    out = {}
+    for r in study.routings:
+        if has_exact_worst_case(net, resolved[r]):
+            perm, theta = exact_worst_case(net, resolved[r])
+            matrix = np.zeros((len(perm), len(perm)))
+            matrix[np.arange(len(perm)), perm] = 1.0
+            out[r] = (OfferedTraffic(WORST_CASE, np.ones(len(perm)), perm, None, matrix), theta, theta * unit)
+    return out
 
 
 #: Most permutations of one ``random-perms:M`` traffic in an open-loop study (GOAL's Figure 9 has 1,000).
@@ -582,9 +622,14 @@ def study_cells(study) -> list[dict]:
     if study.loads is not None:
         return [{"routing": r, "traffic": t, "priority": q, "offered": load, "seed": s} for r in study.routings
                 for t in study.traffics for q in study.priorities for load in study.loads for s in study.seeds]
-    return [{"routing": r, "traffic": t, "priority": q, "seed": s, **({"permutation": i} if m else {})}
-            for r in study.routings for t in study.traffics for q in study.priorities for s in study.seeds
-            for m in [random_perm_count(t)] for i in range(max(m, 1))]
+    cells = [{"routing": r, "traffic": t, "priority": q, "seed": s, **({"permutation": i} if m else {})}
+             for r in study.routings for t in study.traffics for q in study.priorities for s in study.seeds
+             for m in [random_perm_count(t)] for i in range(max(m, 1))]
+    extra = worst_case_cells(study, exact_routings(study))
+    if not extra:
+        return cells
+    order = {r: i for i, r in enumerate(study.routings)}   # each routing's worst-case cells after its others
+    return sorted(cells + extra, key=lambda c: order[c["routing"]])
 
 
 def cell_key(cell: dict) -> str:
@@ -667,7 +712,7 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
 
     def spec(c: dict, rate: float) -> RunSpec:
         traffic = (permutation_traffic(p, c["traffic"], c["seed"], c["permutation"]) if "permutation" in c
-                   else p.traffics[c["traffic"]])
+                   else p.worst[c["routing"]][0] if c["traffic"] == WORST_CASE else p.traffics[c["traffic"]])
         return RunSpec(traffic, p.routers[c["routing"]], p.injection, rate * p.scale,
                        seed=c["seed"], priority=c["priority"])
 
@@ -788,4 +833,6 @@ def _saturation_line(study, p: Prepared, c: dict, sat, z: RunResult | None) -> d
            "analytic_value": None if exact is None else float(exact),
            "ratio": None if exact is None or exact == 0 else theta / float(exact),
            "zero_load_latency": zero, "hops_mean": None if z is None else z.hops_mean, "runs": len(sat.runs)}
+    if c["traffic"] == WORST_CASE:    # the ideal network's Θ of it, with bounded buffers too
+        row["worst_case_exact"] = float(p.worst[c["routing"]][2])
     return {"cell": c, "row": row, "pairs": []}

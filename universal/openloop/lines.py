@@ -12,6 +12,7 @@ import json
 from typing import Callable
 
 from universal.openloop.cells import cell_key
+from universal.openloop.worstcase import WORST_CASE
 from universal.results import BadLine, check_field_names
 
 __all__ = ["LOAD_FIELDS", "SATURATION_FIELDS", "PAIR_FIELDS", "RUN_STATUSES", "parse_line"]
@@ -29,6 +30,8 @@ SATURATION_FIELDS = {**_CELL, "saturation": _NUM, "upper": _NUM, "limited": _BOO
                      "hops_mean": _NUM + _NONE, "runs": _INT}
 #: A saturation row of one of the permutations of ``random-perms:M`` also names it.
 _PERMUTATION = {"permutation": _INT}
+#: A saturation row of a routing's exact worst-case permutation also has the ideal network's Θ of it.
+_WORST_CASE = {"worst_case_exact": _NUM}
 PAIR_FIELDS = {**_CELL, "offered": _NUM, "pair": _STR, "latency_mean": _NUM + _NONE, "hops_mean": _NUM + _NONE,
                "packets": _INT}
 
@@ -82,7 +85,8 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
         cell = data["cell"]
         if not isinstance(cell, dict) or cell_key(cell) not in cells:
             raise BadLine(f"cell {json.dumps(cell)} is not a cell of this study")
-        _check_row(data["row"], {**fields, **_PERMUTATION} if "permutation" in cell else fields, cell, "the row")
+        extra = _PERMUTATION if "permutation" in cell else _WORST_CASE if cell["traffic"] == WORST_CASE else {}
+        _check_row(data["row"], {**fields, **extra}, cell, "the row")
         _check_histogram(data["row"], "the row")
         pairs = data["pairs"]
         if not isinstance(pairs, list) or len(pairs) != pairs_per_cell:

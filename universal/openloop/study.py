@@ -21,6 +21,7 @@ from universal.openloop.cells import (ZERO_LOAD, analytic_throughput, cell_key, 
                                       forget_prepared, prepare, run_cells, run_chunk, study_cells)
 from universal.openloop.histograms import check_router_delay, permutation_summary
 from universal.openloop.lines import parse_line
+from universal.openloop.worstcase import check_worst_case_options, exact_routings, worst_case_cells, worst_case_summary
 from universal.results import (check_results_path, read_results_file, remove_stale_temporaries, resumes_itself,
                                write_results_file)
 
@@ -107,6 +108,11 @@ class OpenLoopStudy:
     #: Every pair's row pools the packets of all its translates (tori and hypercubes under
     #: translation-invariant traffic and routing; :mod:`universal.openloop.histograms`).
     pool_translates: bool = False
+    #: With saturation: each routing's lowest Θ over its patterns, its exact worst-case permutation
+    #: searched too where it has one (:mod:`universal.openloop.worstcase`)
+    worst_case: bool = False
+    #: With ``worst_case``: random permutations searched for each routing without an exact worst case
+    random_perms: int = 0
 
     @property
     def priorities(self) -> list[str]:
@@ -155,7 +161,8 @@ class OpenLoopStudy:
                 **({"histogram": True} if self.histogram else {}),
                 **({"router_delay": self.router_delay} if self.router_delay else {}),
                 **({"vcs": self.vcs} if self.vcs != 1 else {}),
-                **({"pool_translates": True} if self.pool_translates else {})}
+                **({"pool_translates": True} if self.pool_translates else {}),
+                **({"worst_case": True, "random_perms": self.random_perms} if self.worst_case else {})}
 
     def cell_count(self) -> int:
         """Runs of a load sweep, or searches of a saturation table (without making the cells).
@@ -170,7 +177,8 @@ class OpenLoopStudy:
         from universal.openloop.cells import random_perm_count   # random-perms:M: one search per permutation
 
         traffics = sum(max(1, random_perm_count(t)) for t in self.traffics)
-        return len(self.routings) * traffics * len(self.priorities) * len(self.seeds)
+        return (len(self.routings) * traffics * len(self.priorities) * len(self.seeds)
+                + len(worst_case_cells(self, exact_routings(self))))
 
 
 @dataclass
@@ -186,6 +194,8 @@ class OpenLoopReport:
     resumed: int = 0
     computed: int = 0
     seconds: float = 0.0
+    #: CHAOS routings (no VCs) -> the places of every node's shared queue, for the title
+    shared_queues: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         s = self.study
@@ -202,9 +212,13 @@ class OpenLoopReport:
             out["vcs"] = s.vcs
         if s.pool_translates:
             out["pool_translates"] = True
+        if self.shared_queues:
+            out["shared_queues"] = self.shared_queues
         summary = permutation_summary(self.rows) if s.loads is None else []
         if summary:
             out["random_perms"] = summary
+        if s.worst_case:
+            out["worst_case"] = worst_case_summary(self.rows)
         return out
 
 
@@ -257,6 +271,7 @@ def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | Non
     if (resume or overwrite) and results_file is None:
         raise UserError(f"--{'resume' if resume else 'overwrite'} applies to a results file: name it with --out FILE")
     check_router_delay(study.router_delay)
+    check_worst_case_options(study.worst_case, study.random_perms, study.saturation)
     if study.histogram and study.loads is None:
         raise UserError("latency histograms come from a load sweep (loads), not from a saturation search")
     if study.cell_count() > MAX_CELLS:
@@ -327,4 +342,13 @@ def _run(study: OpenLoopStudy, progress, results_file, resume: bool, overwrite: 
     ordered = [done[k] for k in keys]
     return OpenLoopReport(study, prepared.network.summary(), prepared.capacity, [line["row"] for line in ordered],
                           [pair for line in ordered for pair in line["pairs"]], path, resumed, len(pending),
-                          time.perf_counter() - start)
+                          time.perf_counter() - start, _shared_queues(study, prepared))
+
+
+def _shared_queues(study: OpenLoopStudy, prepared) -> dict[str, int]:
+    """The shared queue of each CHAOS routing (places per node; all nodes alike on a torus, the
+    largest otherwise), which a title names instead of VCs CHAOS does not have."""
+    from universal.engine.chaos import queue_sizes
+
+    return {r: int(queue_sizes(router, study.buffer, study.vcs).max()) for r, router in prepared.routers.items()
+            if router.kind == "chaos"}

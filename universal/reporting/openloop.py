@@ -10,7 +10,7 @@ from rich.table import Table
 from universal.reporting.layout import Col, FitTable
 
 __all__ = ["openloop_table", "print_openloop", "latency_histograms", "histogram_table", "permutation_tables",
-           "pairs_table"]
+           "pairs_table", "worst_case_table"]
 
 
 def _f(x, digits: int = 3) -> str:
@@ -73,17 +73,37 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
 def router_setting(data: dict) -> str:
     """What a study's routers had beyond the ideal network's unbounded link buffers, for a title:
     ``; B=2, b=8, V=6`` (packets per link and step, per buffer or VC, VCs per link); empty
-    for the defaults.
+    for the defaults. CHAOS has no VCs: its b places per input link and its shared queue of S
+    places per node are named apart (``chaos: b=8, S=160``), alone when it is the only routing.
 
     Examples
     --------
     >>> router_setting({"bandwidth": 1, "buffer": 8, "vcs": 6}), router_setting({"bandwidth": 1, "buffer": None})
     ('; b=8, V=6', '')
+    >>> router_setting({"bandwidth": 1, "buffer": 8, "vcs": 6, "shared_queues": {"chaos": 160},
+    ...                 "rows": [{"routing": "chaos"}, {"routing": "goal"}]})
+    '; b=8, V=6; chaos: b=8, no VCs, shared queue S=160'
+    >>> router_setting({"bandwidth": 1, "buffer": 8, "vcs": 6, "shared_queues": {"chaos": 160},
+    ...                 "rows": [{"routing": "chaos"}]})
+    '; b=8, no VCs, shared queue S=160'
     """
     parts = [f"B={data['bandwidth']}"] if data.get("bandwidth", 1) != 1 else []
     parts += [f"b={data['buffer']}"] if data.get("buffer") is not None else []
+    queues = data.get("shared_queues") or {}
+    if queues and {r["routing"] for r in data.get("rows", [])} <= set(queues):   # CHAOS alone: no VCs to name
+        return "; " + ", ".join(parts + [_queue(queues)])
     parts += [f"V={data['vcs']}"] if data.get("vcs", 1) != 1 else []
-    return "; " + ", ".join(parts) if parts else ""
+    text = "; " + ", ".join(parts) if parts else ""
+    for name, size in queues.items():
+        text += f"; {name}: " + ", ".join(([f"b={data['buffer']}"] if data.get("buffer") is not None else [])
+                                          + [_queue({name: size})])
+    return text
+
+
+def _queue(queues: dict) -> str:
+    """CHAOS's shared queue, for a title (one size, or the sizes of several CHAOS routings)."""
+    sizes = sorted(set(queues.values()))
+    return "no VCs, shared queue S=" + "/".join(str(x) for x in sizes)
 
 
 #: Widest bar of a histogram table, in characters (the table stays within 80 columns).
@@ -226,6 +246,74 @@ def permutation_tables(data: dict) -> list[Table]:
     return tables
 
 
+#: The GOAL paper's short names of its traffic patterns (Table 2), for the worst-case table's columns.
+SHORT_TRAFFIC = {"neighbor": "NN", "uniform": "UR", "bitcomp": "BC", "transpose": "TP", "tornado": "TOR",
+                 "diagonal": "DIA"}
+
+
+def _pattern_label(pattern: str) -> str:
+    """A worst-case pattern, short: ``own WC perm``, ``perm #17 of 40``, ``TOR``.
+
+    Examples
+    --------
+    >>> _pattern_label("random-perms:40#17"), _pattern_label("worst-case"), _pattern_label("tornado")
+    ('perm #17 of 40', 'own WC perm', 'TOR')
+    """
+    if pattern == "worst-case":
+        return "own WC perm"
+    if pattern.startswith("random-perms") and "#" in pattern:
+        name, index = pattern.split("#")
+        return f"perm #{index} of {name.partition(':')[2] or 1000}"
+    return SHORT_TRAFFIC.get(pattern, pattern)
+
+
+def worst_case_table(data: dict) -> Table:
+    """Θ of every routing on each named pattern and its worst case (``worst_case``): the lowest Θ
+    simulated, the pattern that gave it and, for a routing with an exact worst case, the ideal
+    network's Θ of its worst-case permutation (Singh, Dally, Gupta & Towles 2003, Figure 6).
+
+    Examples
+    --------
+    >>> rows = [dict(routing="dor", traffic=t, priority="age", seed=0, saturation=x, limited=False)
+    ...         for t, x in [("uniform", 0.96), ("tornado", 0.33)]]
+    >>> wc = [dict(routing="dor", priority="age", seed=0, theta=0.28, pattern="worst-case", limited=False,
+    ...            patterns=3, random_perms=0, exact_theta=2 / 7, worst_case_theta=0.28)]
+    >>> t = worst_case_table({"units": "capacity", "network": {"name": "torus:k=8,n=2"}, "rows": rows,
+    ...                       "worst_case": wc})
+    >>> [c.header for c in t.columns]
+    ['routing', 'UR', 'TOR', 'WC perm', 'WC', 'WC pattern', 'exact WC']
+    """
+    summary = data["worst_case"]
+    rows = [r for r in data["rows"] if "permutation" not in r and r["traffic"] != "worst-case"]
+    traffics = list(dict.fromkeys(r["traffic"] for r in rows))
+    rules = len({s["priority"] for s in summary}) > 1
+    seeds = len({s["seed"] for s in summary}) > 1
+    theta = {(r["routing"], r["priority"], r["seed"], r["traffic"]): r for r in rows}
+    unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
+    perms = max((s["random_perms"] for s in summary), default=0)
+    own = any(s["exact_theta"] is not None for s in summary)    # some routing has an exact worst case
+    t = Table(title=f"Worst case on {data['network']['name']} ({unit}{router_setting(data)})",
+              caption=("WC perm: Θ on the routing's own exact worst-case permutation (Towles & Dally); " if own else "")
+                      + "WC: the lowest Θ simulated, over the patterns named" + (" and that permutation" if own else "")
+                      + (f", {perms:,} random permutations for the routings without one" if perms else "")
+                      + ("; exact WC: the ideal network's Θ of that permutation (capacity / max channel load)"
+                         if own else ""))
+    cols = (["routing"] + (["priority"] if rules else []) + (["seed"] if seeds else [])
+            + [SHORT_TRAFFIC.get(x, x) for x in traffics] + (["WC perm"] if own else []) + ["WC", "WC pattern"]
+            + (["exact WC"] if own else []))
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("routing", "priority", "WC pattern") else "right", no_wrap=True)
+    for s in summary:
+        cells = []
+        for x in traffics:
+            r = theta.get((s["routing"], s["priority"], s["seed"], x))
+            cells.append("—" if r is None else _f(r["saturation"]) + ("+" if r.get("limited") else ""))
+        t.add_row(s["routing"], *([s["priority"]] if rules else []), *([str(s["seed"])] if seeds else []), *cells,
+                  *([_f(s["worst_case_theta"])] if own else []), _f(s["theta"]) + ("+" if s["limited"] else ""),
+                  _pattern_label(s["pattern"]), *([_f(s["exact_theta"])] if own else []))
+    return t
+
+
 def pairs_table(data: dict) -> Table:
     """The latency of the named pairs; a traffic or offered load that every row shares is named in
     the title instead of a column, and pooled translates in the caption.
@@ -273,6 +361,8 @@ def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
     histograms of ``--histogram`` and the random permutations' Θ of ``random-perms:M``."""
     if any("permutation" not in r for r in data["rows"]) or not data["rows"]:
         console.print(openloop_table(data, wide=wide))
+    if data.get("worst_case"):
+        console.print(worst_case_table(data))
     for table in permutation_tables(data):
         console.print(table)
     for h in latency_histograms(data):
