@@ -83,6 +83,7 @@ def router_setting(data: dict) -> str:
     parts = [f"B={data['bandwidth']}"] if data.get("bandwidth", 1) != 1 else []
     parts += [f"b={data['buffer']}"] if data.get("buffer") is not None else []
     parts += [f"V={data['vcs']}"] if data.get("vcs", 1) != 1 else []
+    parts += ["FIFO source queues"] if data.get("source_queue", "all") != "all" else []
     return "; " + ", ".join(parts) if parts else ""
 
 
