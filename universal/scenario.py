@@ -370,6 +370,13 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
                 what = {str: "a name", int: "an integer", float: "a number"}[kind]
                 raise UserError(f"{path}: '{key}' must be {what}")
             options[key] = data[key]
+    if "source_queue" in options:
+        from universal.engine.source_queue import check_source_queue
+
+        try:
+            check_source_queue(options["source_queue"])
+        except UserError as exc:
+            raise UserError(f"{path}: {exc}") from None
     buffer = _buffer_setting(data.get("buffer", "unbounded"), path)
     if isinstance(buffer, list):
         raise UserError(f"{path}: an openloop scenario takes one buffer size")

@@ -119,3 +119,31 @@ def test_a_batch_with_fifo_sources_sends_one_packet_per_node_and_step():
         assert fixed.T == T
     with pytest.raises(UserError, match="bufferless"):
         simulate(runs[0].paths, "trial-and-failure", np.random.default_rng(0), source_queue="fifo")
+
+
+@pytest.mark.parametrize("value,message", [('"fifo"', None), ('"lifo"', "unknown source queue 'lifo'"),
+                                           ("1", "'source_queue' must be a name")])
+def test_a_scenario_names_its_source_queue(tmp_path, value, message):
+    from universal.scenario import load_scenario
+
+    f = tmp_path / "sq.toml"
+    f.write_text('kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = "dor"\ntraffic = "uniform"\n'
+                 f'loads = [0.2]\nsource_queue = {value}\n')
+    if message is None:
+        assert load_scenario(str(f)).openloop.source_queue == "fifo"
+        assert load_scenario(str(f)).openloop.settings()["source_queue"] == "fifo"
+    else:
+        with pytest.raises(UserError, match=message):
+            load_scenario(str(f))
+
+
+def test_a_bad_source_queue_on_the_command_line_is_one_error_line():
+    import subprocess
+    import sys
+
+    for command in ("openloop --network torus:k=4,n=2 --loads 0.2", "route --network torus:k=4,n=2 --problem "
+                    "permutation:random"):
+        out = subprocess.run([sys.executable, "-m", "universal", *command.split(), "--source-queue", "lifo"],
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and out.stdout == ""
+        assert out.stderr.count("\n") <= 1 and out.stderr.startswith("error: argument --source-queue")
