@@ -25,8 +25,8 @@ The variants (all off by default, which is the engine as it is):
     ``source_queue="fifo"`` (``openloop --source-queue fifo``, :mod:`universal.engine.source_queue`)
     is this rule built in, and on the oblivious routings it delivers every packet in the same
     step as this probe's swap (VAL on tornado, RLB on bit complement, b = 1, offered 1.0, 400
-    steps, 4- and 8-ary 2-cubes). The probe's adaptive packets behind the head keep their
-    first decision, made at creation; the engine's decide when they reach the head.
+    steps, 4- and 8-ary 2-cubes). The adaptive routings were not compared: the probe masks an
+    adaptive packet behind the head step by step, the engine routes it when it reaches the head.
 ``--source one``
     any packet of the queue may leave, but at most one per node and step.
 ``--credit same-step``
