@@ -153,12 +153,13 @@ def test_with_fifo_sources_chaos_still_starves_its_least_served_source_and_goal_
     """GOAL §5.5, Figure 13, with the paper's source queue, on the small case of
     ``tests/engine/test_chaos.py`` (6-ary 2-cube, bit complement, 2-deep VCs, 3 VCs' budget) at
     0.9 packets per node per step, beyond both routings' saturation: CHAOS's least served source
-    gets under half its mean (0.42 measured; through traffic and the shared queue go before its
-    head), GOAL's keeps 0.9 of it."""
+    gets under half its mean (0.42 measured), GOAL's keeps 0.9 of it and GOAL's mean holds
+    (0.634; with the engine's default source queue 0.518, so this fails if the FIFO is ignored)."""
     beyond = Measurement(window=300, warmup_min=100, warmup_max=1000, drain=False)
-    ratio = {}
+    got = {}
     for routing in ("chaos", "goal"):
         res, = simulate_batch([spec("torus:k=6,n=2", routing, "bitcomp", 0.9, seed=2)], buffer=2, vcs=3,
                               measurement=beyond, source_queue="fifo")
-        ratio[routing] = res.accepted_min / res.accepted
-    assert ratio["chaos"] < 0.5 and ratio["goal"] > 0.85
+        got[routing] = (res.accepted, res.accepted_min / res.accepted)
+    assert got["chaos"][1] < 0.5
+    assert got["goal"][1] > 0.85 and got["goal"][0] > 0.6
