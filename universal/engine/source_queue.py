@@ -18,7 +18,8 @@ algorithm for torus networks", ISCA 2003, §5.1; BookSim's injection queue is th
     the packets behind it (head-of-line blocking). With B = 1 (the paper's one flit per cycle)
     the head alone may leave, one packet per step at most. The packets that left are replaced at
     the end of the step by the next ones of the queue, which are routed (and, adaptive, decide)
-    at the start of the next step, as a packet arriving at a node does.
+    at the start of the next step, as a packet arriving at a node does. (UGAL-L/G on networks
+    with terminals still choose between their two paths when the packet is created.)
 
 In the engine a packet behind the front waits for the dummy *held* link, which never lets it
 across (:class:`universal.engine.runs._Batch`'s ``held_link``), and is not counted in the links'
