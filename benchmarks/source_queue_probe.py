@@ -20,8 +20,13 @@ The variants (all off by default, which is the engine as it is):
 ``--source fifo``
     only the oldest packet of each source queue may leave it (the others neither contend nor
     count in the adaptive routings' queue lengths): the source queue of the GOAL paper's
-    router and BookSim's, a FIFO whose head alone is injected. In the engine every packet
-    of a source queue waits directly for its first link, like a transit packet.
+    router and BookSim's, a FIFO whose head alone is injected. In the engine's default source
+    queue every packet waits directly for its first link, like a transit packet; the engine's
+    ``source_queue="fifo"`` (``openloop --source-queue fifo``, :mod:`universal.engine.source_queue`)
+    is this rule built in, and on the oblivious routings it delivers every packet in the same
+    step as this probe's swap (VAL on tornado, RLB on bit complement, b = 1, offered 1.0, 400
+    steps, 4- and 8-ary 2-cubes). The adaptive routings were not compared: the probe masks an
+    adaptive packet behind the head step by step, the engine routes it when it reaches the head.
 ``--source one``
     any packet of the queue may leave, but at most one per node and step.
 ``--credit same-step``

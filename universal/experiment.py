@@ -129,6 +129,8 @@ class Experiment:
     bandwidth: int | Sequence[int] = 1
     buffer: int | None | Sequence[int | None] = None
     vcs: int = 1
+    #: The sources' model (:mod:`universal.engine.source_queue`): ``all`` or ``fifo``.
+    source_queue: str = "all"
     engine: str = "one"
     name: str = ""
     base_dir: Path | None = None
@@ -155,11 +157,12 @@ class ExperimentResult:
     link_loads: list[tuple[Network, np.ndarray]] = field(default_factory=list, repr=False)
     runs: list[tuple[PathCollection, object]] = field(default_factory=list, repr=False)
     vcs: int = 1
+    source_queue: str = "all"
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
         or a list when swept), ``buffer`` (null: unbounded; a list when swept), ``vcs`` (only when
-        the links have several virtual channels), ``rows`` (and ``collections`` and
+        the links have several virtual channels), ``source_queue`` (only when ``fifo``), ``rows`` (and ``collections`` and
         ``path_systems`` when the run analysed its path collections)."""
         out = {
             "scenario": self.name,
@@ -168,6 +171,7 @@ class ExperimentResult:
             "bandwidth": self.bandwidth,
             "buffer": self.buffer,
             **({"vcs": self.vcs} if self.vcs != 1 else {}),
+            **({"source_queue": self.source_queue} if self.source_queue != "all" else {}),
             "rows": [asdict(r) for r in self.rows],
         }
         if self.collections:
@@ -345,6 +349,10 @@ def _plan(exp: Experiment) -> _Plan:
     check_seed_count(len(exp.seeds), "the experiment")
     network = build_network(exp.network, exp.base_dir)
     _check_vcs(exp, network)
+    from universal.engine.source_queue import check_source_queue
+
+    if check_source_queue(exp.source_queue) != "all" and exp.engine == "reference":
+        raise UserError("the batch reference engine has no FIFO source queues; they run on the one engine")
     paths = [default_base(network)] if exp.paths is None else exp.paths
     systems = [_adaptive_or_paths(p, network, exp.base_dir) for p in paths]
     protocols = [build_protocol(p) for p in exp.protocols]
@@ -474,6 +482,8 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     bandwidths, buffers = plan.bandwidths, plan.buffers
     simulate = ENGINES[exp.engine]
     with_vcs = {"vcs": exp.vcs} if exp.vcs != 1 else {}
+    if exp.source_queue != "all":
+        with_vcs["source_queue"] = exp.source_queue
     rows: list[Row] = []
     deliveries: list[np.ndarray] = []
     captions = [s.caption for s in systems if s.caption] + ([exp.note] if exp.note else [])
@@ -493,7 +503,8 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     if progress:
                         progress(f"{problem_name} / {system_label} / {protocol_label} / seed {seed}")
                     row, run = _adaptive_row(network, problem, problem_name, system, protocol, seed, protocol_ss,
-                                             bandwidth, buffer, system_label, protocol_label, exp.vcs)
+                                             bandwidth, buffer, system_label, protocol_label, exp.vcs,
+                                             exp.source_queue)
                     rows.append(row)
                     if keep_delivery:
                         deliveries.append(run.result.delivery)
@@ -546,17 +557,17 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             progress(f"expected congestion of {label}")
         path_systems.append(_expected_congestion(label, network, exp))
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
-                            shown_buffer, deliveries, path_systems, link_loads, runs, exp.vcs)
+                            shown_buffer, deliveries, path_systems, link_loads, runs, exp.vcs, exp.source_queue)
 
 
 def _adaptive_row(network: Network, problem, problem_name: str, system: AdaptiveRouting, protocol: Protocol,
                   seed: int, protocol_ss, bandwidth: int, buffer: int | None, system_label: str,
-                  protocol_label: str, vcs: int = 1):
+                  protocol_label: str, vcs: int = 1, source_queue: str = "all"):
     """One batch routed adaptively (:func:`universal.engine.batch.route_batch`) and its row."""
     from universal.engine.batch import route_batch
     start = time.perf_counter()
     run = route_batch(network, problem.sources, problem.dests, system.name, protocol.name, seed=protocol_ss,
-                      bandwidth=bandwidth, buffer=buffer, vcs=vcs)
+                      bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue)
     row = make_row(problem_name, run.paths, protocol, seed, run.result, bandwidth, time.perf_counter() - start,
                    system_label, protocol_label, adaptive=True)
     return row, run

@@ -93,7 +93,7 @@ KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds"
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
-                 "histogram", "router_delay", "pool_translates", "worst_case", "random_perms"}
+                 "histogram", "router_delay", "pool_translates", "worst_case", "random_perms", "source_queue"}
 ADVERSARY_KEYS = {"description", "kind", "dims", "congestion", "protocols", "seeds", "seed"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
@@ -365,13 +365,20 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
             raise UserError(f"{path}: 'priority' must be a name or a non-empty list of names")
         options["priority"] = rules[0] if len(rules) == 1 else rules
     for key, kind in (("injection", str), ("units", str), ("bandwidth", int), ("vcs", int), ("window", int),
-                      ("tolerance", float)):
+                      ("tolerance", float), ("source_queue", str)):
         if key in data:
             ok = isinstance(data[key], (int, float) if kind is float else kind)
             if not ok or isinstance(data[key], bool):
                 what = {str: "a name", int: "an integer", float: "a number"}[kind]
                 raise UserError(f"{path}: '{key}' must be {what}")
             options[key] = data[key]
+    if "source_queue" in options:
+        from universal.engine.source_queue import check_source_queue
+
+        try:
+            check_source_queue(options["source_queue"])
+        except UserError as exc:
+            raise UserError(f"{path}: {exc}") from None
     buffer = _buffer_setting(data.get("buffer", "unbounded"), path)
     if isinstance(buffer, list):
         raise UserError(f"{path}: an openloop scenario takes one buffer size")

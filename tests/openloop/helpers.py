@@ -23,18 +23,19 @@ def spec(net: str, routing: str, traffic: str, rate: float, *, injection: str = 
                    seed=seed, priority=priority)
 
 
-def assert_run_equals_reference(case: tuple, steps: int, least_delivered: int) -> None:
+def assert_run_equals_reference(case: tuple, steps: int, least_delivered: int, source_queue: str = "all") -> None:
     """One open-loop run of ``case`` = (network, routing, traffic, rate, injection, priority, B, b,
-    V) on the engine and on the plain reference, same seed: the same packets delivered in the
-    same steps, and enough of them that the comparison says something."""
+    V) on the engine and on the plain reference, same seed and source-queue model: the same
+    packets delivered in the same steps, and enough of them that the comparison says something."""
     from universal.engine.measure import Measurement
     from universal.engine.reference_runs import simulate_reference
     from universal.engine.runs import simulate_batch
 
     net, routing, traffic, rate, injection, priority, B, b, V = case
     s = spec(net, routing, traffic, rate, injection=injection, priority=priority, seed=5)
-    fast = simulate_batch([s], bandwidth=B, buffer=b, vcs=V, measurement=Measurement(steps=steps))[0]
-    ref = simulate_reference(s, steps, bandwidth=B, buffer=b, vcs=V)
+    fast = simulate_batch([s], bandwidth=B, buffer=b, vcs=V, measurement=Measurement(steps=steps),
+                          source_queue=source_queue)[0]
+    ref = simulate_reference(s, steps, bandwidth=B, buffer=b, vcs=V, source_queue=source_queue)
     assert fast.status == ref["status"] == "steps"
     delivered = fast.records["delivered"]
     assert (delivered >= 0).sum() > least_delivered

@@ -45,6 +45,11 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                          "GOAL's *-channels: min-adaptive and goal 3, ugal 6 on a torus); "
                          "a routing that needs more than V is refused; chaos has no VCs and gives the V x b "
                          "budget of every input link beyond its one buffer of b to its shared queue")
+    ol.add_argument("--source-queue", choices=["all", "fifo"], default="all",
+                    help="a node's source queue: all (default, the ideal network's): every queued packet may take "
+                         "any free place on its node's links, by priority; fifo (the GOAL paper's input-queued "
+                         "router): a FIFO whose first B packets alone are routed and leave in order, so with "
+                         "B = 1 the head alone, one packet per step")
     ol.add_argument("--window", type=positive, default=None,
                     help="measurement window in steps (default max(1000, 200/rate))")
     ol.add_argument("--tolerance", type=float, default=0.01, help="relative width of the saturation bracket (0.01)")
@@ -125,7 +130,8 @@ def run(args: argparse.Namespace) -> None:
                           loads=parse_loads(args.loads) if args.loads else None, saturation=args.saturation,
                           injection=args.injection, units=args.units,
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=_priorities(args.priority),
-                          bandwidth=args.bandwidth, buffer=args.buffer[0], vcs=args.vcs, window=args.window,
+                          bandwidth=args.bandwidth, buffer=args.buffer[0], vcs=args.vcs,
+                          source_queue=args.source_queue, window=args.window,
                           tolerance=args.tolerance, histogram=args.histogram, router_delay=args.router_delay,
                           pairs=[f"{a}->{b}" for a, b in args.pair or []], pool_translates=args.pool_translates,
                           worst_case=args.worst_case, random_perms=args.random_perms)

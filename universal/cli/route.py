@@ -34,6 +34,10 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                          "every hop enters the dateline class of its place on its path, each class a buffer of "
                          "its VCs x b, so that no deadlock occurs; the classes are counted on the paths and more "
                          "than V are refused")
+    rt.add_argument("--source-queue", choices=["all", "fifo"], default="all",
+                    help="a node's packets: all (default): every one waits for its first link from step 1; fifo "
+                         "(an input-queued router's source queue): they leave in packet order, the first B alone "
+                         "routed, so with B = 1 one per node and step")
     rt.add_argument("--engine", choices=["one", "fast", "reference"], default="one", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
@@ -61,6 +65,8 @@ def run(args: argparse.Namespace) -> None:
     html = html_path(args)
     if args.vcs != 1 and (args.trace or html is not None):
         raise UserError("--trace and --html follow a run with one buffer per link; leave out --vcs")
+    if args.source_queue != "all" and (args.trace or html is not None):
+        raise UserError("--trace and --html follow a run with the default source queue; leave out --source-queue")
     if args.trace:
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
@@ -85,6 +91,7 @@ def run(args: argparse.Namespace) -> None:
         bandwidth=args.bandwidth[0] if len(args.bandwidth) == 1 else args.bandwidth,
         buffer=args.buffer[0] if len(args.buffer) == 1 else args.buffer,
         vcs=args.vcs,
+        source_queue=args.source_queue,
         engine=args.engine,
         name="route",
         analyze=args.analyze,

@@ -153,7 +153,8 @@ def decide_star(batch, t: int) -> None:
     """
     batch.pending_decide = np.empty(0, dtype=np.int64)
     h, a = batch.head, batch.a
-    idx = np.flatnonzero((a["kind"][h:] > 0) & (a["want"][h:] != batch.trash)) + h
+    # (not the dead, nor a packet behind the front of a FIFO source queue: it waits for a dummy link)
+    idx = np.flatnonzero((a["kind"][h:] > 0) & (a["want"][h:] < batch.trash)) + h
     if not len(idx):
         return
     tabs = _tables(batch)

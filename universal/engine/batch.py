@@ -237,7 +237,7 @@ def compiled_pays(protocol, hops: int) -> bool:
 
 def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, bandwidth: int = 1,
              buffer: int | None = None, step_limit: int | None = None, record_hops: bool = False,
-             vcs: int = 1) -> RoutingResult:
+             vcs: int = 1, source_queue: str = "all") -> RoutingResult:
     """Route every packet of ``collection`` along its path with one of the survey's protocols.
 
     The packets are a batch of the one engine (:mod:`universal.engine.runs`), all created in
@@ -282,6 +282,10 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         occur; the classes are counted on the paths themselves
         (:func:`universal.engine.vcs.classes_of_paths`) and more than V are refused. Bufferless
         protocols have no buffers and ignore it.
+    source_queue : {"all", "fifo"}
+        ``fifo``: every node's packets leave it in packet order, its first B alone routed (the
+        input-queued router's source queue, :mod:`universal.engine.source_queue`); ``all``: every
+        packet waits for its first link from step 1. Bufferless protocols refuse ``fifo``.
 
     Returns
     -------
@@ -310,18 +314,24 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         raise ValueError("bandwidth must be >= 1")
     if buffer is not None and buffer < 1:
         raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
+    from universal.engine.source_queue import check_source_queue
+
+    fifo = check_source_queue(source_queue) == "fifo"
+    if protocol.bufferless and fifo:
+        raise UserError(f"{protocol.name} is bufferless: it has no source queue to make a FIFO (leave out "
+                        "--source-queue fifo)")
     if protocol.bufferless:
         from universal.engine.bufferless import simulate_bufferless
         return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
                                    record_hops=record_hops)
     lengths = collection.lengths
-    if vcs == 1 and compiled_pays(protocol, int(lengths.sum())):
+    if vcs == 1 and not fifo and compiled_pays(protocol, int(lengths.sum())):
         result = _simulate_compiled(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
         if result is not None:
             return result
-    if vcs == 1 and STATIC_NUMPY and protocol.dynamic == "static":
+    if vcs == 1 and not fifo and STATIC_NUMPY and protocol.dynamic == "static":
         return _simulate_static_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
-    if vcs == 1 and DYNAMIC_NUMPY and type(protocol).__name__ in DYNAMIC_RULES:
+    if vcs == 1 and not fifo and DYNAMIC_NUMPY and type(protocol).__name__ in DYNAMIC_RULES:
         result = _simulate_dynamic_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
         if result is not None:
             return result
@@ -338,7 +348,7 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     hop_steps = np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None
     if not lengths.any() or limit <= 0:            # nothing to move, or no step to move it in
         return _unmoved(collection, record_hops, buffer)
-    res = simulate_run(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs,
+    res = simulate_run(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue,
                        measurement=Measurement(steps=limit, until_delivered=True, record_crossings=record_hops))
     rec = res.records
     # packets first move in step 1 here (step 0 of the engine); no hop to make: delivered in step 0
@@ -435,7 +445,8 @@ def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.nd
 
 def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routing: str, protocol: str, *,
                 seed: int | np.random.SeedSequence = 0, bandwidth: int = 1, buffer: int | None = None,
-                step_limit: int | None = None, engine: str = "fast", vcs: int = 1) -> BatchRun:
+                step_limit: int | None = None, engine: str = "fast", vcs: int = 1,
+                source_queue: str = "all") -> BatchRun:
     """Route the packets ``sources[i] -> dests[i]`` with an adaptive routing, all starting at step 0.
 
     Parameters
@@ -458,6 +469,8 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
         packet at a time: the oracle the fast engine must equal).
     vcs : int
         V, virtual channels per link (:mod:`universal.engine.vcs`).
+    source_queue : {"all", "fifo"}
+        The sources' model (:func:`simulate`).
 
     Returns
     -------
@@ -491,27 +504,28 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
     spec = batch_spec(router, sources, dests, ADAPTIVE_PROTOCOLS[protocol], seed=seed)
     if engine == "reference":
-        delivered, crossings, status, most = _reference(spec, limit, bandwidth, buffer, vcs)
+        delivered, crossings, status, most = _reference(spec, limit, bandwidth, buffer, vcs, source_queue)
     else:
-        delivered, crossings, status, most = _fast(spec, limit, bandwidth, buffer, vcs)
+        delivered, crossings, status, most = _fast(spec, limit, bandwidth, buffer, vcs, source_queue)
     run = _batch_run(network, sources, dests, routing, delivered, crossings, status, limit, buffer)
     if router.kind == "chaos":      # a packet may leave its link buffer for the shared queue unseen
         run.result.max_buffer = most
     return run
 
 
-def _fast(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1):
+def _fast(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1, source_queue: str = "all"):
     from universal.engine.runs import simulate
     from universal.engine.measure import Measurement
-    res = simulate(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs,
+    res = simulate(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue,
                    measurement=Measurement(steps=limit, until_delivered=True, record_crossings=True))
     return res.records["delivered"], res.records["crossings"], res.status, res.records["max_buffer"]
 
 
-def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1):
+def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1, source_queue: str = "all"):
     from universal.engine.reference_runs import simulate_reference
     record: dict = {}
-    run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record, vcs=vcs)
+    run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record, vcs=vcs,
+                             source_queue=source_queue)
     crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
     return np.array(run["delivered"], dtype=np.int64), crossings, run["status"], record.get("max_buffer", 0)
 
@@ -555,6 +569,8 @@ def _max_buffer(step: np.ndarray, pid: np.ndarray, link: np.ndarray, delivered: 
     # limit, deadlock) it leaves the packet in that buffer until the end
     still = last_hop & (delivered[pid] <= 0)
     stays = ~last_hop | still
+    if not stays.any():             # every packet delivered by its first hop: no buffer entered
+        return 0
     start = step[stays]
     end = np.where(last_hop[stays], np.iinfo(np.int64).max // 4, nxt[stays])     # [start, end)
     where = link[stays]

@@ -175,7 +175,7 @@ def decide(batch, t: int) -> None:
     batch.queue_start = occ[batch.queue_base:batch.queue_base + batch.R * N].astype(np.int64)
     inputs = np.bincount(batch.link_node, weights=occ[:batch.R * L], minlength=batch.R * N).astype(np.int64)
     open_ = batch.queue_start + inputs < batch.queue_cap
-    live = np.flatnonzero(a["want"][h:] != batch.trash) + h
+    live = np.flatnonzero(a["want"][h:] < batch.trash) + h     # not behind a FIFO source queue's front
     batch.chaos_gate = np.zeros(batch.cap - h, dtype=bool)
     if not len(live):
         return

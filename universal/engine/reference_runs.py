@@ -58,7 +58,8 @@ def _priority(rule: str, core: ReferenceCore, ranks: tuple | None = None):
 
 
 def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer: int | None = None,
-                       create_until: int | None = None, record: dict | None = None, vcs: int = 1) -> dict:
+                       create_until: int | None = None, record: dict | None = None, vcs: int = 1,
+                       source_queue: str = "all") -> dict:
     """Run ``spec`` alone for ``steps`` steps, one packet at a time.
 
     Parameters
@@ -70,6 +71,10 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         B and the link-buffer size b (None: unbounded).
     vcs : int
         V, virtual channels per link (:mod:`universal.engine.vcs`).
+    source_queue : {"all", "fifo"}
+        ``fifo``: a node's source queue is a FIFO whose first B packets alone are routed (join
+        ``waiting``) and leave in queue order (:mod:`universal.engine.source_queue`); ``all``:
+        every queued packet waits for its first link.
     create_until : int, optional
         Packets are created in steps ``0 .. create_until - 1`` only (the same packets as the
         full run; the later ones of the last creation chunk are dropped), and the run ends as
@@ -124,6 +129,9 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     crossings = None if record is None else record.setdefault("crossings", [])
     limit = None if record is None else record.get("limit")
     packets: list[RefPacket] = []
+    fifo = source_queue == "fifo"
+    front: dict[int, list[RefPacket]] = defaultdict(list)      # the routed packets of every source queue
+    behind: dict[int, list[RefPacket]] = defaultdict(list)     # the packets behind them, in queue order
     for t in range(steps):
         if t % CHUNK == 0 and t < creating:
             new = _unpack(draw_chunk(spec, state, t, rng), len(delivered))
@@ -133,6 +141,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                     packets.extend(new[step])
             delivered.extend([-1] * sum(len(v) for v in new.values()))
         counts = core.counts(waiting)
+        unrouted: set[int] = set()
         for p in (new.get(t, []) if t < creating else []):
             if p.src == p.dst and not p.path:          # no path to travel (VAL's s = d packets have one)
                 delivered[p.pid] = t
@@ -140,12 +149,17 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
             if p.alt is not None:                      # UGAL-L/G, from the counts before the step's new packets
                 core.choose_path(p, counts)
             core.join(p)
+            if fifo and (behind[p.src] or len(front[p.src]) >= bandwidth):
+                behind[p.src].append(p)                # not routed yet: waits for nothing
+                unrouted.add(p.pid)
+                continue
+            front[p.src].append(p)
             waiting.append(p)
         for p in (new.get(t, []) if t < creating else []):
-            if p.want is not None and delivered[p.pid] < 0:
+            if p.want is not None and delivered[p.pid] < 0 and p.pid not in unrouted:
                 counts[p.want] += 1
         core.decide(waiting, counts)
-        moving, _ = core.contend(waiting, key)
+        moving = _contend(core, waiting, key, front if fifo else None)
         if buffer is not None and waiting and not moving and core.chaos is None:
             status, last = "deadlock", t
             break
@@ -160,6 +174,14 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                 delivered[p.pid] = t
                 gone.add(p.pid)
         waiting = [p for p in waiting if p.pid not in gone]
+        if fifo:                                       # the next packets of a queue reach its front
+            moved = {p.pid for p in moving}
+            for v in list(front):
+                front[v] = [p for p in front[v] if p.pid not in moved]
+                while behind[v] and len(front[v]) < bandwidth:
+                    p = behind[v].pop(0)
+                    front[v].append(p)
+                    waiting.append(p)
         if core.chaos is not None:      # CHAOS: blocked input packets into the shared queues
             queued = core.chaos.into_queue(waiting, {p.pid for p in moving}, key)
             if record is not None:      # the fullest link buffer (the shared queues are not link buffers)
@@ -177,6 +199,23 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         packets = sorted(packets, key=lambda p: p.pid)[:count]
         record.update(src=[p.src for p in packets], dst=[p.dst for p in packets], created=created[:count])
     return {"pid": list(range(count)), "delivered": delivered[:count], "status": status, "last": last}
+
+
+def _contend(core: ReferenceCore, waiting: list[RefPacket], key, front: dict | None) -> list[RefPacket]:
+    """The packets that cross in this step (:meth:`ReferenceCore.contend`); with FIFO source queues
+    (``front``: every queue's routed packets, in queue order) a packet that would leave its queue
+    while one before it stays is taken out of the contention, and the contention run again."""
+    out: set[int] = set()
+    while True:
+        moving, _ = core.contend([p for p in waiting if p.pid not in out], key)
+        if front is None:
+            return moving
+        moved = {p.pid for p in moving}
+        broke = {q.pid for queue in front.values() for i, q in enumerate(queue)
+                 if q.pid in moved and any(r.pid not in moved for r in queue[:i])}
+        if not broke:
+            return moving
+        out |= broke
 
 
 def _unpack(c, first_pid: int) -> dict[int, list[RefPacket]]:

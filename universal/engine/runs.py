@@ -24,7 +24,9 @@ The model, step ``t = 0, 1, ...``:
 
 Source queues and link buffers are unbounded by default: every packet waits directly for its
 next link, the ideal output-queued network of Towles, Dally & Boyd (2003, §2.1), whose
-saturation throughput is capacity over the largest channel load.
+saturation throughput is capacity over the largest channel load. With ``source_queue="fifo"``
+a source queue is instead the input-queued router's FIFO: its first B packets alone are routed
+and they leave in order (:mod:`universal.engine.source_queue`).
 
 Batching. A run's links are numbered ``run * L + link`` in one array state, so a step costs the
 same few dozen numpy calls for one run or two hundred; on small networks the per-call overhead
@@ -133,7 +135,7 @@ class _Batch:
     """State of one batch of runs (see the module docstring)."""
 
     def __init__(self, specs: list[RunSpec], bandwidth: int, buffer: int | None, measurement: Measurement,
-                 vcs: int = 1) -> None:
+                 vcs: int = 1, source_queue: str = "all") -> None:
         net = specs[0].router.network
         if any(s.router.network is not net for s in specs):
             raise ValueError("the runs of a batch share one network object")
@@ -181,6 +183,9 @@ class _Batch:
         # bounded buffers' room, UGAL-L's used credits (SPEC §13) and a batch's largest buffer
         self.batch_stats = measurement.until_delivered and self.R == 1
         self.track = buffer is not None or bool(self.ugal_mode.any()) or self.batch_stats
+        self.fifo = None                        # a FIFO source queue (universal.engine.source_queue)
+        if source_queue == "fifo":
+            self.track = True                   # "prev" tells the packets still in their source queue
         self._plan_vcs(vcs)
         self.occupancy = np.zeros(self.classes * self.links_span, dtype=np.int32) if self.track else None
         # CHAOS (a batch of CHAOS runs only, see simulate_batch): a shared queue per node
@@ -199,6 +204,13 @@ class _Batch:
         # without it, and two ufunc.at passes per step are saved
         self.count_waiting = self.adaptive or bool(self.ugal_mode.any())
         self._alloc(4096)
+        if source_queue == "fifo":
+            from universal.engine.source_queue import FifoSources
+
+            if self.release is not None:
+                raise UserError("a FIFO source queue (--source-queue fifo) does not take a protocol's release "
+                                "delays: leave it out, or use --source-queue all")
+            self.fifo = FifoSources(self)
         self.store = np.empty(1 << 16, dtype=np.int64)
         self.store_len = 0
         self.next_pid = 0
@@ -445,7 +457,7 @@ class _Batch:
 
     # ------------------------------------------------------------------ the step
     def run(self) -> list[RunResult]:
-        if _kernel_pays(self.specs, self.buffer, self.m):
+        if self.fifo is None and _kernel_pays(self.specs, self.buffer, self.m):
             from universal.engine.compiled_openloop import run_batch
 
             return run_batch(self, MAX_WAITING)
@@ -551,6 +563,8 @@ class _Batch:
                 arr[lo_:hi_] = arr[lo_:hi_][perm]
         self.head = lo_
         self.layout += 1
+        if self.fifo is not None:
+            self.fifo.join(lo_, hi_)
         if isinstance(sel, slice):
             self.backlog += self.inj_counts[i]
             self.outstanding += self.lab_counts[i]
@@ -742,6 +756,26 @@ class _Batch:
         self._scratch_for()
         order = self._order()
         want = a["want"][h:] if order is None else a["want"][h:][order]
+        at = self._winners_now(want, order, n)
+        if self.fifo is not None and self.B > 1:    # a queue's front leaves in order
+            at = self.fifo.in_order(at, lambda out: self._winners_now(_held_out(want, order, out, self.held_link),
+                                                                      order, n))
+        crossed = a["want"][h:][at]
+        if self.ndead or self.holding or self.fifo is not None:     # the dead and the held wait for dummy links
+            ok = crossed < self.trash
+            at, crossed = at[ok], crossed[ok]
+        if self.adaptive:
+            ok = crossed >= 0
+            at, crossed = at[ok], crossed[ok]
+        gi = at + h
+        left = self.fifo.leavers(gi) if self.fifo is not None else None
+        self._move_on(t, gi, crossed, order)
+        if left is not None:
+            self.fifo.release(left)
+
+    def _winners_now(self, want: np.ndarray, order: np.ndarray | None, n: int) -> np.ndarray:
+        """Positions (from head, in layout order where the adaptive decisions need it) of the
+        packets that win their link in this step, ``want`` laid out as ``order`` says."""
         if self.count_waiting and self.buffer is None and self.B == 1 and _KEEPS_LAST and 2 * n > self.trash:
             # many packets per link: the last (highest priority) packet of every link that has
             # packets, found with one scatter (and a pass over the links, not over the packets)
@@ -760,14 +794,11 @@ class _Batch:
             # back to layout positions; in layout order (creation order), as the adaptive
             # decisions see them
             at = np.sort(order[at]) if self.adaptive else order[at]
-        crossed = a["want"][h:][at]
-        if self.ndead or self.holding:      # the dead and the held wait for dummy links
-            ok = crossed < self.trash
-            at, crossed = at[ok], crossed[ok]
-        if self.adaptive:
-            ok = crossed >= 0
-            at, crossed = at[ok], crossed[ok]
-        gi = at + h
+        return at
+
+    def _move_on(self, t: int, gi: np.ndarray, crossed: np.ndarray, order: np.ndarray | None) -> None:
+        """The packets at ``gi`` cross the links ``crossed``: they move on or are delivered."""
+        a = self.a
         self.link_hops += len(gi)
         if self.m.record_crossings:
             self.crossing_log.append((np.full(len(gi), t, dtype=np.int64), a["pid"][gi], crossed.copy()))
@@ -1076,6 +1107,19 @@ class _Batch:
         return out
 
 
+def _held_out(want: np.ndarray, order: np.ndarray | None, out: np.ndarray, held: int) -> np.ndarray:
+    """``want`` (laid out as ``order`` says) with the packets at layout positions ``out`` waiting
+    for the dummy ``held`` link instead: out of the step's contention."""
+    want = want.copy()
+    if order is None:
+        want[out] = held
+    else:
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        want[rank[out]] = held
+    return want
+
+
 def _rank_order(rank: np.ndarray, pid: np.ndarray) -> np.ndarray:
     """Indices of packets laid out youngest first (``pid`` decreasing), lowest priority first
     by static rank: the highest rank first, ties to the younger packet.
@@ -1112,7 +1156,8 @@ def _check_window(spec: RunSpec, measurement: Measurement) -> None:
 
 
 def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | None = None,
-                   measurement: Measurement | None = None, progress=None, vcs: int = 1) -> list[RunResult]:
+                   measurement: Measurement | None = None, progress=None, vcs: int = 1,
+                   source_queue: str = "all") -> list[RunResult]:
     """Run several open-loop runs together in one array state (see the module docstring).
 
     Parameters
@@ -1130,6 +1175,11 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         V, virtual channels per link (:mod:`universal.engine.vcs`): with V >= 2 and bounded
         buffers every hop enters its route's deadlock-free class; a routing that needs more than
         V classes, or has none, is refused.
+    source_queue : {"all", "fifo"}
+        The source queue's model (:mod:`universal.engine.source_queue`): ``all``, every queued
+        packet may take a free place on its node's links (SPEC §11's ideal network); ``fifo``,
+        the input-queued router's FIFO, whose first B packets alone are routed and leave in order
+        (with B = 1 the head alone).
 
     Returns
     -------
@@ -1149,6 +1199,9 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
     """
     measurement = measurement or Measurement()
     measurement.check()
+    from universal.engine.source_queue import check_source_queue
+
+    check_source_queue(source_queue)
     if bandwidth < 1:
         raise UserError("bandwidth B must be at least 1")
     if buffer is not None and buffer < 1:
@@ -1165,10 +1218,11 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         out: list = [None] * len(specs)
         for part in split:
             for i, res in zip(part, simulate_batch([specs[i] for i in part], bandwidth=bandwidth, buffer=buffer,
-                                                   measurement=measurement, progress=progress, vcs=vcs)):
+                                                   measurement=measurement, progress=progress, vcs=vcs,
+                                                   source_queue=source_queue)):
                 out[i] = res
         return out
-    batch = _Batch(specs, bandwidth, buffer, measurement, vcs)
+    batch = _Batch(specs, bandwidth, buffer, measurement, vcs, source_queue)
     batch.progress = progress
     return batch.run()
 

@@ -521,6 +521,9 @@ def _check_runs(study, p: Prepared) -> None:
 
     for router in p.routers.values():       # a routing without the classes it needs is refused now
         plan_vcs(router, study.vcs, study.buffer)
+    from universal.engine.source_queue import check_source_queue
+
+    check_source_queue(study.source_queue)
     seconds, longest = estimate_seconds(study, p.scale)
     if seconds > MAX_STUDY_SECONDS:
         hours = seconds / 3600
@@ -724,7 +727,7 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
     if study.loads is not None:
         results = simulate_batch([spec(c, c["offered"]) for c in cells], bandwidth=study.bandwidth,
                                  buffer=study.buffer, measurement=Measurement(window=study.window), progress=progress,
-                                 vcs=study.vcs)
+                                 vcs=study.vcs, source_queue=study.source_queue)
         yield [_load_line(study, p, c, res) for c, res in zip(cells, results)]
         return
     # the zero-load latency of each (routing, traffic); the permutations of random-perms:M have
@@ -732,7 +735,7 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
     named = [c for c in cells if "permutation" not in c]
     zero = simulate_batch([spec(c, ZERO_LOAD) for c in named], bandwidth=study.bandwidth, buffer=study.buffer,
                           measurement=Measurement(window=study.window or 3000, drain=True),
-                          vcs=study.vcs) if named else []
+                          vcs=study.vcs, source_queue=study.source_queue) if named else []
     zero_of = {cell_key(c): z for c, z in zip(named, zero)}
     # Searches run in groups whose rounds share the engine's batches (find_saturations); each
     # group's lines are handed back when it ends. Oblivious and adaptive searches are grouped
@@ -742,7 +745,7 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
         group = in_order[at:at + SEARCH_GROUP]
         sats = find_saturations([spec(c, 1.0) for c in group], tolerance=study.tolerance,
                                 bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
-                                measurement=Measurement(window=study.window, latency_limit=500, drain=False,
+                                source_queue=study.source_queue, measurement=Measurement(window=study.window, latency_limit=500, drain=False,
                                                         overload="stop"))
         yield [_saturation_line(study, p, c, sat, zero_of.get(cell_key(c))) for c, sat in zip(group, sats)]
 

@@ -93,7 +93,7 @@ def rate_ceiling(spec: RunSpec, bandwidth: int = 1) -> float:
 
 def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, rounds: int = 12,
                     bandwidth: int = 1, buffer: int | None = None, measurement: Measurement | None = None,
-                    seeds=None, progress=None, vcs: int = 1) -> Saturation:
+                    seeds=None, progress=None, vcs: int = 1, source_queue: str = "all") -> Saturation:
     """Search the saturation rate Θ of ``spec``'s routing and traffic (see the module docstring).
 
     Parameters
@@ -106,7 +106,7 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
         Relative width of the final bracket.
     rounds : int
         At most this many rounds.
-    bandwidth, buffer, measurement, vcs
+    bandwidth, buffer, measurement, vcs, source_queue
         As for :func:`universal.engine.runs.simulate_batch`.
     progress : callable, optional
         Called with the number of runs finished after each round.
@@ -129,7 +129,8 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
     True
     """
     return find_saturations([spec], points=points, tolerance=tolerance, rounds=rounds, bandwidth=bandwidth,
-                            buffer=buffer, measurement=measurement, progress=progress, vcs=vcs)[0]
+                            buffer=buffer, measurement=measurement, progress=progress, vcs=vcs,
+                            source_queue=source_queue)[0]
 
 
 def _own_sequence(seed) -> np.random.SeedSequence:
@@ -193,7 +194,8 @@ class _Search:
 
 def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float = 0.01, rounds: int = 12,
                      bandwidth: int = 1, buffer: int | None = None, measurement: Measurement | None = None,
-                     batch_runs: int = 64, progress=None, vcs: int = 1) -> list[Saturation]:
+                     batch_runs: int = 64, progress=None, vcs: int = 1,
+                     source_queue: str = "all") -> list[Saturation]:
     """:func:`find_saturation` for several specs at once, their rounds run together.
 
     Round by round, the runs of every search still open go through the fast engine in batches
@@ -205,7 +207,7 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
     ----------
     specs : list of RunSpec
         One template per search (sharing one network object and priority rule).
-    points, tolerance, rounds, bandwidth, buffer, measurement, progress, vcs
+    points, tolerance, rounds, bandwidth, buffer, measurement, progress, vcs, source_queue
         As for :func:`find_saturation`.
     batch_runs : int
         Runs per batch of the engine, at most (whole searches per batch, fewer on networks of
@@ -250,7 +252,8 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
         for i in range(0, len(todo), per_batch):
             group = todo[i:i + per_batch]
             batch = [run for _, runs in group for run in runs]
-            results = simulate_batch(batch, bandwidth=bandwidth, buffer=buffer, measurement=measurement, vcs=vcs)
+            results = simulate_batch(batch, bandwidth=bandwidth, buffer=buffer, measurement=measurement, vcs=vcs,
+                                     source_queue=source_queue)
             at = 0
             for search, runs in group:
                 search.take(results[at:at + len(runs)])

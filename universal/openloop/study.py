@@ -94,6 +94,8 @@ class OpenLoopStudy:
     buffer: int | None = None
     #: Virtual channels per link (:mod:`universal.engine.vcs`); 1 is one buffer per link.
     vcs: int = 1
+    #: The source queue's model (:mod:`universal.engine.source_queue`): ``all`` or ``fifo``.
+    source_queue: str = "all"
     window: int | None = None
     tolerance: float = 0.01
     name: str = "openloop"
@@ -161,6 +163,7 @@ class OpenLoopStudy:
                 **({"histogram": True} if self.histogram else {}),
                 **({"router_delay": self.router_delay} if self.router_delay else {}),
                 **({"vcs": self.vcs} if self.vcs != 1 else {}),
+                **({"source_queue": self.source_queue} if self.source_queue != "all" else {}),
                 **({"pool_translates": True} if self.pool_translates else {}),
                 **({"worst_case": True, "random_perms": self.random_perms} if self.worst_case else {})}
 
@@ -210,6 +213,7 @@ class OpenLoopReport:
             out["router_delay"] = s.router_delay
         if s.vcs != 1:
             out["vcs"] = s.vcs
+        out["source_queue"] = s.source_queue
         if s.pool_translates:
             out["pool_translates"] = True
         if self.shared_queues:

@@ -90,9 +90,11 @@ def router_setting(data: dict) -> str:
     parts = [f"B={data['bandwidth']}"] if data.get("bandwidth", 1) != 1 else []
     parts += [f"b={data['buffer']}"] if data.get("buffer") is not None else []
     queues = data.get("shared_queues") or {}
+    fifo = ["FIFO source queues"] if data.get("source_queue", "all") != "all" else []
     if queues and {r["routing"] for r in data.get("rows", [])} <= set(queues):   # CHAOS alone: no VCs to name
-        return "; " + ", ".join(parts + [_queue(queues)])
+        return "; " + ", ".join(parts + [_queue(queues)] + fifo)
     parts += [f"V={data['vcs']}"] if data.get("vcs", 1) != 1 else []
+    parts += fifo
     text = "; " + ", ".join(parts) if parts else ""
     for name, size in queues.items():
         text += f"; {name}: " + ", ".join(([f"b={data['buffer']}"] if data.get("buffer") is not None else [])
