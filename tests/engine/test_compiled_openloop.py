@@ -79,7 +79,7 @@ FIXED = [
     ("hypercube:d=4", "valiant", "bitrev", 0.5, "bernoulli", "age", 1),
     ("torus:k=4,n=2", "dor", "uniform", 2.5, "poisson", "age", 2),
     ("dragonfly:p=1,a=4,h=1", "valiant", "uniform", 0.6, "bernoulli", "age", 1),
-    # the adaptive routings, decided hop by hop from the queues (compiled_queues)
+    # the adaptive routings, decided hop by hop from the queues (compiled_adaptive)
     ("torus:k=4,n=2", "min-adaptive", "uniform", 0.9, "bernoulli", "age", 1),
     ("torus:k=5,n=2", "goal", "tornado", 0.9, "poisson", "age", 1),
     ("torus:k=4,n=2", "ugal", "bitcomp", 0.7, "bernoulli", "longest-in-system", 1),
@@ -140,7 +140,7 @@ def test_a_batch_mixing_oblivious_and_adaptive_runs_matches_the_numpy_engine(eng
 
 
 def test_the_compiled_tie_numbers_are_tie_uniform():
-    from universal.engine.compiled_queues import tie_uniform_one
+    from universal.engine.compiled_adaptive import tie_uniform_one
     from universal.engine.ties import tie_uniform
 
     tie = np.random.default_rng(5).integers(0, 2**63, size=50).astype(np.uint64)

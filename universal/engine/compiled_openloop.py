@@ -351,10 +351,10 @@ def run_batch(batch, max_waiting: int) -> list:
         The same as ``batch.run()`` on the numpy engine.
     """
     global WARM
-    if batch.adaptive or QUEUES:
-        from universal.engine.compiled_queues import run_batch as run_on_queues
+    if batch.adaptive:
+        from universal.engine.compiled_adaptive import run_batch as run_adaptive
 
-        return run_on_queues(batch, max_waiting)
+        return run_adaptive(batch, max_waiting)
     R, L, N = batch.R, batch.L, batch.N
     fixed = batch.m.steps
     slots = _Slots(records=_expected_records(batch))
@@ -410,10 +410,6 @@ def run_batch(batch, max_waiting: int) -> list:
     batch._flush_accepted()
     return batch._results(t)
 
-
-#: Whether :func:`run_batch` runs oblivious batches on the per-link queues of
-#: :mod:`universal.engine.compiled_queues` too (adaptive ones always run there).
-QUEUES = True
 
 #: Whether :func:`run_batch` draws with :func:`draw_chunk_fast` (False: :func:`draw_chunk`; the tests compare).
 FAST_DRAW = True
