@@ -182,7 +182,7 @@ def _number(t0, full, runs, c_step, c_src, c_dst, c_off, run_first, label_run, l
 @njit(cache=True, nogil=True)
 def _compact(want, slot_of, n_live, pend, s_run, s_cur, s_end, fields, store, extra):
     """Drop the delivered packets (``want`` -1) from the list, move the waiting ones to slots
-    ``0, 1, ...`` (oldest first; the slots' other fields, ``fields[:, slot]``, with them), copy
+    ``0, 1, ...`` (oldest first; the slots' other fields, ``fields[slot]``, with them), copy
     their remaining route links to a fresh store with ``extra`` free places after them, and list
     the undecided ones (``want`` -2) in ``pend``. Returns the store, its length used, the
     waiting and the undecided packets' counts."""
@@ -210,7 +210,7 @@ def _compact(want, slot_of, n_live, pend, s_run, s_cur, s_end, fields, store, ex
         s_end[i] = at
         if s != i:
             s_run[i] = s_run[s]
-            fields[:, i] = fields[:, s]
+            fields[i, :] = fields[s, :]
         slot_of[i] = i
         if want[i] == -2:
             pend[n_pend] = i
@@ -218,8 +218,8 @@ def _compact(want, slot_of, n_live, pend, s_run, s_cur, s_end, fields, store, ex
     return fresh, at, n_live, n_pend
 
 
-#: Rows of the slots' ``fields`` (int64; a tie seed is below 2^63): then ``dims`` rows of the
-#: hops left per dimension (GOAL) and ``dims`` of the directions.
+#: Columns of the slots' ``fields`` (int64; a tie seed is below 2^63): then ``dims`` columns of
+#: the hops left per dimension (GOAL) and ``dims`` of the directions.
 PID, SRC, DST, CREATED, HOPS, LABEL, NODE, TARGET, TIE, VIA, REM = range(11)
 
 
@@ -233,7 +233,7 @@ def _chunk(t0, nsteps, full, bandwidth, L, nodes, fixed, kinds, productive, dist
     docstring): :func:`universal.engine.compiled_openloop._chunk` with adaptive packets. A
     waiting packet's ``want`` is the link it waits for (``run * L + link``), -2 while it is an
     adaptive packet still to decide, -1 once delivered; ``count[link]`` the packets waiting for
-    the link (what the decisions read). ``fields[:, slot]`` (rows :data:`PID` ...) hold what the
+    the link (what the decisions read). ``fields[slot]`` (columns :data:`PID` ...) hold what the
     step reads only at a decision or a delivery. Returns ``(store, n_live, n_pend, created,
     next_pid, n_rec, hops)``.
     """
@@ -251,10 +251,11 @@ def _chunk(t0, nsteps, full, bandwidth, L, nodes, fixed, kinds, productive, dist
     cand = np.empty(width, dtype=np.int64)
     choice = np.empty(n_live + n_travel, dtype=np.int64)
     delivered = np.empty(n_live + n_travel, dtype=np.int64)
-    rem = fields[REM:REM + dims, :].T          # (slot, dimension) views for the decisions
-    sign = fields[REM + dims:REM + 2 * dims, :].T
-    pid_row, node_row, target_row, dst_row = fields[PID], fields[NODE], fields[TARGET], fields[DST]
-    via_row, tie_row, hops_row = fields[VIA], fields[TIE], fields[HOPS]
+    # (slot, dimension) and per-field views; a slot's fields are one row, a cache line or two
+    rem = fields[:, REM:REM + dims]
+    sign = fields[:, REM + dims:REM + 2 * dims]
+    node_row, target_row, dst_row = fields[:, NODE], fields[:, TARGET], fields[:, DST]
+    via_row, tie_row, hops_row = fields[:, VIA], fields[:, TIE], fields[:, HOPS]
     hops = 0
     holes = 0
     ready = 0                   # sum over the links of min(B, packets waiting for the link)
@@ -267,24 +268,24 @@ def _chunk(t0, nsteps, full, bandwidth, L, nodes, fixed, kinds, productive, dist
             slot = next_slot
             next_slot += 1
             s_run[slot] = r
-            fields[PID, slot], fields[SRC, slot], fields[DST, slot] = order_pid[k], c_src[j], c_dst[j]
-            fields[CREATED, slot] = t
-            fields[LABEL, slot] = label_run[r]
+            fields[slot, PID], fields[slot, SRC], fields[slot, DST] = order_pid[k], c_src[j], c_dst[j]
+            fields[slot, CREATED] = t
+            fields[slot, LABEL] = label_run[r]
             s_cur[slot] = used + c_off[j]
             s_end[slot] = used + c_off[j + 1]
             slot_of[n_live] = slot
             if kinds[r] == 0:
-                fields[HOPS, slot] = c_off[j + 1] - c_off[j]
+                fields[slot, HOPS] = c_off[j + 1] - c_off[j]
                 link = r * L + c_links[c_off[j]]
                 want[n_live] = link
                 if count[link] < bandwidth:
                     ready += 1
                 count[link] += 1
             else:
-                fields[HOPS, slot] = 0
-                fields[NODE, slot], fields[TARGET, slot], fields[TIE, slot] = c_src[j], c_dst[j], c_tie[j]
+                fields[slot, HOPS] = 0
+                fields[slot, NODE], fields[slot, TARGET], fields[slot, TIE] = c_src[j], c_dst[j], c_tie[j]
                 via = c_via[j]
-                fields[VIA, slot] = -1 if via == c_src[j] or via == c_dst[j] else via
+                fields[slot, VIA] = -1 if via == c_src[j] or via == c_dst[j] else via
                 for d in range(dims):
                     rem[slot, d], sign[slot, d] = c_rem[j, d], c_sign[j, d]
                 want[n_live] = -2
@@ -381,16 +382,16 @@ def _chunk(t0, nsteps, full, bandwidth, L, nodes, fixed, kinds, productive, dist
             r = s_run[slot]
             backlog[r] -= 1
             if fixed:
-                records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, fields[PID, slot], t
+                records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, fields[slot, PID], t
                 n_rec += 1
                 continue
             if in_window[r]:
-                accepted[r * nodes + fields[SRC, slot]] += 1
-            if fields[LABEL, slot]:
+                accepted[r * nodes + fields[slot, SRC]] += 1
+            if fields[slot, LABEL]:
                 outstanding[r] -= 1
-                records[0, n_rec], records[1, n_rec] = r, t - fields[CREATED, slot] + 1
-                records[2, n_rec], records[3, n_rec] = fields[HOPS, slot], fields[SRC, slot]
-                records[4, n_rec] = fields[DST, slot]
+                records[0, n_rec], records[1, n_rec] = r, t - fields[slot, CREATED] + 1
+                records[2, n_rec], records[3, n_rec] = fields[slot, HOPS], fields[slot, SRC]
+                records[4, n_rec] = fields[slot, DST]
                 n_rec += 1
         if not fixed:
             row = t % history.shape[0]
@@ -412,7 +413,7 @@ class _Slots:
         self.run = np.empty(cap, dtype=np.int64)
         self.cur = np.empty(cap, dtype=np.int64)
         self.end = np.empty(cap, dtype=np.int64)
-        self.fields = np.zeros((REM + 2 * dims, cap), dtype=np.int64)
+        self.fields = np.zeros((cap, REM + 2 * dims), dtype=np.int64)
 
     def reserve(self, more: int) -> None:
         """Room for ``more`` packets beside the waiting ones (packed at each chunk)."""
@@ -426,8 +427,8 @@ class _Slots:
             grown = np.empty(cap, dtype=np.int64)
             grown[:n] = getattr(self, name)[live]
             setattr(self, name, grown)
-        fields = np.zeros((self.fields.shape[0], cap), dtype=np.int64)
-        fields[:, :n] = self.fields[:, live]
+        fields = np.zeros((cap, self.fields.shape[1]), dtype=np.int64)
+        fields[:n] = self.fields[live]
         self.fields = fields
         self.ids = np.empty(cap, dtype=np.int64)
         self.ids[:n] = np.arange(n)
