@@ -1,34 +1,37 @@
-"""A compiled open-loop step loop with one priority queue per link: oblivious and adaptive
-routings (MIN AD, GOAL, UGAL), the age priority, unbounded buffers (SPEC §11; Singh, Dally, Gupta
-& Towles, "GOAL: a load-balanced adaptive routing algorithm for torus networks", 2003, §2 and §5).
+"""The compiled open-loop step loop for batches with adaptive routings: MIN AD, GOAL and UGAL
+decided hop by hop, the age priority, unbounded buffers (SPEC §11; Singh, Dally, Gupta & Towles,
+"GOAL: a load-balanced adaptive routing algorithm for torus networks", 2003, §2 and §5).
 
-The first compiled kernel (:mod:`universal.engine.compiled_openloop`) keeps the waiting packets
-in one list, oldest first, and passes over all of them in every step. Near and beyond saturation
-the backlog, not the moves, then sets the cost: a saturation search's runs above Θ hold up to
-``latency_limit`` steps of offered packets before they stop, and every step looked at each of
-them. Here every link keeps the packets waiting for it in a binary min-heap keyed by packet id
-(the age priority: the oldest first, ids follow creation order), and a step touches only the
-links that have packets and, of those, the B oldest packets. A step costs the links in use and
-the moves (times the logarithm of a queue's length), not the backlog.
+It is the list kernel of :mod:`universal.engine.compiled_openloop` (the waiting packets in one
+list, oldest first; one pass per step in which a packet crosses if its link has let fewer than
+B across), with what adaptive routing adds: the packets waiting for every link are counted as
+they come and go, and an adaptive packet that was just created or has just crossed a link waits
+undecided until the start of the next step, where it picks its next link.
 
 The model and every random draw are the numpy engine's (:mod:`universal.engine.runs`), so with
 the same seed a run gives the same result, field for field:
 
-* the packets are drawn by the run's generator as the numpy engine draws them (the adaptive
-  routings' tie seeds, GOAL's quadrants and UGAL's intermediates included); a step of the kernel
-  draws nothing (a tie is broken by the hash of the packet's tie seed and its hop count,
-  :func:`universal.engine.ties.tie_uniform`);
-* a step: the packets created in it join (an oblivious one the queue of its first link, an
-  adaptive one the packets still to decide); every undecided adaptive packet picks its next link
-  among the allowed ones, the one with the fewest packets waiting for it (the queues' lengths at
-  this point, before any of this step's choices; ties by the tie number), as
-  :func:`universal.engine.adaptive.decide` does, UGAL first choosing its target; then every link
-  forwards the B oldest packets of its queue; a mover either is delivered, joins the queue of
-  its next link (oblivious) or decides at the start of the next step (adaptive);
+* the packets are drawn by the run's generator exactly as the numpy engine draws them
+  (:func:`universal.engine.creation.draw_chunk`: the tie seeds, GOAL's quadrants, UGAL's
+  intermediates); a step draws nothing (a tie is broken by the hash of the packet's tie seed and
+  its hop count, :func:`universal.engine.ties.tie_uniform`);
+* a step: the packets created in it join the list (an oblivious one waits for its first link, an
+  adaptive one is undecided); every undecided packet picks, among its allowed links, the one with
+  the fewest packets waiting for it, counted before any of this step's choices (ties by the tie
+  number), as :func:`universal.engine.adaptive.decide` does, UGAL first choosing its target
+  (:func:`universal.engine.adaptive._ugal_choice`); then the pass; a mover is delivered, waits
+  for its next link (oblivious) or is undecided until the next step (adaptive);
 * deliveries are recorded in the numpy engine's order (per step the youngest first).
 
-What runs here: :func:`universal.engine.runs.kernel_supports` (oblivious routings, ``min-adaptive``,
-``goal`` and ``ugal``, the ``age`` and ``longest-in-system`` priorities, unbounded buffers).
+A pass ends once every link has moved what it could (the sum over the links of B or the packets
+waiting for it, kept as the counts change): beyond saturation the rest of the list then waits
+for links that are done.
+
+Tried and dropped: one binary heap per link keyed by packet id, so that a step touches only the
+links with packets and their oldest ones instead of the whole backlog. Its moves cost 3 to 4
+times the list's (heaps scattered over a pool: cache misses at every push and pop) at offered
+0.3 and 0.9 and in a batch of saturation-search runs of RLB, where the backlog was expected to
+make it pay.
 
 Without numba the module imports and its kernels are plain Python; the engine then never
 dispatches here and the tests of the kernel skip.
@@ -39,15 +42,11 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.compiled import njit
-from universal.engine.creation import CHUNK
+from universal.engine.creation import CHUNK, draw_chunk
 from universal.engine.measure import DONE, WINDOW
 from universal.errors import UserError
 
-__all__ = ["run_batch", "tie_uniform_one", "ADAPTIVE_KINDS"]
-
-#: Engine kinds (:data:`universal.engine.runs._KIND`) of the adaptive routings this kernel decides.
-ADAPTIVE_KINDS = {"min-adaptive": 1, "goal": 2, "ugal": 3}
-_BIG = np.int64(1) << 40
+__all__ = ["run_batch", "tie_uniform_one"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -491,7 +490,7 @@ def _gather(parts: list, runs: int, dims: int) -> tuple:
             np.ascontiguousarray(np.concatenate(signs), dtype=np.int64).reshape(-1, dims), run_first)
 
 
-def run_batch(batch, max_waiting: int) -> list:
+def run_batch(batch, max_waiting: int, records: int) -> list:
     """Run the open-loop batch ``batch`` (a fresh :class:`universal.engine.runs._Batch` with
     adaptive runs that :func:`universal.engine.runs.kernel_supports`) to its end on this kernel.
 
@@ -502,14 +501,14 @@ def run_batch(batch, max_waiting: int) -> list:
         the numpy engine would update them.
     max_waiting : int
         Most packets that may wait at once (the engine's memory guard).
+    records : int
+        About how many packets the batch records (the record block's first size).
 
     Returns
     -------
     list of RunResult
         The same as ``batch.run()`` on the numpy engine.
     """
-    from universal.engine import compiled_openloop as olk
-
     R, L, N = batch.R, batch.L, batch.N
     if R * L >= 2**31 - 1:
         raise UserError(f"a batch of {R} runs on {L:,} links is too large for the compiled kernel")
@@ -518,7 +517,7 @@ def run_batch(batch, max_waiting: int) -> list:
     slots = _Slots(dims)
     kinds = np.asarray(batch.kinds, dtype=np.int64)
     productive, distance, dir_link, head, link_dim, threshold = _tables(batch)
-    records = np.empty((5, olk._expected_records(batch)), dtype=np.int64)
+    records = np.empty((5, records), dtype=np.int64)
     n_rec, n_pend = 0, 0
     store = np.empty(0, dtype=np.int32)
     count = np.zeros(R * L, dtype=np.int64)
@@ -527,7 +526,7 @@ def run_batch(batch, max_waiting: int) -> list:
     no_labels = np.zeros(R, dtype=np.bool_)
     t = 0
     while (batch.phase != DONE).any():
-        parts = [(r, olk.draw_chunk(spec, batch.inj_state[r], t, batch.rngs[r]))
+        parts = [(r, draw_chunk(spec, batch.inj_state[r], t, batch.rngs[r]))
                  for r, spec in enumerate(batch.specs) if batch.phase[r] != DONE]
         step, src, dst, off, links, tie, via, rem, sign, run_first = _gather(parts, R, dims)
         steps = CHUNK if fixed is None else min(CHUNK, fixed - t)
@@ -544,7 +543,6 @@ def run_batch(batch, max_waiting: int) -> list:
             count, state, step, src, dst, off, links, tie, via, rem, sign, run_first, label_run,
             np.ascontiguousarray(batch.in_window), batch.next_pid, batch.backlog, batch.outstanding, batch.labelled,
             accepted, batch.history, records, n_rec)
-        olk.WARM = True
         batch.link_hops += int(hops)
         if fixed is not None:
             batch.created_records.append(tuple(created))

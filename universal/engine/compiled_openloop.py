@@ -29,8 +29,9 @@ carry the step number as a tag, so nothing is cleared between steps.
 What runs here (:func:`universal.engine.runs.kernel_supports`): every oblivious routing (paths
 fixed at creation: DOR, VAL, ROMM, RLB, IVAL, path systems), bernoulli, poisson and on-off
 sources, the ``age`` and ``longest-in-system`` priorities, any bandwidth B, unbounded buffers,
-the measurement phases and fixed-length runs (``Measurement(steps=...)``). Bounded buffers,
-virtual channels, the other priorities, adaptive routing (MIN AD, GOAL, UGAL) and the batch
+the measurement phases and fixed-length runs (``Measurement(steps=...)``); a batch with
+adaptive runs (MIN AD, GOAL, UGAL) goes to :mod:`universal.engine.compiled_adaptive`. Bounded
+buffers, virtual channels, the other priorities, CHAOS, UGAL-L/G, the splitter and the batch
 model stay on the numpy engine. :func:`universal.engine.runs.simulate_batch` splits a batch of
 measured runs that mixes routings into the runs this kernel takes and the others (a run's
 result never depends on its batch).
@@ -354,7 +355,9 @@ def run_batch(batch, max_waiting: int) -> list:
     if batch.adaptive:
         from universal.engine.compiled_adaptive import run_batch as run_adaptive
 
-        return run_adaptive(batch, max_waiting)
+        results = run_adaptive(batch, max_waiting, _expected_records(batch))
+        WARM = True
+        return results
     R, L, N = batch.R, batch.L, batch.N
     fixed = batch.m.steps
     slots = _Slots(records=_expected_records(batch))

@@ -85,8 +85,9 @@ KERNEL_ROUTERS = ("torus", "paths", "min-adaptive", "goal", "ugal")
 
 
 def kernel_supports(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
-    """Whether the compiled kernel (:mod:`universal.engine.compiled_openloop`) implements these
-    runs: oblivious routings (one path drawn at creation), an age priority, open-loop sources,
+    """Whether the compiled kernels (:mod:`universal.engine.compiled_openloop`, and for adaptive
+    runs :mod:`universal.engine.compiled_adaptive`) implement these runs: oblivious routings (one
+    path drawn at creation) or MIN AD, GOAL and UGAL, an age priority, open-loop sources,
     unbounded buffers (virtual channels then change nothing) and a measurement that records no
     crossings.
 
@@ -99,7 +100,7 @@ def kernel_supports(specs: list[RunSpec], buffer: int | None, measurement: Measu
     >>> net = build_network("torus:k=4,n=2")
     >>> run = lambda routing: RunSpec(offered_traffic(net, "uniform"), build_router(routing, net),
     ...                               build_injection("bernoulli"), 0.5)
-    >>> kernel_supports([run("val")], None, Measurement()), kernel_supports([run("goal")], None, Measurement())
+    >>> kernel_supports([run("val"), run("goal")], None, Measurement()), kernel_supports([run("goal")], 4, Measurement())
     (True, False)
     """
     if buffer is not None or measurement.until_delivered or measurement.record_crossings:
