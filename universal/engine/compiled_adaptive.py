@@ -490,7 +490,7 @@ def _gather(parts: list, runs: int, dims: int) -> tuple:
             np.ascontiguousarray(np.concatenate(signs), dtype=np.int64).reshape(-1, dims), run_first)
 
 
-def run_batch(batch, max_waiting: int, records: int) -> list:
+def run_batch(batch, max_waiting: int, records: np.ndarray, hand_over) -> list:
     """Run the open-loop batch ``batch`` (a fresh :class:`universal.engine.runs._Batch` with
     adaptive runs that :func:`universal.engine.runs.kernel_supports`) to its end on this kernel.
 
@@ -501,8 +501,11 @@ def run_batch(batch, max_waiting: int, records: int) -> list:
         the numpy engine would update them.
     max_waiting : int
         Most packets that may wait at once (the engine's memory guard).
-    records : int
-        About how many packets the batch records (the record block's first size).
+    records : ndarray (5, n)
+        The record block (:func:`universal.engine.compiled_openloop.record_block`).
+    hand_over : callable
+        Gives the batch the records and returns its results
+        (:func:`universal.engine.compiled_openloop.hand_over`).
 
     Returns
     -------
@@ -517,7 +520,6 @@ def run_batch(batch, max_waiting: int, records: int) -> list:
     slots = _Slots(dims)
     kinds = np.asarray(batch.kinds, dtype=np.int64)
     productive, distance, dir_link, head, link_dim, threshold = _tables(batch)
-    records = np.empty((5, records), dtype=np.int64)
     n_rec, n_pend = 0, 0
     store = np.empty(0, dtype=np.int32)
     count = np.zeros(R * L, dtype=np.int64)
@@ -532,7 +534,7 @@ def run_batch(batch, max_waiting: int, records: int) -> list:
         steps = CHUNK if fixed is None else min(CHUNK, fixed - t)
         slots.reserve(len(step))
         if n_rec + slots.n_live + len(step) > records.shape[1]:
-            grown = np.empty((5, max(2 * records.shape[1], n_rec + slots.n_live + len(step))), dtype=np.int64)
+            grown = np.empty((5, max(2 * records.shape[1], n_rec + slots.n_live + len(step))), dtype=records.dtype)
             grown[:, :n_rec] = records[:, :n_rec]
             records = grown
         label_run = no_labels if fixed is not None else batch.phase == WINDOW
@@ -560,10 +562,4 @@ def run_batch(batch, max_waiting: int, records: int) -> list:
         if slots.n_live > max_waiting:
             raise UserError(f"more than {max_waiting:,} packets wait at once in this batch; offer less load "
                             "or batch fewer runs")
-    recorded = tuple(np.ascontiguousarray(c) for c in records[:3 if fixed is not None else 5, :n_rec])
-    if fixed is not None:
-        batch.all_records.append(recorded)
-    elif n_rec:
-        batch.records.append(recorded)
-    batch._flush_accepted()
-    return batch._results(t)
+    return hand_over(batch, records, n_rec, t)

@@ -255,7 +255,7 @@ class _Slots:
 
     FIELDS = ("cur", "end", "pid", "run", "src", "dst", "created", "hops")
 
-    def __init__(self, cap: int = 1024, records: int = 1024) -> None:
+    def __init__(self, cap: int = 1024, records: int = 1024, fixed: bool = False) -> None:
         self.n_live = 0
         # what every step reads of every waiting packet, and the route links, as int32 (half
         # the memory to stream through on a large batch; the driver checks that ids fit)
@@ -264,13 +264,13 @@ class _Slots:
         self.f = {name: np.empty(cap, dtype=np.int64) for name in self.FIELDS}
         self.label = np.empty(cap, dtype=np.bool_)
         self.store = np.empty(0, dtype=np.int32)
-        self.records = np.empty((5, records), dtype=np.int64)     # what the kernel records, in order
+        self.records = record_block(records, fixed)              # what the kernel records, in order
         self.n_rec = 0
 
     def record_room(self, more: int) -> None:
         """Room for ``more`` recorded packets after those recorded so far."""
         if self.n_rec + more > self.records.shape[1]:
-            grown = np.empty((5, max(2 * self.records.shape[1], self.n_rec + more)), dtype=np.int64)
+            grown = np.empty((5, max(2 * self.records.shape[1], self.n_rec + more)), dtype=self.records.dtype)
             grown[:, :self.n_rec] = self.records[:, :self.n_rec]
             self.records = grown
 
@@ -355,12 +355,13 @@ def run_batch(batch, max_waiting: int) -> list:
     if batch.adaptive:
         from universal.engine.compiled_adaptive import run_batch as run_adaptive
 
-        results = run_adaptive(batch, max_waiting, _expected_records(batch))
+        results = run_adaptive(batch, max_waiting, record_block(_expected_records(batch), batch.m.steps is not None),
+                               hand_over)
         WARM = True
         return results
     R, L, N = batch.R, batch.L, batch.N
     fixed = batch.m.steps
-    slots = _Slots(records=_expected_records(batch))
+    slots = _Slots(records=_expected_records(batch), fixed=fixed is not None)
     if R * L >= 2**31 - 1:
         raise UserError(f"a batch of {R} runs on {L:,} links is too large for the compiled kernel")
     # a link's crossings in the step, as step * (B + 1) + crossings: int32 while that fits
@@ -404,14 +405,30 @@ def run_batch(batch, max_waiting: int) -> list:
         if slots.n_live > max_waiting:
             raise UserError(f"more than {max_waiting:,} packets wait at once in this batch; offer less load "
                             "or batch fewer runs")
-    # one block of records (a thousand chunks' small blocks were several times slower to join)
-    recorded = tuple(np.ascontiguousarray(c) for c in slots.records[:3 if fixed is not None else 5, :slots.n_rec])
-    if fixed is not None:
-        batch.all_records.append(recorded)
-    elif slots.n_rec:
-        batch.records.append(recorded)
+    return hand_over(batch, slots.records, slots.n_rec, t)
+
+
+def record_block(size: int, fixed: bool) -> np.ndarray:
+    """The kernels' record block for about ``size`` packets: ``(run, latency, hops, source,
+    destination)`` as int32 (half the memory: near saturation the batch's runs record millions
+    of packets, most of them in runs that turn out unstable), or with a fixed length ``(run,
+    pid, step)`` as int64 (packet ids may pass 2^31)."""
+    return np.empty((5, size), dtype=np.int64 if fixed else np.int32)
+
+
+def hand_over(batch, records: np.ndarray, n_rec: int, steps: int) -> list:
+    """Give the batch the kernel's ``records[:, :n_rec]`` as the numpy engine keeps them (int64
+    columns; of a measured batch only the stable runs' packets, the only ones its results read)
+    and return its results after ``steps`` steps."""
+    if batch.m.steps is not None:
+        batch.all_records.append(tuple(np.ascontiguousarray(c) for c in records[:3, :n_rec]))
+    elif n_rec:
+        stable = np.array([status == "stable" for status in batch.status] + [False])
+        keep = np.flatnonzero(stable[records[0, :n_rec]])
+        if len(keep):
+            batch.records.append(tuple(c[keep].astype(np.int64) for c in records[:, :n_rec]))
     batch._flush_accepted()
-    return batch._results(t)
+    return batch._results(steps)
 
 
 #: Whether :func:`run_batch` draws with :func:`draw_chunk_fast` (False: :func:`draw_chunk`; the tests compare).
