@@ -163,7 +163,7 @@ def test_overload_stops_a_run_and_drops_its_packets(engine):
     ("romm", "hotspot:count=2,factor=4", "poisson"), ("ival", "diagonal", "bernoulli"),
     ("rlb", "uniform", "on-off:burst=4")])
 def test_fast_draws_are_draw_chunks(routing, traffic, injection):
-    from universal.engine.compiled_openloop import draw_chunk_fast
+    from universal.engine.compiled_draws import draw_chunk_fast
 
     s = spec("torus:k=8,n=2", routing, traffic, 0.4, injection=injection)
     r0, r1 = np.random.default_rng(3), np.random.default_rng(3)
@@ -179,7 +179,7 @@ def test_fast_draws_are_draw_chunks(routing, traffic, injection):
 
 def test_destination_search_is_numpys_on_every_edge():
     """Keys on the rows' cumulative values themselves, and just below and above them."""
-    from universal.engine.compiled_openloop import _destinations
+    from universal.engine.compiled_draws import _destinations
     from universal.openloop.workload import offered_traffic
 
     for name in ("uniform", "hotspot:count=2,factor=8", "hotspot:count=1,factor=3,background=bitcomp"):
