@@ -7,6 +7,7 @@ Usage::
     python benchmarks/openloop.py                  # offered 0.3 and 0.9, batches of 1, 64 and 256 runs
     python benchmarks/openloop.py --batch 1 --loads 0.3 --window 100000     # one long run
     python benchmarks/openloop.py --engines compiled --batch 64 --window 10000
+    python benchmarks/openloop.py --routing goal --loads 0.3 0.55 --batch 1 64   # adaptive routing
 
 A *link-hop* is one packet crossing one link. Each case runs a batch of independent runs (one
 seed each) through warm-up, a ``--window``-step measurement window (1000 by default) and the
@@ -15,7 +16,7 @@ setting up the batch (creating the packets and drawing their paths included) to 
 Each case runs ``--repeat`` times per engine, the engines alternating so that both see the same
 machine load, and the repetition with the least CPU time is reported, its wall-clock time
 beside it. ``numpy`` is the one engine's numpy step loop; ``compiled`` the numba kernel of
-:mod:`universal.engine.compiled_openloop`, loaded once before the timings (the load, about half
+:mod:`universal.engine.compiled_openloop` (adaptive routings: :mod:`universal.engine.compiled_adaptive`), loaded once before the timings (the load, about half
 a second of CPU time once per process, is printed on its own). Everything runs on one core.
 
 The rate and the ratio to BookSim2 are per second of **CPU time** (``time.process_time``): on a
@@ -53,30 +54,30 @@ BOOKSIM = 0.54e6
 ENGINES = {"numpy": False, "compiled": True}
 
 
-def _specs(load: float, batch: int, first_seed: int = 0) -> list[RunSpec]:
+def _specs(load: float, batch: int, first_seed: int = 0, routing: str = "dor") -> list[RunSpec]:
     net = build_network("torus:k=8,n=2")
-    traffic, router, inj = offered_traffic(net, "uniform"), build_router("dor", net), build_injection("bernoulli")
+    traffic, router, inj = offered_traffic(net, "uniform"), build_router(routing, net), build_injection("bernoulli")
     return [RunSpec(traffic, router, inj, load, seed=s) for s in range(first_seed, first_seed + batch)]
 
 
-def run_once(engine: str, load: float, batch: int, window: int) -> tuple[float, float, int]:
+def run_once(engine: str, load: float, batch: int, window: int, routing: str = "dor") -> tuple[float, float, int]:
     """(wall seconds, CPU seconds, link-hops) of one batch of ``batch`` seeds on ``engine``."""
     runs.COMPILED = ENGINES[engine]
     try:
         start, cpu = time.perf_counter(), time.process_time()
-        b = _Batch(_specs(load, batch), 1, None, Measurement(window=window))
+        b = _Batch(_specs(load, batch, routing=routing), 1, None, Measurement(window=window))
         b.run()
         return time.perf_counter() - start, time.process_time() - cpu, b.link_hops
     finally:
         runs.COMPILED = None
 
 
-def load_kernel() -> float:
+def load_kernel(routing: str = "dor") -> float:
     """CPU seconds to import numba and load the compiled kernels (one small run)."""
     cpu = time.process_time()
     runs.COMPILED = True
     try:
-        _Batch(_specs(0.3, 1, 10**6), 1, None, Measurement(window=100)).run()
+        _Batch(_specs(0.3, 1, 10**6, routing), 1, None, Measurement(window=100)).run()
     finally:
         runs.COMPILED = None
     return time.process_time() - cpu
@@ -89,15 +90,17 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1000, help="measurement window in steps (default 1000)")
     parser.add_argument("--engines", nargs="+", choices=list(ENGINES), default=list(ENGINES))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--routing", default="dor", help="dor (default) or another routing of the 8-ary 2-cube: "
+                        "min-adaptive, goal and ugal run on the compiled adaptive kernel")
     args = parser.parse_args()
     if "compiled" in args.engines and importlib.util.find_spec("numba") is None:
         print("error: numba is not installed: the compiled engine cannot run (use --engines numpy)")
         raise SystemExit(2)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (one used), load average "
-          f"{os.getloadavg()[0]:.1f}; 8-ary 2-cube, DOR, uniform, bernoulli, age priority, unbounded buffers, "
+          f"{os.getloadavg()[0]:.1f}; 8-ary 2-cube, {args.routing}, uniform, bernoulli, age priority, unbounded buffers, "
           f"{args.window}-step window")
     if "compiled" in args.engines:
-        print(f"loading the compiled kernels (numba import + cached machine code): {load_kernel():.2f} CPU s, once")
+        print(f"loading the compiled kernels (numba import + cached machine code): {load_kernel(args.routing):.2f} CPU s, once")
     print(f"{'engine':>9} {'offered':>8} {'runs':>5} {'link-hops':>12} {'CPU s':>7} {'wall s':>7} "
           f"{'M hops/CPU s':>13} {'M hops/wall s':>14} {'x BookSim2':>11}")
     for load in args.loads:
@@ -105,7 +108,7 @@ def main() -> None:
             best: dict = {}
             for _ in range(args.repeat):
                 for engine in args.engines:         # alternating: both see the same load
-                    took, cpu, hops = run_once(engine, load, batch, args.window)
+                    took, cpu, hops = run_once(engine, load, batch, args.window, args.routing)
                     if engine not in best or cpu < best[engine][1]:
                         best[engine] = (took, cpu, hops)
             for engine in args.engines:

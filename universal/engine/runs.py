@@ -81,11 +81,15 @@ KERNEL_MIN_PACKETS_COLD = 500_000
 #: open-loop sources (the batch model has kernels of its own).
 KERNEL_PRIORITIES = ("age", "longest-in-system")
 KERNEL_INJECTIONS = ("bernoulli", "poisson", "on-off")
+#: Router kinds the kernels take: the oblivious ones and the adaptive ones decided hop by hop
+#: from the queues (:mod:`universal.engine.compiled_queues`).
+KERNEL_ROUTERS = ("torus", "paths", "min-adaptive", "goal", "ugal")
 
 
 def kernel_supports(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
-    """Whether the compiled kernel (:mod:`universal.engine.compiled_openloop`) implements these
-    runs: oblivious routings (one path drawn at creation), an age priority, open-loop sources,
+    """Whether the compiled kernels (:mod:`universal.engine.compiled_openloop`, and for adaptive
+    runs :mod:`universal.engine.compiled_adaptive`) implement these runs: oblivious routings (one
+    path drawn at creation) or MIN AD, GOAL and UGAL, an age priority, open-loop sources,
     unbounded buffers (virtual channels then change nothing) and a measurement that records no
     crossings.
 
@@ -98,13 +102,13 @@ def kernel_supports(specs: list[RunSpec], buffer: int | None, measurement: Measu
     >>> net = build_network("torus:k=4,n=2")
     >>> run = lambda routing: RunSpec(offered_traffic(net, "uniform"), build_router(routing, net),
     ...                               build_injection("bernoulli"), 0.5)
-    >>> kernel_supports([run("val")], None, Measurement()), kernel_supports([run("goal")], None, Measurement())
+    >>> kernel_supports([run("val"), run("goal")], None, Measurement()), kernel_supports([run("goal")], 4, Measurement())
     (True, False)
     """
     if buffer is not None or measurement.until_delivered or measurement.record_crossings:
         return False
     return all(s.priority in KERNEL_PRIORITIES and s.injection.name in KERNEL_INJECTIONS
-               and s.router.kind in ("torus", "paths") for s in specs)
+               and s.router.kind in KERNEL_ROUTERS for s in specs)
 
 
 def _kernel_pays(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
@@ -1053,6 +1057,9 @@ class _Batch:
             np.subtract.at(self.waiting, w[w >= 0], ONE)
         a["want"][mine] = self.trash
         self.ndead += len(mine)
+        if self.adaptive and len(getattr(self, "pending_decide", ())):
+            # an ended run's undecided packets are dead too: deciding would bring them back
+            self.pending_decide = self.pending_decide[a["want"][self.pending_decide] != self.trash]
 
     # ------------------------------------------------------------------ results
     def _results(self, steps: int) -> list[RunResult]:
@@ -1081,11 +1088,12 @@ class _Batch:
             return out
         cols = [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*self.records)] if self.records \
             else [np.empty(0, np.int64)] * 5
-        # group by run, keeping delivery order (a radix sort on small run numbers; one run is one group)
+        # group by run, keeping delivery order (a radix sort on small run numbers; one run is one group).
+        # Only the stable runs' records are gathered, each into arrays of its own: a result then
+        # holds its own packets, not views of the whole batch's records (a saturation search keeps
+        # its runs' results, and the unstable runs' records were most of its memory)
         run = cols[0].astype(np.int16) if self.R < 2**15 else cols[0]
-        if self.R > 1:
-            by_run = np.argsort(run, kind="stable")
-            cols = [None] + [c[by_run] for c in cols[1:]]
+        by_run = np.argsort(run, kind="stable") if self.R > 1 else None
         cuts = np.concatenate([[0], np.cumsum(np.bincount(run, minlength=self.R))])
         for r, spec in enumerate(self.specs):
             res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
@@ -1098,7 +1106,7 @@ class _Batch:
                 acc = self.accepted[r, senders] / (self.window_len[r] * spec.traffic.rowsum[senders])
                 res.accepted, res.accepted_min = float(acc.mean()), float(acc.min())
             if res.stable:
-                mine = slice(cuts[r], cuts[r + 1])
+                mine = slice(cuts[r], cuts[r + 1]) if by_run is None else by_run[cuts[r]:cuts[r + 1]]
                 lat, hops = cols[1][mine], cols[2][mine]
                 for k, v in latency_summary(lat, hops).items():
                     setattr(res, k, v)

@@ -48,9 +48,12 @@ class Saturation:
     limited : bool
         True if the ceiling itself was stable (Θ is at least ``theta``).
     runs : list of RunResult
-        Every run of the search, in order.
+        Every run of the search, in order. A run's labelled packets (``labelled_packets``) are
+        kept only while its rate is the bracket's lower end (a search's stable runs near Θ hold
+        up to millions of them; their summaries stay).
     at_theta : RunResult or None
-        The run at ``theta``.
+        The run at ``theta`` (with its labelled packets, unless the bracket's lower end left its
+        rate and came back to it).
     """
 
     theta: float
@@ -183,6 +186,9 @@ class _Search:
         self.runs.extend(results)
         self.hi_tested = True
         self.lo, self.hi = separate([r.rate for r in self.runs], [r.stable for r in self.runs], self.ceiling)
+        for r in self.runs:     # only a run at the lower end can become at_theta
+            if r.rate != self.lo:
+                r.labelled_packets = None
         if self.lo >= self.ceiling:
             self.finish()
 
