@@ -163,3 +163,17 @@ def test_with_fifo_sources_chaos_still_starves_its_least_served_source_and_goal_
         got[routing] = (res.accepted, res.accepted_min / res.accepted)
     assert got["chaos"][1] < 0.5
     assert got["goal"][1] > 0.85 and got["goal"][0] > 0.6
+
+
+def test_saturation_searches_of_an_oblivious_and_an_adaptive_routing_together_end_as_alone():
+    """DOR and GOAL searched in one batch with FIFO sources: a packet reaching the front of its
+    queue reads its first link from the path store only if it has a path (an adaptive packet's
+    stale place pointed past the store: IndexError), and each search ends as it does alone."""
+    from universal.openloop.saturation import find_saturations
+
+    specs = [spec("torus:k=4,n=2", r, "tornado", 1.0, seed=3) for r in ("dor", "goal")]
+    short = Measurement(warmup_max=600, latency_limit=300)     # quick, still beyond saturation
+    kwargs = dict(tolerance=0.2, rounds=2, buffer=2, vcs=3, source_queue="fifo", measurement=short)
+    together = find_saturations(specs, **kwargs)
+    alone = [find_saturations([s], **kwargs)[0] for s in specs]
+    assert [t.theta for t in together] == [a.theta for a in alone]

@@ -159,10 +159,11 @@ class FifoSources:
         """The packets at ``g`` reach the front: an oblivious one waits for its first link (in the
         class of its first hop), an adaptive one chooses at the start of the next step."""
         b, a = self.batch, self.batch.a
-        want = b.store[a["cur"][g]]
+        # an adaptive packet's "cur" is no place in the path store: read the store for the others only
+        ad = a["kind"][g] > 0 if b.adaptive else np.zeros(len(g), dtype=bool)
+        want = np.full(len(g), -1, dtype=a["want"].dtype)
+        want[~ad] = b.store[a["cur"][g[~ad]]]
         if b.adaptive:
-            ad = a["kind"][g] > 0
-            want = np.where(ad, -1, want)
             b.pending_decide = np.concatenate([b.pending_decide, g[ad]])
         a["want"][g] = want
         if b.count_waiting:
