@@ -207,4 +207,6 @@ def route_levels(links: np.ndarray, cur: np.ndarray, delivery: np.ndarray, num_l
     kind, bits = (np.uint16, 4) if congestion < 16 else (np.uint32, 12)
     state = np.zeros((num_links >> 2) + 1, dtype=kind)
     ahead = 0 if len(links) < IN_CACHE_HOPS else PREFETCH_AHEAD
-    return _run_levels(links, cur, delivery, state, limit, last_from, first_below, width, bits, ahead)
+    # plain ints whether the loop ran compiled or (without numba) as Python on numpy scalars
+    return tuple(int(x) for x in _run_levels(links, cur, delivery, state, limit, last_from, first_below,
+                                             width, bits, ahead))
