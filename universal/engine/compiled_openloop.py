@@ -50,6 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.compiled import NUMBA, njit
+from universal.engine.compiled_adaptive import _number
 from universal.engine.compiled_draws import draw_chunk_fast
 from universal.engine.creation import CHUNK, draw_chunk
 from universal.engine.measure import DONE, WINDOW
@@ -124,50 +125,17 @@ def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
     step)`` of every packet of the chunk (``fixed`` only).
     """
     runs = len(run_first) - 1
-    P = len(c_step)
-    first_pid = next_pid
     # the waiting packets' slots and routes packed at the front, the chunk's routes after them
     store, used, n_live = _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created,
                                    s_hops, s_label, store, len(c_links))
     store[used:used + len(c_links)] = c_links
     next_slot = n_live
-    # ---- number the chunk's packets: by step, then run, then the run's order (source)
-    ptr = run_first[:-1].copy()
-    order = np.empty(P, dtype=np.int64)          # the chunk's packets that travel, in pid order
-    order_pid = np.empty(P, dtype=np.int64)
-    order_run = np.empty(P, dtype=np.int64)
-    bounds = np.zeros(full + 1, dtype=np.int64)  # where each step's begin in ``order``
-    created = np.empty((3, P if fixed else 0), dtype=np.int64)
-    n_travel = 0
-    for s in range(full):
-        t = t0 + s
-        for r in range(runs):
-            j = ptr[r]
-            end = run_first[r + 1]
-            while j < end and c_step[j] == t:
-                pid = next_pid
-                next_pid += 1
-                if fixed:
-                    k = pid - first_pid
-                    created[0, k], created[1, k], created[2, k] = r, pid, t
-                elif label_run[r]:
-                    labelled[r] += 1
-                if c_off[j + 1] == c_off[j] and c_src[j] == c_dst[j]:
-                    # delivered at creation: 0 hops, latency 0 (labelled: accepted at once)
-                    if fixed:
-                        records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, pid, t
-                        n_rec += 1
-                    elif label_run[r]:
-                        accepted[r * nodes + c_src[j]] += 1
-                        records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, 0, 0
-                        records[3, n_rec], records[4, n_rec] = c_src[j], c_dst[j]
-                        n_rec += 1
-                else:
-                    order[n_travel], order_pid[n_travel], order_run[n_travel] = j, pid, r
-                    n_travel += 1
-                j += 1
-            ptr[r] = j
-        bounds[s + 1] = n_travel
+    # ---- number the chunk's packets: by step, then run, then the run's order (source); those
+    # delivered at creation (0 hops, latency 0; labelled: accepted at once) are recorded there
+    order, order_pid, order_run, bounds, created, next_pid, n_rec = _number(
+        t0, full, runs, c_step, c_src, c_dst, c_off, run_first, label_run, labelled, accepted, nodes,
+        fixed, next_pid, records, n_rec)
+    n_travel = bounds[full]
     # ---- the steps
     hops = 0
     holes = 0
