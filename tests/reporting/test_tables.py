@@ -25,3 +25,13 @@ def test_a_tie_for_fastest_names_every_tied_row_and_then_the_slowest(capsys):
     assert tornado.startswith("fastest (tied): dimension-order paths with fifo and random-rank, T = 1 step = "
                               "0.50 x (C + D); slowest")
     assert "valiant with" in tornado.split("slowest")[1]
+
+
+def test_a_bound_formula_is_named_only_where_some_row_has_the_bound(capsys):
+    # Random rank's §4.1 bound needs leveled paths: on the torus every row says n/a, so the footer
+    # must not name the formula; on the butterfly's (leveled) shortest paths it holds and is named.
+    torus = _last_lines(capsys, "--problem", "permutation:tornado", "--protocols", "fifo,random-rank")
+    assert "n/a" in torus and "Bounds (survey" not in torus
+    assert main(["route", "--network", "butterfly:d=4", "--problem", "permutation:random",
+                 "--paths", "shortest", "--protocols", "random-rank"]) == 0
+    assert "Bounds (survey, log base 2): random-rank: C + D + log n (§4.1)." in capsys.readouterr().out

@@ -357,7 +357,8 @@ def conclusion(result: ExperimentResult) -> str:
         lines = [_conclusion_for(summary, p, len(problems) > 1) for p in problems]
         lines = [x if len(problems) > 1 else x[0].upper() + x[1:] for x in lines]
     line = "\n".join(lines + deadlock_lines(result))
-    bounds = sorted({(s["protocol"], s["bound_expr"]) for s in summary if s["bound_expr"]})
+    # a formula is named only where some row's hypotheses hold and its bound was computed
+    bounds = sorted({(s["protocol"], s["bound_expr"]) for s in summary if s["bound_expr"] and s["bound"] is not None})
     if bounds:
         line += "\nBounds (survey, log base 2): " + "; ".join(f"{p}: {e} ({_theorem(p)})" for p, e in bounds) + "."
     return line
