@@ -135,7 +135,7 @@ def test_ctrl_c_at_any_moment_of_a_parallel_sweep_loses_nothing(tmp_path, refere
     (tmp_path / "sw.toml").write_text(text)
     results = tmp_path / "sw.jsonl"
     interrupted = []
-    for delay in [0.1 + i * 1.9 / 11 for i in range(12)]:  # 12 moments over the first two seconds
+    for delay in [0.1 + i * 1.9 / 7 for i in range(8)]:  # 8 moments over the first two seconds
         results.unlink(missing_ok=True)
         began = time.monotonic()
         run = start(tmp_path)
@@ -159,7 +159,7 @@ def test_ctrl_c_at_any_moment_of_a_parallel_sweep_loses_nothing(tmp_path, refere
     # The sweep is sized to outlast the two seconds, but the machine's load can fall after the
     # calibration; a quarter of the moments must still land mid-run (``interrupted`` holds the
     # cells each run had finished; the runs that ended first were checked as complete runs).
-    assert len(interrupted) >= 3, interrupted
+    assert len(interrupted) >= 2, interrupted
 
 
 def test_sigterm_stops_workers_and_leaves_no_temporary_file(tmp_path, reference):

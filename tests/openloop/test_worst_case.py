@@ -20,7 +20,9 @@ QUICK = dict(saturation=True, tolerance=TOLERANCE, window=1000, injection="poiss
 
 
 def _study(**kwargs) -> OpenLoopStudy:
-    return OpenLoopStudy("torus:k=4,n=2", ["dor", "min-adaptive"], ["uniform", "tornado"],
+    # One named traffic: with the exact worst case (DOR) or a random permutation (MIN AD) each
+    # routing still has two patterns to take the lowest of (MIN AD's searches cost the most).
+    return OpenLoopStudy("torus:k=4,n=2", ["dor", "min-adaptive"], ["tornado"],
                          **{**QUICK, "worst_case": True, "random_perms": 1, **kwargs})
 
 
@@ -34,10 +36,10 @@ def saved(tmp_path_factory):
 def test_the_cells_add_the_exact_worst_case_or_the_random_permutations():
     study = _study()
     cells = study_cells(study)
-    assert study.cell_count() == len(cells) == 2 * 2 + 1 + 1
-    extra = [(c["routing"], c["traffic"], c.get("permutation")) for c in cells[2:3] + cells[5:]]
+    assert study.cell_count() == len(cells) == 2 * 1 + 1 + 1
+    extra = [(c["routing"], c["traffic"], c.get("permutation")) for c in cells[1:2] + cells[3:]]
     assert extra == [("dor", WORST_CASE, None), ("min-adaptive", "random-perms:1", 0)]
-    assert study_cells(_study(worst_case=False, random_perms=0)) == [c for c in cells if c in cells[:2] + cells[3:5]]
+    assert study_cells(_study(worst_case=False, random_perms=0)) == cells[:1] + cells[2:3]
 
 
 def test_the_worst_case_is_the_lowest_theta_reported_and_names_its_pattern(saved):
@@ -65,10 +67,10 @@ def test_the_exact_worst_case_permutation_saturates_where_the_analysis_says(save
 
 
 def test_no_random_permutation_is_worse_than_the_exact_worst_case():
-    data = run_study(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["random-perms:3"], worst_case=True, **QUICK)).to_json()
+    data = run_study(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["random-perms:2"], worst_case=True, **QUICK)).to_json()
     summary, = data["worst_case"]
     perms = [r for r in data["rows"] if "permutation" in r]
-    assert len(perms) == 3
+    assert len(perms) == 2
     for r in perms:           # exactly in the ideal network, and within the search's tolerance simulated
         assert r["analytic_value"] >= summary["exact_theta"]
         assert r["saturation"] >= (1 - TOLERANCE) * summary["exact_theta"]
