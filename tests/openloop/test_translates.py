@@ -96,9 +96,9 @@ def test_the_pooled_mean_agrees_with_the_single_pair_within_sampling_error():
     assert other.mean() - b.mean() > 1.5
 
 
-def chi_square_of_translates(priority: str) -> float:
+def chi_square_of_translates(priority: str, **kw) -> float:
     """Homogeneity of the mean latency over the 16 translates of (0,0)->(1,3) (15 degrees of freedom)."""
-    rep = run_study(study(translates_by_hand(0, 0, 1, 3), priority=priority, window=20000))
+    rep = run_study(study(translates_by_hand(0, 0, 1, 3), priority=priority, **{"window": 20000, **kw}))
     groups = [values(p["histogram"]) for p in rep.pairs]
     pooled = np.concatenate(groups).mean()
     return float(sum((g.mean() - pooled) ** 2 / (g.var() / len(g)) for g in groups))
@@ -110,6 +110,16 @@ def test_age_ties_make_translates_differ_slightly_and_random_rank_does_not():
     # 37.7 is the 99.9% quantile of chi-square with 15 degrees of freedom.
     assert chi_square_of_translates("random-rank") < 37.7
     assert chi_square_of_translates("age") > 37.7
+
+
+def test_chaos_treats_the_translates_of_a_pair_alike():
+    # CHAOS is pooled on its construction (uniform draws among tied links and deflection links,
+    # whatever order a node numbers its links in); a one-place shared queue makes it deflect
+    # (mean hops above the minimal 2) and the 16 translates still share one mean latency.
+    chaos = dict(routing="chaos:queue=1", buffer=1, loads=[0.4], window=6000)
+    assert chi_square_of_translates("random-rank", **chaos) < 37.7
+    pooled = run_study(study(["0,0->1,3"], pool_translates=True, **chaos))
+    assert pooled.pairs[0]["translates"] == K * K and pooled.rows[0]["hops_mean"] > 2.0
 
 
 # ---------------------------------------------------------------- refusals

@@ -351,8 +351,10 @@ MAX_CHECKED_PAIRS = 1 << 20
 
 #: Routers that treat every translate of a pair alike by construction: the torus routings of the
 #: load analysis draw a path from the offset ``d - s`` alone, GOAL its quadrant from the offset,
-#: MIN AD and UGAL choose by graph distances, queue lengths and uniform draws.
-_ALIKE_BY_CONSTRUCTION = ("torus", "goal", "min-adaptive", "ugal")
+#: MIN AD, UGAL and CHAOS choose by graph distances, room, queue lengths and uniform draws (the
+#: order in which a node's links are numbered differs between nodes, but a uniform draw among tied
+#: candidates, or among the links a packet is deflected on, does not depend on that order).
+_ALIKE_BY_CONSTRUCTION = ("torus", "goal", "min-adaptive", "ugal", "chaos")
 
 
 def check_invariant_routing(group: Translations, router, label=str) -> None:
@@ -385,7 +387,7 @@ def check_invariant_routing(group: Translations, router, label=str) -> None:
     >>> check_invariant_routing(Translations(4, 1), build_router("shortest", net))
     Traceback (most recent call last):
     ...
-    universal.errors.UserError: routing shortest is not translation invariant: its path 1->3 is not the translate of its path 0->2, so translates of a pair need not share its latency distribution; pool translates with dor, val, romm, rlb, goal, min-adaptive, ugal or a deterministic path system whose paths are translates (dimension-order)
+    universal.errors.UserError: routing shortest is not translation invariant: its path 1->3 is not the translate of its path 0->2, so translates of a pair need not share its latency distribution; pool translates with dor, val, romm, rlb, goal, min-adaptive, ugal, chaos or a deterministic path system whose paths are translates (dimension-order)
     """
     from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS
     from universal.registry import parse_spec
@@ -394,7 +396,7 @@ def check_invariant_routing(group: Translations, router, label=str) -> None:
         return
     if router.kind == "paths" and parse_spec(router.name).name in {*ROUTINGS, *ROUTING_FACTORIES}:
         return
-    advice = ("pool translates with dor, val, romm, rlb, goal, min-adaptive, ugal or a deterministic path system "
+    advice = ("pool translates with dor, val, romm, rlb, goal, min-adaptive, ugal, chaos or a deterministic path system "
               "whose paths are translates (dimension-order)")
     if router.kind != "paths" or not getattr(router.routing, "deterministic", False):
         raise UserError(f"routing {router.name} draws random paths whose distribution cannot be checked for "
