@@ -40,9 +40,9 @@ not finished after 27 (measured for this project; here, with the two cores share
 jobs, one interior-point solve of that LP took about 8 minutes). Cutting planes (load rows of the average
 case added only once violated, each restricted LP solved afresh) were tried as well and were
 slower here: the restricted LPs grow and every restart pays for them again. The worst-case and
-capacity LPs are solved over symmetric routings only (:func:`~universal.design.families.symmetrize`),
-which makes them several times smaller; ``benchmarks/design.py`` times the worst-case LP for
-k = 4..12. HiGHS runs in C and returns to Python only when done, so an LP of more than
+capacity LPs are solved over symmetric routings only (:func:`~universal.design.families.symmetrize`:
+the automorphisms fixing node 0, and reading every route backwards), which makes them many times
+smaller; ``benchmarks/design.py`` times the worst-case LP for k = 4..14. HiGHS runs in C and returns to Python only when done, so an LP of more than
 :data:`IN_PROCESS_NONZEROS` nonzeros is solved in a forked child process that a Ctrl-C or
 SIGTERM kills at once (the fork adds about 0.05 s; smaller LPs solve in well under a second
 here and stay in this process).
@@ -59,7 +59,7 @@ import numpy as np
 from universal.errors import UserError
 from universal.paths.torus.geometry import Torus
 
-from .families import RouteVariables, _orbit_ids, route_variables, symmetries, symmetrize
+from .families import RouteVariables, _orbit_ids, channel_heads, route_variables, symmetries, symmetrize
 
 __all__ = ["OBJECTIVES", "DEFAULT_SAMPLES", "LPSolution", "solve_design", "sample_permutations",
            "solver_version", "LEXICOGRAPHIC_SLACK", "estimate_seconds", "check_design_size", "MAX_SAMPLES",
@@ -86,21 +86,27 @@ DEFAULT_METHOD = "highs-ipm"
 MAX_SAMPLES = 100_000
 #: A design estimated to take longer than this (seconds) is refused, as long load analyses are.
 MAX_SECONDS = 3600
-#: Seconds per (LP rows)^1.5, fitted to the worst-case LPs of benchmarks/design.py (k = 10, 12, 14:
-#: 1.7, 6.5 and 18 s for 6,579, 13,432 and 24,651 rows) and, for the denser average-case LP, to
-#: 2TURNA on the 7-ary 2-cube (19,700 rows, 259 s); both measured on this project's 2-core machine.
-SECONDS_PER_ROW_POWER = {"worst-case": 4.5e-6, "capacity": 4.5e-6, "average-case": 9.4e-5}
+#: Seconds per (LP rows)^1.5, fitted to the CPU seconds of the worst-case LPs of benchmarks/design.py
+#: (k = 10, 12, 14: 1.0, 1.8 and 5.0 s for 3,302, 6,734 and 12,350 rows, both stages) and, for the
+#: denser average-case LP, to 2TURNA on the 7-ary 2-cube (19,700 rows, 259 s); both measured on
+#: this project's 2-core machine.
+SECONDS_PER_ROW_POWER = {"worst-case": 4.0e-6, "capacity": 4.0e-6, "average-case": 9.4e-5}
+#: Seconds every LP costs whatever its size (building it, starting HiGHS): both stages on the
+#: 4-ary 2-cube (110 rows) take about 0.02 s of CPU here. It is what a long tradeoff sweep of
+#: small LPs pays.
+SECONDS_PER_SOLVE = 0.02
 
 
 def _lp_rows(torus: Torus, objective: str, paths: str, samples: int) -> int:
     """Rows of the design LP, about, counted without building it.
 
-    The symmetric LPs (worst case, capacity) keep about one conservation row in ``2**n n!`` (the
-    symmetries fixing node 0) and the worst case one matching-dual row in ``2**(n-1) (n-1)!`` (those
-    that also fix the focus channel): about ``5 N^2 / 8`` rows on a 2-cube.
+    The symmetric LPs (worst case, capacity) keep about one conservation row in ``2**(n+1) n!``
+    (the symmetries fixing node 0, and reading routes backwards) and the worst case one
+    matching-dual row in ``2**n (n-1)!`` (those that also fix the focus channel, and the
+    reversal's pairing of ``(s, d)`` with ``(e - d, e - s)``): about ``5 N^2 / 16`` rows on a 2-cube.
     """
     N, C, n = torus.N, torus.num_channels, torus.n
-    group = 2 ** n * math.factorial(n)
+    group = 2 ** n * math.factorial(n) * 2
     if objective == "average-case":
         return samples * C + (N if paths == "2turn" else N * N)
     eq_rows = N if paths == "2turn" else N * N // group
@@ -114,20 +120,20 @@ def estimate_seconds(torus: Torus, objective: str, paths: str = "all", samples: 
     """A rough estimate of the solver time of ``solves`` design LPs, in seconds.
 
     Interior-point time grows about as the 1.5th power of the LP's rows here; the constants are
-    measured (:data:`SECONDS_PER_ROW_POWER`, both stages of ``--then locality``), so the estimate
-    is good to a factor of two or three, enough to refuse what would take days and to warn about
-    what takes minutes.
+    measured (:data:`SECONDS_PER_ROW_POWER`, both stages of ``--then locality``, plus
+    :data:`SECONDS_PER_SOLVE` for every LP), so the estimate is good to a factor of two or three,
+    enough to refuse what would take days and to warn about what takes minutes.
 
     Examples
     --------
     >>> round(estimate_seconds(Torus(12, 2), "worst-case"))
-    7
+    2
     >>> estimate_seconds(Torus(64, 2), "worst-case") > MAX_SECONDS
     True
     """
     rows = _lp_rows(torus, objective, paths, samples)
     # the constants were measured with the locality stage: an LP solved once takes about half
-    return solves * SECONDS_PER_ROW_POWER[objective] * float(rows) ** 1.5
+    return solves * (SECONDS_PER_SOLVE + SECONDS_PER_ROW_POWER[objective] * float(rows) ** 1.5)
 
 
 def check_design_size(torus: Torus, objective: str, paths: str = "all", samples: int = DEFAULT_SAMPLES,
@@ -144,7 +150,7 @@ def check_design_size(torus: Torus, objective: str, paths: str = "all", samples:
     >>> check_design_size(Torus(64, 2), "worst-case")
     Traceback (most recent call last):
     ...
-    universal.errors.UserError: designing on torus:k=64,n=2 would take about 42 hours (an LP of 10,485,760 rows, estimated from measured solves), more than this tool runs (one hour): use a smaller torus
+    universal.errors.UserError: designing on torus:k=64,n=2 would take about 13 hours (an LP of 5,242,880 rows, estimated from measured solves), more than this tool runs (one hour): use a smaller torus
     """
     if not 1 <= samples <= MAX_SAMPLES:
         raise UserError(f"the average case takes 1 to {MAX_SAMPLES:,} permutations (got {samples:,})")
@@ -235,20 +241,32 @@ def _worst_case_rows(rv: RouteVariables, classes: int):
     symmetries that fix the focus channel, so averaging any feasible ``(u, v)`` over them gives
     a feasible pair of the same sum: one potential per orbit of nodes and one row per orbit of
     pairs lose nothing and cut these rows about ``2**(n-1) (n-1)!`` times (the symmetries that
-    permute and reflect the other dimensions).
+    permute and reflect the other dimensions). A routing that is also invariant under reading
+    its routes backwards (:func:`~universal.design.families.reversal_images`) has
+    ``W[s, d] = W[e - d, e - s]``, ``e`` the head of the focus channel; the same averaging then
+    gives ``v_d = u_(e - d)``: the ``v`` potentials go and the pairs ``(s, d)`` and
+    ``(e - d, e - s)`` share a row, which halves the rows again.
     """
     from scipy import sparse
     t = rv.torus
     N, C = t.N, t.num_channels
     off = t.offset_table
-    if rv.expand is not None and classes == 1:
-        node_orbit, pair = _focus_orbits(t)
+    focus_only = rv.expand is not None and classes == 1
+    reversal = focus_only and rv.reversal
+    if focus_only:
+        node_orbit, pair = _focus_orbits(t, reversal)
     else:
         node_orbit, pair = np.arange(N), np.arange(N * N)
     s, d = pair // N, pair % N
     m = int(node_orbit.max()) + 1
     sizes = np.bincount(node_orbit, minlength=m).astype(float)
     rows = np.arange(len(pair))
+    if reversal:
+        e = int(channel_heads(t)[_class_channels(t, np.zeros(1, dtype=np.int64), 0)[0]])
+        idx = off[s, d] * C + _class_channels(t, off[s, 0], 0)
+        u = sparse.csr_matrix((-np.ones(2 * len(pair)), (np.tile(rows, 2),
+                               np.concatenate([node_orbit[s], node_orbit[off[d, e]]]))), shape=(len(pair), m))
+        return rv.F[idx], u, 2 * sizes
     blocks, pots = [], []
     for j in range(classes):
         idx = off[s, d] * C + _class_channels(t, off[s, 0], j)      # 0 - s: the focus channel seen from s
@@ -261,8 +279,11 @@ def _worst_case_rows(rv: RouteVariables, classes: int):
     return sparse.vstack(blocks, format="csr"), sparse.vstack(pots, format="csr"), weights
 
 
-def _focus_orbits(torus: Torus) -> tuple[np.ndarray, np.ndarray]:
+def _focus_orbits(torus: Torus, reversal: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Orbits of the symmetries fixing node 0 and the focus channel (class 0 leaving node 0).
+
+    With ``reversal``, the pairs ``(s, d)`` and ``(e - d, e - s)`` (``e`` the head of the focus
+    channel) are one orbit as well (see :func:`_worst_case_rows`).
 
     Returns (orbit number of every node, one pair ``s * N + d`` of every orbit of pairs).
     """
@@ -271,6 +292,9 @@ def _focus_orbits(torus: Torus) -> tuple[np.ndarray, np.ndarray]:
     maps = np.stack([node_map for node_map, chan_map in symmetries(torus) if chan_map[focus] == focus])
     pairs = np.arange(N * N)
     pair_images = maps[:, pairs // N] * N + maps[:, pairs % N]
+    if reversal:
+        mirror = torus.offset_table[:, int(channel_heads(torus)[focus])]     # v -> e - v
+        pair_images = np.concatenate([pair_images, mirror[pair_images % N] * N + mirror[pair_images // N]])
     _, first = np.unique(pair_images.min(axis=0), return_index=True)
     return _orbit_ids(maps), np.sort(first)
 
