@@ -32,7 +32,7 @@ from universal.paths.torus.designed import channel_heads
 from universal.paths.torus.geometry import Torus
 
 __all__ = ["FAMILIES", "RouteVariables", "route_variables", "channel_heads", "two_turn_paths",
-           "minimal_channels", "symmetries", "symmetrize"]
+           "minimal_channels", "symmetries", "symmetrize", "reversal_images"]
 
 #: The path families of the design LP and one line about each.
 FAMILIES = {
@@ -61,6 +61,9 @@ class RouteVariables:
         ``[(dim, signed steps), ...]``.
     expand : scipy.sparse matrix or None
         After :func:`symmetrize`: ``P`` with the original variables ``= P @ x``.
+    reversal : bool
+        After :func:`symmetrize` with ``reversal=True``: the routing is also invariant under
+        :func:`reversal_images` (a route read backwards).
     """
 
     torus: Torus
@@ -71,6 +74,7 @@ class RouteVariables:
     bounds: np.ndarray
     paths: list | None = None
     expand: object = None
+    reversal: bool = False
 
     @property
     def size(self) -> int:
@@ -239,7 +243,43 @@ def _orbit_ids(images: np.ndarray) -> np.ndarray:
     return ids
 
 
-def symmetrize(rv: RouteVariables) -> RouteVariables:
+def reversal_images(rv: RouteVariables) -> np.ndarray:
+    """Image of every route variable when each route is read backwards.
+
+    A route from ``0`` to ``t`` walked backwards is a route from ``t`` to ``0``; the point
+    reflection ``v -> t - v`` carries it back onto a route from ``0`` to ``t`` of the same
+    length. On channel flows this sends the flow of offset ``t`` on ``u -> v`` to
+    ``t - v -> t - u`` (same dimension and direction); on a two-turn path it reverses the order
+    of the segments. A permutation's loads under the reversed routing are those of the inverse
+    permutation under the original one on the reversed channels, so the worst case, the uniform
+    load and the locality do not change: like the automorphisms of :func:`symmetries`, this map
+    may be averaged out of any optimum of the worst-case and capacity LPs.
+
+    Returns
+    -------
+    ndarray of int, shape (size,)
+        ``images[i]``: the variable that variable ``i`` becomes (an involution).
+
+    Examples
+    --------
+    >>> rv = route_variables(Torus(4, 1), "all")
+    >>> img = reversal_images(rv)
+    >>> bool((img[img] == np.arange(rv.size)).all())
+    True
+    """
+    t = rv.torus
+    N, C, J = t.N, t.num_channels, 2 * t.n
+    if rv.paths is not None:
+        key = {(o, tuple(s)): j for j, (o, s) in enumerate(rv.paths)}
+        return np.array([key[(o, tuple(reversed(s)))] for o, s in rv.paths], dtype=np.int64)
+    idx = np.arange(N * C)
+    offset, chan = idx // C, idx % C
+    heads = channel_heads(t)
+    new_tail = t.offset_table[heads[chan], offset]            # t - head
+    return offset * C + new_tail * J + chan % J
+
+
+def symmetrize(rv: RouteVariables, reversal: bool = True) -> RouteVariables:
     """The same family restricted to routings invariant under every symmetry fixing node 0.
 
     A variable per orbit of the original ones replaces them (``x = P y``). The costs of the
@@ -247,6 +287,13 @@ def symmetrize(rv: RouteVariables) -> RouteVariables:
     symmetries, so averaging any optimum over the group gives a symmetric optimum of the same
     value: the restriction loses nothing there (Towles, Dally & Boyd 2003, §4). It is not
     used for the average case, whose sampled permutations are not symmetric.
+
+    Parameters
+    ----------
+    rv : RouteVariables
+    reversal : bool
+        Also require invariance under :func:`reversal_images` (reading every route backwards),
+        which halves the variables again; the objectives above are invariant under it too.
 
     Examples
     --------
@@ -268,22 +315,37 @@ def symmetrize(rv: RouteVariables) -> RouteVariables:
             perm, refl = _group_parts(t, node_map)
             for j, (o, segs) in enumerate(rv.paths):
                 images[g, j] = key[(int(node_map[o]), tuple((int(perm[d]), int(refl[d] * s)) for d, s in segs))]
+    if reversal:
+        # the reversal commutes with the automorphisms: the group is their product
+        images = np.concatenate([images, reversal_images(rv)[images]])
     orbit = _orbit_ids(images)
     n_orb = int(orbit.max()) + 1
     P = sparse.csr_matrix((np.ones(len(orbit)), (np.arange(len(orbit)), orbit)), shape=(len(orbit), n_orb))
     A_eq = (rv.A_eq @ P).tocsr()
-    # symmetric copies of a conservation row become identical: keep one per distinct row (a
-    # product's column indices come unsorted, and copies would then look different)
-    A_eq.sort_indices()
-    rows_key = {}
-    for i, (a, b) in enumerate(zip(A_eq.indptr[:-1], A_eq.indptr[1:])):
-        key = (A_eq.indices[a:b].tobytes(), np.round(A_eq.data[a:b], 12).tobytes(), round(float(rv.b_eq[i]), 12))
-        rows_key.setdefault(key, i)
-    keep = np.sort(np.fromiter(rows_key.values(), dtype=np.int64))
+    keep = _distinct_rows(A_eq, rv.b_eq)
     first = np.zeros(n_orb, dtype=np.int64)
     first[orbit[::-1]] = np.arange(len(orbit))[::-1]          # one member of each orbit
     return RouteVariables(t, rv.family, (rv.F @ P).tocsr(), A_eq[keep], rv.b_eq[keep],
-                          rv.bounds[first], rv.paths, expand=P)
+                          rv.bounds[first], rv.paths, expand=P, reversal=reversal)
+
+
+def _distinct_rows(A, b: np.ndarray) -> np.ndarray:
+    """Indices of one row of ``A x = b`` per class of rows equal up to their sign.
+
+    Symmetric copies of a conservation row become identical, and the reversal turns the row of
+    a node into the negated row of its mirror image: one of each is enough.
+    """
+    A.eliminate_zeros()            # an in and an out channel in one orbit cancel
+    A.sort_indices()               # a product's column indices come unsorted: copies would differ
+    rows_key = {}
+    for i, (a, e) in enumerate(zip(A.indptr[:-1], A.indptr[1:])):
+        data = A.data[a:e]
+        if not len(data) and b[i] == 0:
+            continue               # 0 = 0
+        sign = -1.0 if len(data) and data[0] < 0 else 1.0
+        key = (A.indices[a:e].tobytes(), np.round(sign * data, 12).tobytes(), round(float(sign * b[i]), 12))
+        rows_key.setdefault(key, i)
+    return np.sort(np.fromiter(rows_key.values(), dtype=np.int64))
 
 
 def _group_parts(torus: Torus, node_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

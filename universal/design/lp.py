@@ -40,9 +40,9 @@ not finished after 27 (measured for this project; here, with the two cores share
 jobs, one interior-point solve of that LP took about 8 minutes). Cutting planes (load rows of the average
 case added only once violated, each restricted LP solved afresh) were tried as well and were
 slower here: the restricted LPs grow and every restart pays for them again. The worst-case and
-capacity LPs are solved over symmetric routings only (:func:`~universal.design.families.symmetrize`),
-which makes them several times smaller; ``benchmarks/design.py`` times the worst-case LP for
-k = 4..12. HiGHS runs in C and returns to Python only when done, so an LP of more than
+capacity LPs are solved over symmetric routings only (:func:`~universal.design.families.symmetrize`:
+the automorphisms fixing node 0, and reading every route backwards), which makes them many times
+smaller; ``benchmarks/design.py`` times the worst-case LP for k = 4..14. HiGHS runs in C and returns to Python only when done, so an LP of more than
 :data:`IN_PROCESS_NONZEROS` nonzeros is solved in a forked child process that a Ctrl-C or
 SIGTERM kills at once (the fork adds about 0.05 s; smaller LPs solve in well under a second
 here and stay in this process).
@@ -59,7 +59,8 @@ import numpy as np
 from universal.errors import UserError
 from universal.paths.torus.geometry import Torus
 
-from .families import RouteVariables, _orbit_ids, route_variables, symmetries, symmetrize
+from .families import RouteVariables, route_variables, symmetrize
+from .rows import average_rows, capacity_rows, worst_case_rows
 
 __all__ = ["OBJECTIVES", "DEFAULT_SAMPLES", "LPSolution", "solve_design", "sample_permutations",
            "solver_version", "LEXICOGRAPHIC_SLACK", "estimate_seconds", "check_design_size", "MAX_SAMPLES",
@@ -86,21 +87,27 @@ DEFAULT_METHOD = "highs-ipm"
 MAX_SAMPLES = 100_000
 #: A design estimated to take longer than this (seconds) is refused, as long load analyses are.
 MAX_SECONDS = 3600
-#: Seconds per (LP rows)^1.5, fitted to the worst-case LPs of benchmarks/design.py (k = 10, 12, 14:
-#: 1.7, 6.5 and 18 s for 6,579, 13,432 and 24,651 rows) and, for the denser average-case LP, to
-#: 2TURNA on the 7-ary 2-cube (19,700 rows, 259 s); both measured on this project's 2-core machine.
-SECONDS_PER_ROW_POWER = {"worst-case": 4.5e-6, "capacity": 4.5e-6, "average-case": 9.4e-5}
+#: Seconds per (LP rows)^1.5, fitted to the CPU seconds of the worst-case LPs of benchmarks/design.py
+#: (k = 10, 12, 14: 1.0, 1.8 and 5.0 s for 3,302, 6,734 and 12,350 rows, both stages) and, for the
+#: denser average-case LP, to 2TURNA on the 7-ary 2-cube (19,700 rows, 259 s); both measured on
+#: this project's 2-core machine.
+SECONDS_PER_ROW_POWER = {"worst-case": 4.0e-6, "capacity": 4.0e-6, "average-case": 9.4e-5}
+#: Seconds every LP costs whatever its size (building it, starting HiGHS): both stages on the
+#: 4-ary 2-cube (110 rows) take about 0.02 s of CPU here. It is what a long tradeoff sweep of
+#: small LPs pays.
+SECONDS_PER_SOLVE = 0.02
 
 
 def _lp_rows(torus: Torus, objective: str, paths: str, samples: int) -> int:
     """Rows of the design LP, about, counted without building it.
 
-    The symmetric LPs (worst case, capacity) keep about one conservation row in ``2**n n!`` (the
-    symmetries fixing node 0) and the worst case one matching-dual row in ``2**(n-1) (n-1)!`` (those
-    that also fix the focus channel): about ``5 N^2 / 8`` rows on a 2-cube.
+    The symmetric LPs (worst case, capacity) keep about one conservation row in ``2**(n+1) n!``
+    (the symmetries fixing node 0, and reading routes backwards) and the worst case one
+    matching-dual row in ``2**n (n-1)!`` (those that also fix the focus channel, and the
+    reversal's pairing of ``(s, d)`` with ``(e - d, e - s)``): about ``5 N^2 / 16`` rows on a 2-cube.
     """
     N, C, n = torus.N, torus.num_channels, torus.n
-    group = 2 ** n * math.factorial(n)
+    group = 2 ** n * math.factorial(n) * 2
     if objective == "average-case":
         return samples * C + (N if paths == "2turn" else N * N)
     eq_rows = N if paths == "2turn" else N * N // group
@@ -114,20 +121,20 @@ def estimate_seconds(torus: Torus, objective: str, paths: str = "all", samples: 
     """A rough estimate of the solver time of ``solves`` design LPs, in seconds.
 
     Interior-point time grows about as the 1.5th power of the LP's rows here; the constants are
-    measured (:data:`SECONDS_PER_ROW_POWER`, both stages of ``--then locality``), so the estimate
-    is good to a factor of two or three, enough to refuse what would take days and to warn about
-    what takes minutes.
+    measured (:data:`SECONDS_PER_ROW_POWER`, both stages of ``--then locality``, plus
+    :data:`SECONDS_PER_SOLVE` for every LP), so the estimate is good to a factor of two or three,
+    enough to refuse what would take days and to warn about what takes minutes.
 
     Examples
     --------
     >>> round(estimate_seconds(Torus(12, 2), "worst-case"))
-    7
+    2
     >>> estimate_seconds(Torus(64, 2), "worst-case") > MAX_SECONDS
     True
     """
     rows = _lp_rows(torus, objective, paths, samples)
     # the constants were measured with the locality stage: an LP solved once takes about half
-    return solves * SECONDS_PER_ROW_POWER[objective] * float(rows) ** 1.5
+    return solves * (SECONDS_PER_SOLVE + SECONDS_PER_ROW_POWER[objective] * float(rows) ** 1.5)
 
 
 def check_design_size(torus: Torus, objective: str, paths: str = "all", samples: int = DEFAULT_SAMPLES,
@@ -144,7 +151,7 @@ def check_design_size(torus: Torus, objective: str, paths: str = "all", samples:
     >>> check_design_size(Torus(64, 2), "worst-case")
     Traceback (most recent call last):
     ...
-    universal.errors.UserError: designing on torus:k=64,n=2 would take about 42 hours (an LP of 10,485,760 rows, estimated from measured solves), more than this tool runs (one hour): use a smaller torus
+    universal.errors.UserError: designing on torus:k=64,n=2 would take about 13 hours (an LP of 5,242,880 rows, estimated from measured solves), more than this tool runs (one hour): use a smaller torus
     """
     if not 1 <= samples <= MAX_SAMPLES:
         raise UserError(f"the average case takes 1 to {MAX_SAMPLES:,} permutations (got {samples:,})")
@@ -218,90 +225,6 @@ def sample_permutations(N: int, M: int, seed: int) -> np.ndarray:
     """
     rng = np.random.default_rng(seed)
     return np.array([rng.permutation(N) for _ in range(M)], dtype=np.int64).reshape(M, N)
-
-
-def _class_channels(torus: Torus, tails: np.ndarray, j: int) -> np.ndarray:
-    """Channel index of class number ``j`` (``2 * dim + (sign < 0)``) leaving each tail."""
-    return tails * 2 * torus.n + j
-
-
-def _worst_case_rows(rv: RouteVariables, classes: int):
-    """Rows ``[F_x | -U | -V | 0]`` of ``u_s + v_d >= f[d - s, c0 - s]`` for every class.
-
-    Returns (matrix over x, matrix over the potentials, weight of each potential in the row
-    ``sum u + sum v <= w``), with the potentials laid out class by class, ``u`` then ``v``.
-
-    For a symmetric routing (one focus class) the weights ``W[s, d]`` are invariant under the
-    symmetries that fix the focus channel, so averaging any feasible ``(u, v)`` over them gives
-    a feasible pair of the same sum: one potential per orbit of nodes and one row per orbit of
-    pairs lose nothing and cut these rows about ``2**(n-1) (n-1)!`` times (the symmetries that
-    permute and reflect the other dimensions).
-    """
-    from scipy import sparse
-    t = rv.torus
-    N, C = t.N, t.num_channels
-    off = t.offset_table
-    if rv.expand is not None and classes == 1:
-        node_orbit, pair = _focus_orbits(t)
-    else:
-        node_orbit, pair = np.arange(N), np.arange(N * N)
-    s, d = pair // N, pair % N
-    m = int(node_orbit.max()) + 1
-    sizes = np.bincount(node_orbit, minlength=m).astype(float)
-    rows = np.arange(len(pair))
-    blocks, pots = [], []
-    for j in range(classes):
-        idx = off[s, d] * C + _class_channels(t, off[s, 0], j)      # 0 - s: the focus channel seen from s
-        blocks.append(rv.F[idx])
-        u = sparse.csr_matrix((-np.ones(len(pair)), (rows, j * 2 * m + node_orbit[s])), shape=(len(pair), classes * 2 * m))
-        v = sparse.csr_matrix((-np.ones(len(pair)), (rows, j * 2 * m + m + node_orbit[d])),
-                              shape=(len(pair), classes * 2 * m))
-        pots.append(u + v)
-    weights = np.tile(np.concatenate([sizes, sizes]), classes)
-    return sparse.vstack(blocks, format="csr"), sparse.vstack(pots, format="csr"), weights
-
-
-def _focus_orbits(torus: Torus) -> tuple[np.ndarray, np.ndarray]:
-    """Orbits of the symmetries fixing node 0 and the focus channel (class 0 leaving node 0).
-
-    Returns (orbit number of every node, one pair ``s * N + d`` of every orbit of pairs).
-    """
-    N = torus.N
-    focus = int(_class_channels(torus, np.zeros(1, dtype=np.int64), 0)[0])
-    maps = np.stack([node_map for node_map, chan_map in symmetries(torus) if chan_map[focus] == focus])
-    pairs = np.arange(N * N)
-    pair_images = maps[:, pairs // N] * N + maps[:, pairs % N]
-    _, first = np.unique(pair_images.min(axis=0), return_index=True)
-    return _orbit_ids(maps), np.sort(first)
-
-
-def _capacity_rows(rv: RouteVariables):
-    """Rows ``(1/N) sum_t sum_tail f[t, (tail, class j)]`` for each class j: uniform load."""
-    from scipy import sparse
-    t = rv.torus
-    N, C, J = t.N, t.num_channels, 2 * t.n
-    cols = np.arange(N * C)
-    cls = (cols % C) % J
-    S = sparse.csr_matrix((np.full(N * C, 1.0 / N), (cls, cols)), shape=(J, N * C))
-    return S @ rv.F
-
-
-def _average_rows(rv: RouteVariables, perms: np.ndarray):
-    """Rows: load of every channel under every sampled permutation (M * C rows)."""
-    from scipy import sparse
-    t = rv.torus
-    N, C, J = t.N, t.num_channels, 2 * t.n
-    off = t.offset_table
-    M = len(perms)
-    src = np.arange(N)
-    pair_off = off[src[None, :], perms]                 # (M, N): d_s - s
-    tails = np.arange(N)
-    rel = off[src[:, None], tails[None, :]]             # rel[s, tail] = tail - s
-    m_idx, tail_idx, j_idx, s_idx = np.meshgrid(np.arange(M), tails, np.arange(J), src, indexing="ij")
-    rows = (m_idx * C + tail_idx * J + j_idx).ravel()
-    cols = (pair_off[m_idx, s_idx] * C + rel[s_idx, tail_idx] * J + j_idx).ravel()
-    G = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(M * C, N * C))
-    return G @ rv.F
 
 
 #: LPs with more nonzeros than this are solved in a child process. HiGHS runs in C and does not
@@ -440,7 +363,7 @@ def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all"
     if objective == "worst-case":
         # a symmetric routing loads every class alike: one focus class is enough
         J = 1 if rv.expand is not None else J
-        Fx, pots, weights = _worst_case_rows(rv, J)
+        Fx, pots, weights = worst_case_rows(rv, J)
         n_pot = pots.shape[1]
         totals = sparse.csr_matrix((weights, (np.arange(n_pot) // (n_pot // J), np.arange(n_pot))),
                                    shape=(J, n_pot))
@@ -452,12 +375,12 @@ def solve_design(torus: Torus, objective: str = "worst-case", paths: str = "all"
         cost_c = np.zeros(n_pot + 1)
         cost_c[-1] = 1.0
     elif objective == "capacity":            # every class's uniform load is at most w
-        rows = _capacity_rows(rv)
+        rows = capacity_rows(rv)
         A_ub = sparse.hstack([rows, -np.ones((rows.shape[0], 1))], format="csr")
         extra_bounds = [(0, None)]
         cost_c = np.ones(1)
     else:                                     # permutation m's channel loads are at most z_m
-        rows = _average_rows(rv, sample_permutations(N, samples, seed))
+        rows = average_rows(rv, sample_permutations(N, samples, seed))
         r = np.arange(rows.shape[0])
         link = sparse.csr_matrix((-np.ones(len(r)), (r, r // C)), shape=(len(r), samples))
         A_ub = sparse.hstack([rows, link], format="csr")
