@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed: the compiled loops are never dispatched to "
                                        "(test_compiled.py runs them as plain Python where it can)")
 
-PLAIN = ("_run_rows", "_run_levels", "_count_waiting")
+PLAIN = ("_run_rows", "_fill_words", "_run_levels", "_count_waiting")
 
 
 def case(seed: int) -> PathCollection:

@@ -270,30 +270,35 @@ def _run_rows(node, rest, delivery, state, limit, d, depth, bits, ahead):
     return status, step, count, max_buffer, hops
 
 
-def _packet_words(links: np.ndarray, cur: np.ndarray, d: int, width: int,
-                  block: int = 1 << 18) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`_run_rows`'s two words per packet, in the order of ``cur`` (the paths' starts), read
-    from the path array where every pass starts and from the last link; None if they do not fit.
-    Made ``block`` packets at a time, so that the temporaries stay small (the words themselves
-    are 64 MB on BF(20) with Valiant's trick)."""
+@njit(cache=True, nogil=True)
+def _fill_words(links, cur, d, width, node, rest):
+    """:func:`_run_rows`'s words of the packets whose paths start at ``cur``, read from the path
+    array where every pass starts and from the last link."""
+    passes = width // d
+    rows = (1 << d) - 1
+    for w in range(len(cur)):
+        start = np.int64(cur[w])
+        node[w] = links[start] >> 2                 # level 0: the node is the row
+        word = (start // width) << (passes * d)
+        for k in range(1, passes + 1):
+            if k < passes:      # the row the next pass starts from is this pass's target
+                row = np.int64(links[start + k * d] >> 2) & rows
+            else:               # the last link's head: its tail's row, bit d - 1 flipped if it crosses
+                last = np.int64(links[start + width - 1])
+                row = ((last >> 2) & rows) ^ (((last >> 1) & 1) << (d - 1))
+            word |= row << ((k - 1) * d)
+        rest[w] = word
+
+
+def _packet_words(links: np.ndarray, cur: np.ndarray, d: int, width: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_run_rows`'s two words per packet, in the order of ``cur`` (the paths' starts); None
+    if they do not fit (the paths are not whole passes, or the ids leave no room)."""
     passes = width // d
     packets = len(links) // width
     if passes * d != width or passes * d + max(packets - 1, 1).bit_length() > 63:
         return None
-    rows = (1 << d) - 1
     node, rest = np.empty(len(cur), dtype=np.int64), np.empty(len(cur), dtype=np.int64)
-    for lo in range(0, len(cur), block):
-        start = cur[lo:lo + block].astype(np.int64)
-        node[lo:lo + block] = links[start] >> 2               # level 0: the node is the row
-        words = (start // width) << (passes * d)
-        for k in range(1, passes + 1):
-            if k < passes:     # the row the next pass starts from is this pass's target
-                row = (links[start + k * d] >> 2) & rows
-            else:              # the last link's head: its tail's row, bit d - 1 flipped if it crosses
-                last = links[start + width - 1]
-                row = ((last >> 2) & rows) ^ (((last >> 1) & 1) << (d - 1))
-            words |= row.astype(np.int64) << ((k - 1) * d)
-        rest[lo:lo + block] = words
+    _fill_words(links, cur, d, width, node, rest)
     return node, rest
 
 
