@@ -220,31 +220,23 @@ def _run_rows(node, rest, delivery, state, limit, d, depth, bits, ahead):
             word = np.int64(state[here])
             if (word & _PERIOD) != tag:     # the node's first packet in this step: all clear
                 word = np.int64(tag)
-            if here > row_mask:             # not at its source: in an in-buffer of the node
-                shift = _COUNTS_FROM + bits * (packet >> _CAME_SHIFT)
-                word += 1 << shift
-                occupancy = (word >> shift) & mask
-                if occupancy > max_buffer:
-                    max_buffer = occupancy
-            out = 1 << (_TAG_BITS + cross)
-            if word & out:                  # another packet crossed this link in this step
-                state[here] = word
-                node[kept] = packet
-                rest[kept] = target
-                kept += 1
-                continue
-            state[here] = word | out
-            moved += 1
-            if (here >> d) + 1 == depth:
+            # not at its source: counted into the in-buffer it came by (at a source nothing is
+            # counted, and the count read is a level-0 node's, always 0); without branches,
+            # which the processor could not predict
+            shift = _COUNTS_FROM + bits * (packet >> _CAME_SHIFT)
+            word += np.int64(here > row_mask) << shift
+            max_buffer = max(max_buffer, (word >> shift) & mask)
+            out = np.int64(1) << (_TAG_BITS + cross)
+            free = (word & out) == 0        # no other packet crossed this link in this step
+            state[here] = word | (out if free else 0)
+            moved += free
+            if free and (here >> d) + 1 == depth:
                 delivery[target >> d] = step
                 continue
             following = ((here + (1 << d)) ^ (cross << stage)) | (cross << _CAME_SHIFT)
-            if stage + 1 == d:              # the next pass: its target comes down
-                node[kept] = following
-                rest[kept] = target >> d
-            else:
-                node[kept] = following | ((stage + 1) << _STAGE_SHIFT)
-                rest[kept] = target
+            turn = stage + 1 == d           # the next pass: its target comes down
+            node[kept] = (following | ((0 if turn else stage + 1) << _STAGE_SHIFT)) if free else packet
+            rest[kept] = (target >> d) if free and turn else target
             kept += 1
         hops += moved
         if moved == 0:
