@@ -103,3 +103,25 @@ def test_large_collections_take_the_closed_count(monkeypatch):
     monkeypatch.setattr(systems, "CLOSED_MIN_HOPS", 1)
     alone, *_ = _valiant(6, "h-relation:h=4", 5)
     assert "link_loads" not in alone.__dict__ and alone.congestion == int(alone.link_loads.max())
+
+
+@pytest.mark.parametrize("network,system", [("butterfly:d=5", "valiant"), ("butterfly:d=6", "dimension-order"),
+                                            ("wrapped-butterfly:d=4", "dimension-order"),
+                                            ("wrapped-butterfly:d=4", "valiant")])
+def test_the_compiled_fill_writes_the_numpy_fills_paths(kernels, monkeypatch, network, system):
+    """Above the threshold the level path matrix is filled row by row by a compiled loop
+    (plain Python here where numba is missing): the same links as the numpy fill, column by column."""
+    if kernels == "python":
+        monkeypatch.setattr(closed, "_fill_pass", getattr(closed._fill_pass, "py_func", closed._fill_pass))
+    net = build_network(network)
+    prob = build_problem("h-relation:h=3", net, np.random.default_rng(4))
+    monkeypatch.setattr(systems, "CLOSED_MIN_HOPS", 1 << 60)
+    plain = route_paths(system, prob, net, np.random.default_rng(8))
+    monkeypatch.setattr(systems, "CLOSED_MIN_HOPS", 1)
+    if not closed.NUMBA:
+        pytest.skip("numba is not installed: the path systems fill in numpy at every size")
+    filled = route_paths(system, prob, net, np.random.default_rng(8))
+    assert filled.links.dtype == plain.links.dtype
+    np.testing.assert_array_equal(filled.links, plain.links)
+    np.testing.assert_array_equal(filled.offsets, plain.offsets)
+    assert filled.congestion == plain.congestion

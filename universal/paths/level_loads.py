@@ -34,7 +34,7 @@ except ImportError:        # the kernels run as plain Python: correct, slow, and
     def njit(**options):
         return lambda function: function
 
-__all__ = ["NUMBA", "level_loads"]
+__all__ = ["NUMBA", "fill_level_links", "level_loads"]
 
 @njit(cache=True, nogil=True)
 def _order_by(a, b, rows):
@@ -82,6 +82,36 @@ def _pass_loads(a, b, d, first_level, counts, loads):
                     cross = ((key >> i) ^ (key >> (i + 1))) & 1
                     loads[4 * (((first_level + i) << d) + row) + 2 * cross] = counts[key]
     return top
+
+
+@njit(cache=True, nogil=True)
+def _fill_pass(a, b, d, first_level, out):
+    """Write the level paths from rows ``a`` to rows ``b`` into columns ``first_level ..
+    first_level + d - 1`` of ``out``, one path per row, as
+    :func:`universal.paths.systems._level_links` numbers their links (levels of the host)."""
+    for p in range(len(a)):
+        row = np.int64(a[p])
+        differ = row ^ np.int64(b[p])
+        for i in range(d):
+            cross = (differ >> i) & 1
+            out[p, first_level + i] = 4 * (((first_level + i) << d) + row) + 2 * cross
+            row ^= cross << i
+
+
+def fill_level_links(passes: list[tuple[np.ndarray, np.ndarray]], d: int, out: np.ndarray) -> None:
+    """Fill ``out`` (one row per packet, ``d`` columns per pass) with the links of level paths on
+    butterflies of dimension ``d`` back to back, pass ``k`` from rows ``a`` to rows ``b`` on
+    levels ``k d .. (k + 1) d - 1``: compiled, row by row (one pass over the array in order).
+
+    Examples
+    --------
+    >>> out = np.empty((2, 2), dtype=np.int32)
+    >>> fill_level_links([(np.array([0, 3]), np.array([3, 3]))], 2, out)
+    >>> out.tolist()     # row 0 crosses at both levels, row 3 at neither
+    [[2, 22], [12, 28]]
+    """
+    for k, (a, b) in enumerate(passes):
+        _fill_pass(a, b, d, k * d, out)
 
 
 def _nondecreasing(a: np.ndarray) -> bool:

@@ -132,8 +132,9 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
     d = network.params["d"]
     width = 1 << d
     links = np.empty((problem.size, d), dtype=network.link_type)
-    for block in _row_blocks(problem.size, d):
-        _level_links(d, 0, problem.sources[block] % width, problem.dests[block] % width, out=links[block])
+    if not _fill_compiled(links, d, [(problem.sources % width, problem.dests % width)]):
+        for block in _row_blocks(problem.size, d):
+            _level_links(d, 0, problem.sources[block] % width, problem.dests[block] % width, out=links[block])
     paths = _collection_from_matrix(network, links, problem.sources, problem.dests, "dimension-order")
     if network.kind == "butterfly":         # W-BF(d)'s last level wraps to level 0's nodes
         _count_level_loads(paths, d, [(problem.sources % width, problem.dests % width)])
@@ -145,6 +146,20 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
 #: compiled kernels (``universal.engine.batch.COMPILED_MIN_HOPS_COLD``): from there on numba is
 #: loaded for routing anyway; below it counting the path array takes tens of milliseconds.
 CLOSED_MIN_HOPS = 16_000_000
+
+
+def _fill_compiled(links: np.ndarray, d: int, passes: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+    """Fill a large butterfly level path matrix compiled, row by row
+    (:func:`universal.paths.level_loads.fill_level_links`: on BF(20) with Valiant's trick
+    a fraction of the numpy fill's time, which goes column by column); False, nothing written,
+    below :data:`CLOSED_MIN_HOPS` or without numba."""
+    if links.size < CLOSED_MIN_HOPS:
+        return False
+    from universal.paths.level_loads import NUMBA, fill_level_links     # imports numba: large runs only
+    if not NUMBA:
+        return False
+    fill_level_links(passes, d, links)
+    return True
 
 
 def _count_level_loads(paths: PathCollection, d: int, passes: list[tuple[np.ndarray, np.ndarray]]) -> None:
@@ -372,9 +387,10 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
     if middle is None:
         middle = rng.integers(0, width, size=problem.size)
     links = np.empty((problem.size, 2 * d), dtype=host.link_type)
-    for block in _row_blocks(problem.size, 2 * d):
-        _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
-        _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
+    if not _fill_compiled(links, d, [(src_rows, middle), (middle, dst_rows)]):
+        for block in _row_blocks(problem.size, 2 * d):
+            _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
+            _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
     dests = 2 * d * width + dst_rows
     # the sources are the problem's own, shared as the level paths share them (no path system
     # writes into them): a copy is 34 MB on BF(20), kept as long as the paths
