@@ -15,10 +15,12 @@ ordered by ``a`` (sorted once, by counting) the keys of a level grow with the pa
 counters are written almost in order.
 
 :func:`level_loads` is what the path systems call on large butterflies when numba is
-installed (:data:`universal.paths.systems.CLOSED_MIN_HOPS`); :func:`universal.paths.collection.count_links` over the
-path array is the slow, obvious count it must equal (``tests/paths/test_level_loads.py``).
-Without numba the module imports and its kernels run as plain Python (the tests do so on small
-cases); :func:`level_loads` is then not called.
+installed (:data:`universal.paths.systems.CLOSED_MIN_HOPS`);
+:func:`universal.paths.collection.count_links` over the path array is the slow, obvious count it
+must equal (``tests/paths/test_level_loads.py``). They fill such collections' path matrices
+here too, row by row (:func:`fill_level_links`, the numpy fill's links). Without numba the module
+imports and its kernels run as plain Python (the tests do so on small cases); the path systems
+then do not call it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ except ImportError:        # the kernels run as plain Python: correct, slow, and
         return lambda function: function
 
 __all__ = ["NUMBA", "fill_level_links", "level_loads"]
+
 
 @njit(cache=True, nogil=True)
 def _order_by(a, b, rows):
