@@ -20,7 +20,6 @@ from typing import Callable, Sequence
 import numpy as np
 
 from universal.engine import ENGINES
-import universal.design  # noqa: F401  (installs the designer behind the 2turn / 2turna routings)
 from universal.errors import UserError
 from universal.memory import check_link_sizes
 from universal.memory import ROWS_FROM_HOPS, check_memory, route_bytes
@@ -401,6 +400,10 @@ def check_seed_count(count: int, where: str) -> None:
 
 def _adaptive_or_paths(name, network: Network, base_dir: Path | None):
     """The path system ``name``, or an :class:`AdaptiveRouting` checked on ``network``."""
+    if network.kind == "torus":
+        # installs the designer behind the 2turn / 2turna routings, which are defined on tori
+        # only: the design layer is a tenth of a small route's imports elsewhere
+        import universal.design  # noqa: F401
     if isinstance(name, str) and name.strip() == "splitter" and network.kind == "butterfly":
         # the butterfly is the multibutterfly whose output sets hold one edge each: the splitter
         # rule has no choice there, and its route is the unique level path

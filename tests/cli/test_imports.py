@@ -45,3 +45,18 @@ def test_building_the_parser_does_not_import_the_library():
     modules = set(run.stdout.split())
     assert "universal.cli.route" in modules
     assert not {"numpy", "universal.experiment", "rich"} & modules
+
+
+def test_a_butterfly_route_leaves_the_design_layer_out_and_a_torus_route_can_design():
+    """The LP designer behind 2turn / 2turna is imported where those routings can run, on tori;
+    the reference engine only where it routes."""
+    modules = imported_modules("route", "--network", "butterfly:d=4", "--problem", "h-relation:h=2",
+                               "--paths", "valiant", "--protocols", "random-rank", "--json")
+    assert not {m for m in modules if m.startswith("universal.design")}
+    assert "universal.engine.reference" not in modules
+    assert "universal.engine.reference" in imported_modules(
+        "route", "--network", "butterfly:d=3", "--problem", "h-relation:h=1", "--paths", "valiant", "--protocols",
+        "random-rank", "--engine", "reference", "--json")
+    modules = imported_modules("route", "--network", "torus:k=3,n=2", "--problem", "permutation:random",
+                               "--paths", "2turn", "--protocols", "random-rank", "--json")
+    assert "universal.design" in modules

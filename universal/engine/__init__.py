@@ -18,12 +18,29 @@ True
 """
 
 from universal.engine.batch import simulate
-from universal.engine.reference import simulate_reference
 from universal.engine.result import RoutingResult
+
+
+def _reference(*args, **kwargs) -> RoutingResult:
+    """:func:`universal.engine.reference.simulate_reference`, imported when first called: a route
+    on the one engine never loads the reference."""
+    from universal.engine.reference import simulate_reference as run
+
+    return run(*args, **kwargs)
+
+
+def __getattr__(name: str):
+    # ``from universal.engine import simulate_reference`` imports the reference then
+    if name == "simulate_reference":
+        from universal.engine.reference import simulate_reference
+
+        return simulate_reference
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Engines by name (``route --engine``, a scenario's ``engine``): ``fast`` is kept as a name of the
 #: one engine for the scenarios and scripts that name the retired vectorised batch engine.
-ENGINES = {"one": simulate, "fast": simulate, "reference": simulate_reference}
+ENGINES = {"one": simulate, "fast": simulate, "reference": _reference}
 simulate_one = simulate
 
 __all__ = ["ENGINES", "RoutingResult", "simulate", "simulate_one", "simulate_reference"]

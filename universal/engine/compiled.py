@@ -353,11 +353,29 @@ def _run_flat(links, ids, cur, delivery, hop_steps, record, state, bandwidth, ro
     return status, step, count, max_buffer, hops
 
 
+@njit(cache=True, nogil=True)
+def _counting_order(ids, keys, low, span):
+    """``ids`` stably sorted by ``keys`` (all in ``low .. low + span - 1``): a counting sort."""
+    start = np.zeros(span + 1, dtype=np.int64)
+    for i in range(len(keys)):
+        start[keys[i] - low + 1] += 1
+    for k in range(span):
+        start[k + 1] += start[k]
+    out = np.empty_like(ids)
+    for i in range(len(keys)):
+        k = keys[i] - low
+        out[start[k]] = ids[i]
+        start[k] += 1
+    return out
+
+
 def priority_order(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """``ids`` (increasing) sorted by (key, id): the highest priority first.
 
-    Keys spanning less than 2^15 are sorted as int16 with a stable argsort (a radix sort); wider
-    ones take a stable argsort of their own.
+    With numba, keys spanning no more values than there are ids (random rank's K = C + D + log n,
+    longest-in-system's ids) are sorted by counting, compiled (BF(10), Valiant 4-relation: 5 us
+    against 25-50 us for the argsort); else keys spanning less than 2^15 are sorted as int16 with
+    a stable argsort (a radix sort), wider ones with a stable argsort of their own.
 
     Parameters
     ----------
@@ -378,7 +396,10 @@ def priority_order(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
     if not len(keys):
         return ids
     low = int(keys.min())
-    if int(keys.max()) - low < 2**15:
+    span = int(keys.max()) - low + 1
+    if NUMBA and span <= max(len(keys), 1024):
+        return _counting_order(ids, keys, low, span)
+    if span <= 2**15:
         return ids[np.argsort((keys - low).astype(np.int16), kind="stable")]
     return ids[np.argsort(keys, kind="stable")]
 

@@ -140,13 +140,22 @@ class PathCollection:
         The link loads it is the largest of are kept (:attr:`link_loads`) unless the host has
         more than :data:`KEEP_LOADS_LINKS` links: then C is kept alone and the loads are counted
         again if asked for, which routing does not do (on BF(20) with Valiant's trick the loads
-        take 168 MB, a tenth of the run's peak).
+        take 168 MB, a tenth of the run's peak). Large level path collections on a butterfly get
+        C from the rows their packets pass instead (:meth:`set_loads`).
         """
         if not len(self.links):
             return 0
         if "link_loads" in self.__dict__ or self.network.num_links <= KEEP_LOADS_LINKS:
             return int(self.link_loads.max())
         return int(self._count_loads().max())
+
+    def set_loads(self, congestion: int, loads: np.ndarray | None = None) -> None:
+        """Take C (and the link loads) from a count that did not read the path array (the level
+        paths of a butterfly: :func:`universal.paths.level_loads.level_loads`); what is not given
+        is counted from the paths when asked for."""
+        self.__dict__["congestion"] = int(congestion)
+        if loads is not None:
+            self.__dict__["link_loads"] = loads
 
     def load_histogram(self) -> dict[int, int]:
         """``{load: number of links with that load}`` over all links of the host network."""

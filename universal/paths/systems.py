@@ -31,7 +31,7 @@ from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
 from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS, get_routing, sample_paths
 from universal.paths.torus.geometry import MAX_NODES as OBLIVIOUS_MAX_NODES
-from universal.paths.collection import PathCollection
+from universal.paths.collection import KEEP_LOADS_LINKS, PathCollection
 from universal.paths.datacenter import dragonfly_paths
 from universal.registry import Registry, Spec, check_known_params, parse_spec, with_file_resolved
 from universal.workloads import Problem
@@ -132,9 +132,49 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
     d = network.params["d"]
     width = 1 << d
     links = np.empty((problem.size, d), dtype=network.link_type)
-    for block in _row_blocks(problem.size, d):
-        _level_links(d, 0, problem.sources[block] % width, problem.dests[block] % width, out=links[block])
-    return _collection_from_matrix(network, links, problem.sources, problem.dests, "dimension-order")
+    if not _fill_compiled(links, d, [(problem.sources % width, problem.dests % width)]):
+        for block in _row_blocks(problem.size, d):
+            _level_links(d, 0, problem.sources[block] % width, problem.dests[block] % width, out=links[block])
+    paths = _collection_from_matrix(network, links, problem.sources, problem.dests, "dimension-order")
+    if network.kind == "butterfly":         # W-BF(d)'s last level wraps to level 0's nodes
+        _count_level_loads(paths, d, [(problem.sources % width, problem.dests % width)])
+    return paths
+
+
+#: Butterfly level path collections of at least this many link crossings count their C from the
+#: rows the packets pass, with numba (:func:`_count_level_loads`). It is the engine's threshold for
+#: compiled kernels (``universal.engine.batch.COMPILED_MIN_HOPS_COLD``): from there on numba is
+#: loaded for routing anyway; below it counting the path array takes tens of milliseconds.
+CLOSED_MIN_HOPS = 16_000_000
+
+
+def _fill_compiled(links: np.ndarray, d: int, passes: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+    """Fill a large butterfly level path matrix compiled, row by row
+    (:func:`universal.paths.level_loads.fill_level_links`: on BF(20) with Valiant's trick
+    a fraction of the numpy fill's time, which goes column by column); False, nothing written,
+    below :data:`CLOSED_MIN_HOPS` or without numba."""
+    if links.size < CLOSED_MIN_HOPS:
+        return False
+    from universal.paths.level_loads import NUMBA, fill_level_links     # imports numba: large runs only
+    if not NUMBA:
+        return False
+    fill_level_links(passes, d, links)
+    return True
+
+
+def _count_level_loads(paths: PathCollection, d: int, passes: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Give a butterfly's large level path collection its C counted from the rows the packets
+    pass (:func:`universal.paths.level_loads.level_loads`: on BF(20) with Valiant's trick a
+    fraction of the time of counting the path array), and its link loads where it keeps them."""
+    if len(paths.links) < CLOSED_MIN_HOPS:
+        return
+    from universal.paths.level_loads import NUMBA, level_loads     # imports numba: large runs only
+    if not NUMBA:
+        return
+    keep = paths.network.num_links <= KEEP_LOADS_LINKS
+    counted = level_loads(d, passes, paths.network.num_links if keep else None)
+    if counted is not None:
+        paths.set_loads(*counted)
 
 
 def multibutterfly_paths(problem: Problem, network: Network, rng: np.random.Generator | None = None) -> PathCollection:
@@ -347,13 +387,16 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
     if middle is None:
         middle = rng.integers(0, width, size=problem.size)
     links = np.empty((problem.size, 2 * d), dtype=host.link_type)
-    for block in _row_blocks(problem.size, 2 * d):
-        _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
-        _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
+    if not _fill_compiled(links, d, [(src_rows, middle), (middle, dst_rows)]):
+        for block in _row_blocks(problem.size, 2 * d):
+            _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
+            _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
     dests = 2 * d * width + dst_rows
     # the sources are the problem's own, shared as the level paths share them (no path system
     # writes into them): a copy is 34 MB on BF(20), kept as long as the paths
-    return _collection_from_matrix(host, links, problem.sources, dests, "valiant", VALIANT_BUTTERFLY_NOTE)
+    paths = _collection_from_matrix(host, links, problem.sources, dests, "valiant", VALIANT_BUTTERFLY_NOTE)
+    _count_level_loads(paths, d, [(src_rows, middle), (middle, dst_rows)])
+    return paths
 
 
 def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
