@@ -127,3 +127,16 @@ def test_bad_input_is_one_error_line(capsys, argv, message):
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == ""
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err
+
+
+def test_optimum_of_designed_two_turn_paths_in_a_fresh_process():
+    # 2turn is designed by the LP layer, which a command on a torus must load itself: in a fresh
+    # process nothing else has (in this one, other tests have imported it already)
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "universal", "optimum", "--network", "torus:k=4,n=2", "--paths",
+                           "2turn", "--problem", "permutation:tornado", "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["paths"] == "2turn" and result["opt"] == result["D"] == 3     # the lower bound, met

@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> None:
     from universal.workloads import build_problem
 
     network = build_network(args.network)
+    if network.kind == "torus":
+        import universal.design  # noqa: F401  (installs the designer behind 2turn / 2turna, torus routings)
     problem_ss, paths_ss, _ = np.random.SeedSequence(args.seed).spawn(3)
     free = args.paths == "free"
     system = None if free else build_path_system(args.paths or default_base(network), network)
