@@ -121,3 +121,52 @@ def test_a_search_seeded_by_a_seed_sequence_is_reproducible():
     assert [(r.rate, r.slope, r.accepted) for r in first.runs] == [(r.rate, r.slope, r.accepted) for r in again.runs]
     with pytest.raises(ValueError, match="integer or a numpy SeedSequence"):
         find_saturation(spec("torus:k=8,n=1", "val", "tornado", 1.0, seed="7"), points=4, measurement=short)
+
+
+# ---------------------------------------------------------------- issue 25: shorter searches
+# warm-up cut short, so that an overloaded run reaches its window before the backlog limit
+SHORT_WARMUP = dict(warmup_min=100, warmup_max=200, window=3000, latency_limit=100, drain=False, overload="stop")
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_the_backlog_limit_ends_an_overloaded_run_in_its_window_with_the_full_runs_verdict(compiled, monkeypatch):
+    # DOR on the 8-ary 1-cube under tornado saturates at 1/3; at 0.4 the backlog grows by about
+    # 0.5 packets per step and passes 100 steps of offered packets a few hundred steps into the
+    # window, where the full window (3000 steps) would still judge it unstable
+    from universal.engine import runs
+
+    monkeypatch.setattr(runs, "COMPILED", compiled if compiled else False)
+    if compiled:
+        pytest.importorskip("numba", reason="the compiled kernel needs numba")
+    over = spec("torus:k=8,n=1", "dor", "tornado", 0.4, seed=2)
+    cut, = simulate_batch([over], measurement=Measurement(**SHORT_WARMUP))
+    full, = simulate_batch([over], measurement=Measurement(**SHORT_WARMUP, stop_in_window=False))
+    assert cut.warmup > 0 and cut.status == "backlog-limit" and not cut.stable
+    assert full.status == "unstable" and not full.stable
+    assert cut.steps < full.steps / 2
+    # below saturation the rule changes nothing
+    under = spec("torus:k=8,n=1", "dor", "tornado", 0.25, seed=2)
+    a, = simulate_batch([under], measurement=Measurement(**SHORT_WARMUP))
+    b, = simulate_batch([under], measurement=Measurement(**SHORT_WARMUP, stop_in_window=False))
+    assert a.status == b.status == "stable" and (a.steps, a.slope, a.accepted) == (b.steps, b.slope, b.accepted)
+
+
+def test_a_search_started_at_the_exact_theta_samples_its_grid_first_and_agrees():
+    from universal.openloop.saturation import start_grid
+
+    exact = 1 / 3          # DOR, tornado, 8-ary 1-cube
+    s = spec("torus:k=8,n=1", "dor", "tornado", 1.0, injection="poisson", seed=4)
+    plain, started = find_saturations([s, s], tolerance=0.02, measurement=QUICK, starts=[None, exact])
+    assert [r.rate for r in started.runs[:8]] == pytest.approx(start_grid(exact, 8, 0.02))
+    assert 0.93 * exact <= started.theta <= 1.02 * exact
+    assert abs(started.theta - plain.theta) <= 0.02 * plain.theta + (started.upper - started.theta)
+    assert len(started.runs) < len(plain.runs)
+
+
+@pytest.mark.parametrize("wrong", [0.2, 3.0])
+def test_a_wrong_start_does_not_decide_theta(wrong):
+    # the start only places the first round: far below or above Θ the search goes on from it
+    exact = 1 / 3
+    s = spec("torus:k=8,n=1", "dor", "tornado", 1.0, injection="poisson", seed=4)
+    sat, = find_saturations([s], tolerance=0.02, measurement=QUICK, starts=[wrong * exact])
+    assert 0.93 * exact <= sat.theta <= 1.02 * exact and not sat.limited

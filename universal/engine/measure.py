@@ -47,7 +47,16 @@ drain (its latency has no steady state); ``drain=False`` skips it always.
 Overload: a run whose backlog passes ``latency_limit`` steps' worth of offered packets during
 the warm-up is far beyond saturation. Its window starts at once (``overload="measure"``, the
 default: α* and α' are still measured), or it stops as unstable (``overload="stop"``, status
-``backlog-limit``: the saturation search needs only the verdict).
+``backlog-limit``: the saturation search needs only the verdict). With ``overload="stop"`` the
+limit ends a run in its window too (``stop_in_window``, checked every period): by Little's law
+such a backlog means that the packets in the network spend ``latency_limit`` steps in it on
+average, where a stable run's mean latency is finite and beyond saturation it grows without
+bound (Singh et al. §2.2), so the run is declared beyond saturation at once, as BookSim stops
+a simulation whose mean latency passes its latency threshold (Jiang et al., "A detailed and
+flexible cycle-accurate network-on-chip simulator", 2013), instead of running its window (and
+up to ``extensions`` doublings of it) while its backlog, and the pass over it every step,
+keeps growing. ``benchmarks/saturation_profile.py --check-window`` runs the runs it stopped
+again with the full window and compares the verdicts (README).
 """
 
 from __future__ import annotations
@@ -75,7 +84,8 @@ class Measurement:
     ``steps``, if given, replaces all of it: exactly that many steps, every packet recorded
     (the equivalence tests' mode); with ``until_delivered`` (the batch model) a run ends, status
     ``drained``, as soon as every packet it created is delivered, and with ``record_crossings``
-    its result holds every link crossing, ``(step, packet, link)``.
+    its result holds every link crossing, ``(step, packet, link)``. ``stop_in_window=False``
+    applies ``overload="stop"`` to the warm-up only (the full window: what the tests compare with).
     ``window=None`` takes ``max(1000, ceil(200 / rate))`` steps,
     about 200 labelled packets per node at least (GOAL labels 100/load cycles).
     """
@@ -92,6 +102,7 @@ class Measurement:
     noise: float = 4.0
     drain: bool = True
     overload: str = "measure"
+    stop_in_window: bool = True
     steps: int | None = None
     until_delivered: bool = False
     record_crossings: bool = False

@@ -967,12 +967,17 @@ class _Batch:
         hist = self.history
         b = self.backlog
         limit = self.offered_per_step * m.latency_limit + self.N
-        # far beyond saturation the warm-up would never settle: measure now, or stop (the search)
-        for r in np.flatnonzero((ph == WARMUP) & (b > limit)):
+        # far beyond saturation the warm-up would never settle: measure now, or stop (the search,
+        # which stops a run past the limit in its window too: BookSim's latency threshold)
+        over = b > limit
+        for r in np.flatnonzero((ph == WARMUP) & over):
             if m.overload == "stop":
                 self._finish(int(r), t, "backlog-limit")
             else:
                 self._start_window(int(r), t)
+        if m.overload == "stop" and m.stop_in_window:
+            for r in np.flatnonzero((ph == WINDOW) & over):
+                self._finish(int(r), t, "backlog-limit")
         # warm-up: settled once the backlog stopped growing (at most 1% and one packet above the last chunk)
         warm = ph == WARMUP
         mean = hist.mean(axis=0)

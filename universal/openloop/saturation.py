@@ -19,6 +19,17 @@ bracket spans them all, so that the next round samples the contradictory stretch
 ``lo``, what is reported, is the conservative end). With consistent verdicts this is the plain
 rule. If even the top of the injection process's range is stable, Θ is at least that
 and the result says so (``limited``).
+
+A search may be given a *start*, a rate near which Θ is expected (the exact Θ of an oblivious
+routing in the ideal network, :mod:`universal.oblivious`, for which the simulation and the
+analysis are two methods for one model). Its first round then samples a grid around the start,
+neighbouring rates ``1 + 0.9 tolerance`` apart (from 0.91 to 1.03 times the start for 8 points
+and tolerance 0.02), instead of spreading over ``[0, ceiling]``; the bracket rule above goes on
+from those runs unchanged, so the simulation still decides Θ: if every run of the grid is stable
+the next round searches from its top to the ceiling, if none is, from 0 to its bottom. The grid
+is offset by half a step, so that the start itself is never one of its rates. Where the
+simulated Θ lies inside the grid, one round of runs near Θ decides it, instead of three or more
+rounds, the first mostly of runs far beyond saturation.
 """
 
 from __future__ import annotations
@@ -158,7 +169,8 @@ def _own_sequence(seed) -> np.random.SeedSequence:
 class _Search:
     """The bracket of one search between rounds (see the module docstring)."""
 
-    def __init__(self, spec: RunSpec, points: int, tolerance: float, bandwidth: int) -> None:
+    def __init__(self, spec: RunSpec, points: int, tolerance: float, bandwidth: int,
+                 start: float | None = None) -> None:
         self.spec, self.points, self.tolerance = spec, points, tolerance
         self.seq = _own_sequence(spec.seed)
         self.lo, self.hi = 0.0, rate_ceiling(spec, bandwidth)
@@ -167,6 +179,9 @@ class _Search:
         self.runs: list[RunResult] = []
         self.result: Saturation | None = None
         self.rates = np.empty(0)
+        self.grid = start_grid(start, points, tolerance) if start is not None and start > 0 else None
+        if self.grid is not None and self.grid[-1] >= self.ceiling:
+            self.grid = None        # Θ at or near the ceiling: the ceiling is tested as usual
 
     def next_round(self) -> list[RunSpec]:
         """The runs of the next round (none when the bracket is narrow enough)."""
@@ -174,7 +189,9 @@ class _Search:
         if self.hi_tested and hi - lo <= self.tolerance * max(lo, 1e-12):
             self.finish()
             return []
-        if not self.hi_tested:
+        if self.grid is not None and not self.runs:
+            self.rates = self.grid
+        elif not self.hi_tested:
             self.rates = lo + (hi - lo) * np.arange(1, points + 1) / points       # includes the ceiling
         else:
             self.rates = lo + (hi - lo) * np.arange(1, points + 1) / (points + 1)
@@ -184,8 +201,9 @@ class _Search:
     def take(self, results: list[RunResult]) -> None:
         """Place the bracket around the threshold that best separates all runs so far."""
         self.runs.extend(results)
-        self.hi_tested = True
         self.lo, self.hi = separate([r.rate for r in self.runs], [r.stable for r in self.runs], self.ceiling)
+        # the ceiling is tested unless an unstable run already bounds the bracket
+        self.hi_tested = self.hi < self.ceiling or any(r.rate >= self.ceiling for r in self.runs)
         for r in self.runs:     # only a run at the lower end can become at_theta
             if r.rate != self.lo:
                 r.labelled_packets = None
@@ -198,10 +216,26 @@ class _Search:
             self.result = Saturation(self.lo, self.hi, self.lo >= self.ceiling, self.runs, best)
 
 
+def start_grid(start: float, points: int, tolerance: float) -> np.ndarray:
+    """The first round's rates of a search started near ``start`` (see the module docstring):
+    ``points`` rates ``1 + 0.9 tolerance`` apart, from ``points - 2.5`` steps below ``start``
+    to 1.5 steps above it (a simulated Θ may pass the exact one by a little: the stability
+    test resolves a growth of the backlog down to ``Measurement.tolerance`` of the offered
+    packets).
+
+    Examples
+    --------
+    >>> [round(float(r), 4) for r in start_grid(1.0, 8, 0.02)]
+    [0.9065, 0.9229, 0.9395, 0.9564, 0.9736, 0.9911, 1.009, 1.0271]
+    """
+    ratio = 1 + 0.9 * tolerance
+    return start * ratio ** (np.arange(points) - (points - 2.5))
+
+
 def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float = 0.01, rounds: int = 12,
                      bandwidth: int = 1, buffer: int | None = None, measurement: Measurement | None = None,
                      batch_runs: int = 64, progress=None, vcs: int = 1,
-                     source_queue: str = "all") -> list[Saturation]:
+                     source_queue: str = "all", starts: list | None = None) -> list[Saturation]:
     """:func:`find_saturation` for several specs at once, their rounds run together.
 
     Round by round, the runs of every search still open go through the fast engine in batches
@@ -218,6 +252,10 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
     batch_runs : int
         Runs per batch of the engine, at most (whole searches per batch, fewer on networks of
         more than 64 nodes); bounds the memory.
+    starts : list of float or None, optional
+        Per spec, a rate near which Θ is expected (the exact Θ of an oblivious routing), or
+        None: the first round samples a grid around it (:func:`start_grid`) instead of
+        ``[0, ceiling]``; the simulation still decides Θ (see the module docstring).
 
     Returns
     -------
@@ -242,7 +280,8 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
     if points < 1 or not 0 < tolerance < 1:
         raise UserError("the saturation search needs points >= 1 and 0 < tolerance < 1")
     measurement = measurement or Measurement(latency_limit=500, drain=False, overload="stop")
-    searches = [_Search(spec, points, tolerance, bandwidth) for spec in specs]
+    starts = starts if starts is not None else [None] * len(specs)
+    searches = [_Search(spec, points, tolerance, bandwidth, start) for spec, start in zip(specs, starts)]
     # a run far beyond saturation holds up to latency_limit steps of offered packets before it
     # stops, so larger networks batch fewer searches (8 on 64 nodes, 1 from 512 nodes up)
     nodes = specs[0].router.network.num_nodes if specs else 1
