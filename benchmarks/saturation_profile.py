@@ -91,16 +91,18 @@ def main(argv: list[str] | None = None) -> None:
     from universal.engine.measure import Measurement
     from universal.openloop import saturation
     from universal.openloop.cells import SEARCH_GROUP, prepare, study_cells
-    try:                # the exact Θ as the searches' start (absent before issue 25's change)
-        from universal.openloop.cells import _search_start
-    except ImportError:
-        _search_start = None
     from universal.engine.creation import RunSpec
     from universal.scenario import load_scenario
 
     instrument()
     study = load_scenario(args.scenario).openloop
     p = prepare(study)
+    try:                # the searches' start and measurement (absent before issue 25's change)
+        from universal.openloop.cells import _search_start, search_measurement
+        measurement = search_measurement(study)
+    except ImportError:
+        _search_start = None
+        measurement = Measurement(window=study.window, latency_limit=500, drain=False, overload="stop")
     cells = [c for c in study_cells(study)
              if (not args.routing or c["routing"] in args.routing) and (not args.traffic or c["traffic"] in args.traffic)]
     in_order = sorted(cells, key=lambda c: p.routers[c["routing"]].adaptive)
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
         sats = saturation.find_saturations(
             specs, tolerance=study.tolerance, bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
             source_queue=study.source_queue,
-            measurement=Measurement(window=study.window, latency_limit=500, drain=False, overload="stop"),
+            measurement=measurement,
             **({"starts": [_search_start(study, p, c) for c in group]} if _search_start else {}))
         for c, s in zip(group, sats):
             print(f"    {c['routing']:>12s} {c['traffic']:>10s}  theta {s.theta / p.scale:.4f}  runs {len(s.runs)}")

@@ -5,6 +5,8 @@ cells here (short runs, loose tolerance); the full table is the openloop_vs_anal
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -135,9 +137,9 @@ def test_the_backlog_limit_ends_an_overloaded_run_in_its_window_with_the_full_ru
     # window, where the full window (3000 steps) would still judge it unstable
     from universal.engine import runs
 
-    monkeypatch.setattr(runs, "COMPILED", compiled if compiled else False)
     if compiled:
         pytest.importorskip("numba", reason="the compiled kernel needs numba")
+    monkeypatch.setattr(runs, "COMPILED", compiled)
     over = spec("torus:k=8,n=1", "dor", "tornado", 0.4, seed=2)
     cut, = simulate_batch([over], measurement=Measurement(**SHORT_WARMUP))
     full, = simulate_batch([over], measurement=Measurement(**SHORT_WARMUP, stop_in_window=False))
@@ -170,3 +172,32 @@ def test_a_wrong_start_does_not_decide_theta(wrong):
     s = spec("torus:k=8,n=1", "dor", "tornado", 1.0, injection="poisson", seed=4)
     sat, = find_saturations([s], tolerance=0.02, measurement=QUICK, starts=[wrong * exact])
     assert 0.93 * exact <= sat.theta <= 1.02 * exact and not sat.limited
+
+
+def test_the_backlog_limit_counts_at_most_what_a_stable_run_could_deliver():
+    # tornado on the 8-ary 1-cube: 16 links, 3 hops per packet, so no run delivers more than 16/3
+    # packets per step; offered 16 per step, the limit is 500 x 16/3 + 8 packets, not 500 x 16 + 8
+    from universal.engine.measure import deliverable_per_step
+
+    s = spec("torus:k=8,n=1", "dor", "tornado", 2.0, injection="poisson", seed=1)
+    assert deliverable_per_step(s.traffic, s.router.network) == pytest.approx(16 / 3)
+    res, = simulate_batch([s], measurement=Measurement(latency_limit=500, drain=False, overload="stop"))
+    # the backlog grows by about 16 - 8/3 per step: past 2675 packets within 300 steps (8008: 700)
+    assert res.status == "backlog-limit" and res.steps <= 300
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_search_without_latencies_gives_the_same_verdicts(compiled, monkeypatch):
+    from universal.engine import runs
+
+    if compiled:
+        pytest.importorskip("numba", reason="the compiled kernel needs numba")
+    monkeypatch.setattr(runs, "COMPILED", compiled)
+    s = [spec("torus:k=8,n=1", "dor", "tornado", r, injection="poisson", seed=3) for r in (0.25, 0.3, 0.4)]
+    full = simulate_batch(s, measurement=QUICK)
+    bare = simulate_batch(s, measurement=replace(QUICK, latencies=False))
+    for a, b in zip(full, bare):
+        assert (a.status, a.steps, a.slope, a.accepted, a.accepted_min, a.labelled) == \
+            (b.status, b.steps, b.slope, b.accepted, b.accepted_min, b.labelled)
+        assert b.latency_mean is None and b.labelled_packets is None
+    assert full[0].stable and full[0].latency_mean is not None
