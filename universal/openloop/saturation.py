@@ -18,7 +18,11 @@ rate at or below it, ``hi`` the lowest unstable rate above it. When several thre
 bracket spans them all, so that the next round samples the contradictory stretch again (and
 ``lo``, what is reported, is the conservative end). With consistent verdicts this is the plain
 rule. If even the top of the injection process's range is stable, Θ is at least that
-and the result says so (``limited``).
+and the result says so (``limited``). Where the traffic's *hop bound* is lower (:func:`hop_bound`:
+the rate at which even shortest paths would keep every link busy, beyond which no run is
+stable), the bracket's upper end is that bound, unstable without a run: the first round spreads
+over ``[0, bound]`` (on the 8-ary 2-cube a quarter of the node ceiling for uniform traffic)
+instead of sampling rates that are certainly beyond saturation.
 
 A search may be given a *start*, a rate near which Θ is expected (the exact Θ of an oblivious
 routing in the ideal network, :mod:`universal.oblivious`, for which the simulation and the
@@ -41,9 +45,10 @@ import numpy as np
 from universal.errors import UserError
 from universal.engine.creation import RunSpec
 from universal.engine.runs import simulate_batch
-from universal.engine.measure import Measurement, RunResult
+from universal.engine.measure import Measurement, RunResult, deliverable_per_step
 
-__all__ = ["Saturation", "rate_ceiling", "find_saturation", "find_saturations", "separate"]
+__all__ = ["Saturation", "rate_ceiling", "hop_bound", "start_grid", "find_saturation", "find_saturations",
+           "separate"]
 
 
 @dataclass
@@ -103,6 +108,26 @@ def rate_ceiling(spec: RunSpec, bandwidth: int = 1) -> float:
     if not np.isfinite(top):
         raise UserError("this traffic never leaves its sources; there is no saturation to find")
     return top
+
+
+def hop_bound(spec: RunSpec, bandwidth: int = 1) -> float:
+    """The rate (packets per node per step) at which ``spec``'s traffic would keep every link
+    of the network busy even on shortest paths (:func:`universal.engine.measure.deliverable_per_step`
+    over the packets offered per step at rate 1). No run is stable at or above it: with random
+    arrivals a network whose every link is fully loaded has no steady state, so Θ lies below it.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.engine.routes import build_router
+    >>> from universal.engine.workload import build_injection
+    >>> from universal.openloop.workload import offered_traffic
+    >>> net = build_network("torus:k=8,n=2")
+    >>> s = RunSpec(offered_traffic(net, "uniform"), build_router("goal", net), build_injection("poisson"), 1.0)
+    >>> hop_bound(s), rate_ceiling(s)       # 4 hops on average over 256 links; 4 links per node
+    (1.0, 4.063492063492063)
+    """
+    return deliverable_per_step(spec.traffic, spec.router.network, bandwidth) / float(spec.traffic.rowsum.sum())
 
 
 def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, rounds: int = 12,
@@ -176,6 +201,10 @@ class _Search:
         self.lo, self.hi = 0.0, rate_ceiling(spec, bandwidth)
         self.ceiling = self.hi
         self.hi_tested = False
+        bound = hop_bound(spec, bandwidth)
+        if bound < self.ceiling:    # unstable without a run: the bracket's known upper end
+            self.ceiling = self.hi = bound
+            self.hi_tested = True
         self.runs: list[RunResult] = []
         self.result: Saturation | None = None
         self.rates = np.empty(0)
@@ -202,8 +231,8 @@ class _Search:
         """Place the bracket around the threshold that best separates all runs so far."""
         self.runs.extend(results)
         self.lo, self.hi = separate([r.rate for r in self.runs], [r.stable for r in self.runs], self.ceiling)
-        # the ceiling is tested unless an unstable run already bounds the bracket
-        self.hi_tested = self.hi < self.ceiling or any(r.rate >= self.ceiling for r in self.runs)
+        # the ceiling is tested unless an unstable run (or the hop bound) already bounds the bracket
+        self.hi_tested = self.hi_tested or self.hi < self.ceiling or any(r.rate >= self.ceiling for r in self.runs)
         for r in self.runs:     # only a run at the lower end can become at_theta
             if r.rate != self.lo:
                 r.labelled_packets = None
@@ -286,16 +315,16 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
     # stops, so larger networks batch fewer searches (8 on 64 nodes, 1 from 512 nodes up)
     nodes = specs[0].router.network.num_nodes if specs else 1
     per_batch = max(1, min(batch_runs // points, 512 // nodes))
-    # oblivious searches batch together, adaptive ones together (an adaptive run in a batch makes
-    # every run of it carry the adaptive state)
-    in_order = sorted(searches, key=lambda s: s.spec.router.adaptive)
     for _ in range(rounds):
-        todo = [(s, s.next_round()) for s in in_order if s.result is None]
+        todo = [(s, s.next_round()) for s in searches if s.result is None]
         todo = [(s, runs) for s, runs in todo if runs]
         if not todo:
             break
-        for i in range(0, len(todo), per_batch):
-            group = todo[i:i + per_batch]
+        # oblivious and adaptive searches never share a batch (the adaptive kernel's pass over
+        # the waiting packets costs about three times the oblivious one's per packet)
+        kinds = [[(s, runs) for s, runs in todo if s.spec.router.adaptive == flag] for flag in (False, True)]
+        groups = [part[i:i + per_batch] for part in kinds for i in range(0, len(part), per_batch)]
+        for group in groups:
             batch = [run for _, runs in group for run in runs]
             results = simulate_batch(batch, bandwidth=bandwidth, buffer=buffer, measurement=measurement, vcs=vcs,
                                      source_queue=source_queue)
