@@ -258,7 +258,7 @@ def start_grid(start: float, points: int, tolerance: float) -> np.ndarray:
     Examples
     --------
     >>> [round(float(r), 4) for r in start_grid(1.0, 8, 0.02)]
-    [0.9518, 0.9604, 0.9691, 0.9778, 0.9866, 0.9955, 1.0045, 1.0135]
+    [0.9519, 0.9605, 0.9691, 0.9778, 0.9867, 0.9955, 1.0045, 1.0135]
     """
     ratio = 1 + 0.45 * tolerance
     return start * ratio ** (np.arange(points) - (points - 2.5))
