@@ -158,14 +158,18 @@ def test_overload_stops_a_run_and_drops_its_packets(engine):
     assert [r.status for r in fast[1]] == ["stable", "backlog-limit"]
 
 
-@pytest.mark.parametrize("routing, traffic, injection", [
-    ("dor", "uniform", "bernoulli"), ("dor", "tornado", "poisson"), ("val", "uniform", "bernoulli"),
-    ("romm", "hotspot:count=2,factor=4", "poisson"), ("ival", "diagonal", "bernoulli"),
-    ("rlb", "uniform", "on-off:burst=4")])
-def test_fast_draws_are_draw_chunks(routing, traffic, injection):
+K8 = "torus:k=8,n=2"
+
+
+@pytest.mark.parametrize("routing, traffic, injection, net", [
+    ("dor", "uniform", "bernoulli", K8), ("dor", "tornado", "poisson", K8), ("val", "uniform", "bernoulli", K8),
+    ("romm", "hotspot:count=2,factor=4", "poisson", K8), ("ival", "diagonal", "bernoulli", K8),
+    ("rlb", "uniform", "on-off:burst=4", K8), ("rlb", "tornado", "poisson", K8),
+    ("val", "uniform", "poisson", "torus:k=5,n=3"), ("romm", "transpose", "bernoulli", "torus:k=4,n=2")])
+def test_fast_draws_are_draw_chunks(routing, traffic, injection, net):
     from universal.engine.compiled_draws import draw_chunk_fast
 
-    s = spec("torus:k=8,n=2", routing, traffic, 0.4, injection=injection)
+    s = spec(net, routing, traffic, 0.4, injection=injection)
     r0, r1 = np.random.default_rng(3), np.random.default_rng(3)
     i0, i1 = InjectionState(), InjectionState()
     for t0 in (0, 100, 200):         # DOR's table is built in the first chunk and used after

@@ -5,6 +5,8 @@ cells here (short runs, loose tolerance); the full table is the openloop_vs_anal
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -121,3 +123,94 @@ def test_a_search_seeded_by_a_seed_sequence_is_reproducible():
     assert [(r.rate, r.slope, r.accepted) for r in first.runs] == [(r.rate, r.slope, r.accepted) for r in again.runs]
     with pytest.raises(ValueError, match="integer or a numpy SeedSequence"):
         find_saturation(spec("torus:k=8,n=1", "val", "tornado", 1.0, seed="7"), points=4, measurement=short)
+
+
+# ---------------------------------------------------------------- issue 25: shorter searches
+# warm-up cut short, so that an overloaded run reaches its window before the backlog limit
+SHORT_WARMUP = dict(warmup_min=100, warmup_max=200, window=3000, latency_limit=100, drain=False, overload="stop")
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_the_backlog_limit_ends_an_overloaded_run_in_its_window_with_the_full_runs_verdict(compiled, monkeypatch):
+    # DOR on the 8-ary 1-cube under tornado saturates at 1/3; at 0.4 the backlog grows by about
+    # 0.5 packets per step and passes 100 steps of offered packets a few hundred steps into the
+    # window, where the full window (3000 steps) would still judge it unstable
+    from universal.engine import runs
+
+    if compiled:
+        pytest.importorskip("numba", reason="the compiled kernel needs numba")
+    monkeypatch.setattr(runs, "COMPILED", compiled)
+    over = spec("torus:k=8,n=1", "dor", "tornado", 0.4, seed=2)
+    cut, = simulate_batch([over], measurement=Measurement(**SHORT_WARMUP))
+    full, = simulate_batch([over], measurement=Measurement(**SHORT_WARMUP, stop_in_window=False))
+    assert cut.warmup > 0 and cut.status == "backlog-limit" and not cut.stable
+    assert full.status == "unstable" and not full.stable
+    assert cut.steps < full.steps / 2
+    # below saturation the rule changes nothing
+    under = spec("torus:k=8,n=1", "dor", "tornado", 0.25, seed=2)
+    a, = simulate_batch([under], measurement=Measurement(**SHORT_WARMUP))
+    b, = simulate_batch([under], measurement=Measurement(**SHORT_WARMUP, stop_in_window=False))
+    assert a.status == b.status == "stable" and (a.steps, a.slope, a.accepted) == (b.steps, b.slope, b.accepted)
+
+
+def test_a_search_started_at_the_exact_theta_samples_its_grid_first_and_agrees():
+    from universal.openloop.saturation import start_grid
+
+    exact = 1 / 3          # DOR, tornado, 8-ary 1-cube
+    s = spec("torus:k=8,n=1", "dor", "tornado", 1.0, injection="poisson", seed=4)
+    plain, started = find_saturations([s, s], tolerance=0.02, measurement=QUICK, starts=[None, exact])
+    assert [r.rate for r in started.runs[:8]] == pytest.approx(start_grid(exact, 8, 0.02))
+    # both within the band the plain search is held to (short runs: the verdicts near Θ are noisy)
+    assert 0.93 * exact <= started.theta <= 1.02 * exact and 0.93 * exact <= plain.theta <= 1.02 * exact
+    assert len(started.runs) < len(plain.runs)
+
+
+@pytest.mark.parametrize("wrong", [0.2, 3.0])
+def test_a_wrong_start_does_not_decide_theta(wrong):
+    # the start only places the first round: far below or above Θ the search goes on from it
+    exact = 1 / 3
+    s = spec("torus:k=8,n=1", "dor", "tornado", 1.0, injection="poisson", seed=4)
+    sat, = find_saturations([s], tolerance=0.02, measurement=QUICK, starts=[wrong * exact])
+    assert 0.93 * exact <= sat.theta <= 1.02 * exact and not sat.limited
+
+
+def test_the_backlog_limit_counts_at_most_what_a_stable_run_could_deliver():
+    # tornado on the 8-ary 1-cube: 16 links, 3 hops per packet, so no run delivers more than 16/3
+    # packets per step; offered 16 per step, the limit is 500 x 16/3 + 8 packets, not 500 x 16 + 8
+    from universal.engine.measure import deliverable_per_step
+
+    s = spec("torus:k=8,n=1", "dor", "tornado", 2.0, injection="poisson", seed=1)
+    assert deliverable_per_step(s.traffic, s.router.network) == pytest.approx(16 / 3)
+    res, = simulate_batch([s], measurement=Measurement(latency_limit=500, drain=False, overload="stop"))
+    # the backlog grows by about 16 - 8/3 per step: past 2675 packets within 300 steps (8008: 700)
+    assert res.status == "backlog-limit" and res.steps <= 300
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_search_without_latencies_gives_the_same_verdicts(compiled, monkeypatch):
+    from universal.engine import runs
+
+    if compiled:
+        pytest.importorskip("numba", reason="the compiled kernel needs numba")
+    monkeypatch.setattr(runs, "COMPILED", compiled)
+    s = [spec("torus:k=8,n=1", "dor", "tornado", r, injection="poisson", seed=3) for r in (0.25, 0.3, 0.4)]
+    full = simulate_batch(s, measurement=QUICK)
+    bare = simulate_batch(s, measurement=replace(QUICK, latencies=False))
+    for a, b in zip(full, bare):
+        assert (a.status, a.steps, a.slope, a.accepted, a.accepted_min, a.labelled) == \
+            (b.status, b.steps, b.slope, b.accepted, b.accepted_min, b.labelled)
+        assert b.latency_mean is None and b.labelled_packets is None
+    assert full[0].stable and full[0].latency_mean is not None
+
+
+def test_the_search_never_runs_a_rate_at_or_beyond_the_hop_bound():
+    # tornado on the 8-ary 1-cube: 3 hops per packet over 16 links, so beyond 2/3 packets per node
+    # and step no run is stable; the node ceiling (poisson: both links full) is 2
+    from universal.openloop.saturation import hop_bound
+
+    s = spec("torus:k=8,n=1", "dor", "tornado", 1.0, injection="poisson", seed=4)
+    assert hop_bound(s) == pytest.approx(2 / 3) and rate_ceiling(s) == 2.0
+    sat = find_saturation(s, tolerance=0.02, measurement=QUICK)
+    assert [r.rate for r in sat.runs[:8]] == pytest.approx(2 / 3 * np.arange(1, 9) / 9)
+    assert max(r.rate for r in sat.runs) < 2 / 3 and not sat.limited
+    assert 0.93 / 3 <= sat.theta <= 1.02 / 3

@@ -546,6 +546,8 @@ def run_batch(batch, max_waiting: int, records: np.ndarray, hand_over) -> list:
             np.ascontiguousarray(batch.in_window), batch.next_pid, batch.backlog, batch.outstanding, batch.labelled,
             accepted, batch.history, records, n_rec)
         batch.link_hops += int(hops)
+        if not batch.m.latencies and fixed is None:     # nothing reads them: the block holds a chunk's
+            n_rec = 0
         if fixed is not None:
             batch.created_records.append(tuple(created))
         t += steps

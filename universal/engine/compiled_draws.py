@@ -74,6 +74,8 @@ def _finish_draw(spec: RunSpec, first_step: int, rng: np.random.Generator, t: np
     """The routing's draws for the packets ``src -> dst`` created in the steps ``t``."""
     route = _dor_from_table(spec.router, src, dst, rng)
     if route is None:
+        route = _torus_legs(spec.router, src, dst, rng)
+    if route is None:
         route = spec.router.draw(src, dst, rng)
     return Creations(t + first_step, src, dst.astype(np.int64, copy=False), route)
 
@@ -108,6 +110,64 @@ def _dor_from_table(router, src: np.ndarray, dst: np.ndarray, rng: np.random.Gen
     pick = (src * N + dst) * V + rng.integers(0, V, size=len(src))
     offsets, links = _gather_rows(rows, lengths, pick)
     return RouteDraw(offsets=offsets, links=links)
+
+
+def _torus_legs(router, src: np.ndarray, dst: np.ndarray, rng: np.random.Generator):
+    """The paths of a torus routing drawn as legs (VAL, ROMM, RLB, IVAL, ...): the routing's own
+    draws, then the legs walked hop by hop in one compiled pass where
+    :func:`universal.engine.routes._expand_legs` makes a dozen numpy passes (the same links: the
+    walk is deterministic). None where :func:`universal.engine.routes._torus_paths` would not
+    expand legs (DOR with its table)."""
+    from universal.engine.routes import _DOR_TABLE_ENTRIES
+    from universal.paths.torus.algorithms import legs
+    from universal.paths.torus.geometry import Torus
+
+    if router.kind != "torus":
+        return None
+    k, n = router.k_n
+    routing = router.routing
+    if routing.name == "dor" and k ** (2 * n) * 2 ** n * n * k <= _DOR_TABLE_ENTRIES:
+        return None
+    torus = router.extra.get("torus")
+    if torus is None:
+        torus = router.extra["torus"] = Torus(k, n)
+    ch = routing.sample(torus, torus.sub(dst, src), rng)
+    dims, steps = legs(ch, k, routing.erase_loops)
+    dims, steps = np.ascontiguousarray(dims, dtype=np.int64), np.ascontiguousarray(steps, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(np.abs(steps).sum(axis=1))]).astype(np.int64)
+    dir_link = router.dir_link.reshape(-1)
+    links = np.empty(int(offsets[-1]), dtype=dir_link.dtype)
+    _walk_legs(np.ascontiguousarray(torus.coords[src], dtype=np.int64), dims, steps, k,
+               np.ascontiguousarray(torus.powers, dtype=np.int64), dir_link, links)
+    return RouteDraw(offsets, links)
+
+
+@njit(cache=True, nogil=True)
+def _walk_legs(start, dims, steps, k, powers, dir_link, links):
+    """Packet p walks from the coordinates ``start[p]`` along its legs (``steps[p, g]`` hops in
+    dimension ``dims[p, g]``, the sign the direction); every hop's link, from the node it
+    leaves, is ``dir_link[(node * n + dim) * 2 + (backwards)]``, written to ``links`` in order."""
+    P, G = dims.shape
+    n = start.shape[1]
+    cur = np.empty(n, dtype=np.int64)
+    at = 0
+    for p in range(P):
+        node = 0
+        for j in range(n):
+            cur[j] = start[p, j]
+            node += cur[j] * powers[j]
+        for g in range(G):
+            d, s = dims[p, g], steps[p, g]
+            back = 1 if s < 0 else 0
+            step = -1 if s < 0 else 1
+            for _ in range(abs(s)):
+                links[at] = dir_link[(node * n + d) * 2 + back]
+                at += 1
+                x = cur[d] + step
+                x = x + k if x < 0 else x - k if x >= k else x
+                node += (x - cur[d]) * powers[d]
+                cur[d] = x
+    return at
 
 
 #: DOR tables narrowed to the smallest integer type that holds a link (by the table's id; the

@@ -297,6 +297,8 @@ def _expected_records(batch) -> int:
     so that the record block is sized once (growing it copies, and fresh memory is slow to touch
     on some virtual machines); unwritten places cost no memory."""
     m = batch.m
+    if not m.latencies and m.steps is None:
+        return 1024
     steps = batch.window_len if m.steps is None else np.full(batch.R, m.steps)
     return int(1.1 * float((batch.offered_per_step * steps).sum())) + 1024
 
@@ -356,6 +358,8 @@ def run_batch(batch, max_waiting: int) -> list:
             batch.next_pid, batch.backlog, batch.outstanding, batch.labelled, accepted, batch.history, state,
             slots.records, slots.n_rec)
         WARM = True
+        if not batch.m.latencies and fixed is None:     # nothing reads them: the block holds a chunk's
+            slots.n_rec = 0
         batch.link_hops += int(hops)
         if fixed is not None:
             batch.created_records.append(tuple(created))

@@ -44,15 +44,28 @@ when it has settled, and the longer stretch averages the fluctuations out. After
 extension the slope decides alone (see :func:`stability_verdict`). An unstable run skips the
 drain (its latency has no steady state); ``drain=False`` skips it always.
 
-Overload: a run whose backlog passes ``latency_limit`` steps' worth of offered packets during
-the warm-up is far beyond saturation. Its window starts at once (``overload="measure"``, the
+Overload: a run whose backlog passes ``latency_limit`` steps' worth of offered packets (or,
+when less, of the packets any stable run could deliver, :func:`deliverable_per_step`: a run
+offered more than that is beyond saturation anyway, and the cap bounds the memory of the
+searches' runs far beyond it) during the warm-up is far beyond saturation. Its window starts at once (``overload="measure"``, the
 default: α* and α' are still measured), or it stops as unstable (``overload="stop"``, status
-``backlog-limit``: the saturation search needs only the verdict).
+``backlog-limit``: the saturation search needs only the verdict). With ``overload="stop"`` the
+limit ends a run in its window too (``stop_in_window``, checked every period): by Little's law
+such a backlog means that the packets in the network spend ``latency_limit`` steps in it on
+average, where a stable run's mean latency is finite and beyond saturation it grows without
+bound (Singh et al. §2.2), so the run is declared beyond saturation at once, as BookSim stops
+a simulation whose mean latency passes its latency threshold (Jiang et al., "A detailed and
+flexible cycle-accurate network-on-chip simulator", 2013), instead of running its window (and
+up to ``extensions`` doublings of it) while its backlog, and the pass over it every step,
+keeps growing. ``benchmarks/saturation_profile.py --check-window`` runs the runs it stopped
+again with the full window and compares the verdicts: in the GOAL comparison's 48 searches it
+stopped 3 runs in their window, and all 3 full runs are unstable as well (README).
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,7 +73,7 @@ import numpy as np
 from universal.errors import UserError
 
 __all__ = ["Measurement", "RunResult", "WARMUP", "WINDOW", "DRAIN", "DONE", "stability_verdict",
-           "slope_standard_error"]
+           "slope_standard_error", "deliverable_per_step"]
 
 WARMUP, WINDOW, DRAIN, DONE = 0, 1, 2, 3
 
@@ -75,7 +88,12 @@ class Measurement:
     ``steps``, if given, replaces all of it: exactly that many steps, every packet recorded
     (the equivalence tests' mode); with ``until_delivered`` (the batch model) a run ends, status
     ``drained``, as soon as every packet it created is delivered, and with ``record_crossings``
-    its result holds every link crossing, ``(step, packet, link)``.
+    its result holds every link crossing, ``(step, packet, link)``. ``stop_in_window=False``
+    applies ``overload="stop"`` to the warm-up only (the full window: what the tests compare with).
+    ``latencies=False`` keeps no labelled packet's latency (a stable run's latency statistics
+    and ``labelled_packets`` are None; everything else is measured as always): a saturation
+    search needs only the verdicts, and near saturation the records of millions of labelled
+    packets, most of them in runs that turn out unstable, were most of its memory.
     ``window=None`` takes ``max(1000, ceil(200 / rate))`` steps,
     about 200 labelled packets per node at least (GOAL labels 100/load cycles).
     """
@@ -92,6 +110,8 @@ class Measurement:
     noise: float = 4.0
     drain: bool = True
     overload: str = "measure"
+    stop_in_window: bool = True
+    latencies: bool = True
     steps: int | None = None
     until_delivered: bool = False
     record_crossings: bool = False
@@ -266,6 +286,39 @@ def stability_verdict(slope: float, offered_per_step: float, extensions_done: in
     if slope <= m.unclear * allowed and not last:
         return "extend"
     return "unstable"
+
+
+_DELIVERABLE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def deliverable_per_step(traffic, network, bandwidth: int = 1) -> float:
+    """The most packets per step that any run of ``traffic`` can deliver on ``network`` in a
+    steady state: every packet crosses at least as many links as its source is from its
+    destination, and the links cross at most ``bandwidth`` packets each per step, so the
+    delivered packets per step are at most ``L B / H``, ``H`` the traffic's mean distance
+    (infinite when ``H`` is 0, or when the network has no cheap distances).
+
+    By Little's law a stable run's mean backlog is its throughput times its mean latency, so a
+    run with a mean latency of at most ``T`` steps holds at most ``T`` times this many packets,
+    however much is offered: the cap of the backlog limit (see the module docstring).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.openloop.workload import offered_traffic
+    >>> net = build_network("torus:k=8,n=2")
+    >>> deliverable_per_step(offered_traffic(net, "uniform"), net)    # 256 links, 4 hops on average
+    64.0
+    """
+    key = (id(network), bandwidth)
+    known = _DELIVERABLE.setdefault(traffic, {})
+    if key not in known:
+        m = np.asarray(traffic.matrix, dtype=float)
+        src, dst = np.nonzero(m)
+        dist = network.distances(src, dst) if len(src) else None
+        hops = float((m[src, dst] * dist).sum() / m[src, dst].sum()) if dist is not None else 0.0
+        known[key] = network.num_links * bandwidth / hops if hops > 0 else math.inf
+    return known[key]
 
 
 def latency_summary(latency: np.ndarray, hops: np.ndarray) -> dict:

@@ -50,7 +50,7 @@ from universal.engine.contention import ONE, entering_allowed, _KEEPS_LAST
 from universal.errors import UserError
 from universal.engine.creation import CHUNK, InjectionState, RunSpec, draw_chunk
 from universal.engine.measure import (DONE, DRAIN, WARMUP, WINDOW, Measurement, RunResult,
-                                        PERIOD, latency_summary, regression_slope,
+                                        PERIOD, deliverable_per_step, latency_summary, regression_slope,
                                         slope_standard_error, stability_verdict)
 from universal.engine.adaptive import decide as adaptive_decide, decide_star
 from universal.engine.priorities import BATCH_RULES, PRIORITIES, RANK_RANGE, RANKED, check_priority, rank_span
@@ -355,6 +355,9 @@ class _Batch:
         self.records: list[tuple] = []
         self.rates = np.array([s.rate for s in self.specs])
         self.offered_per_step = np.array([s.rate * s.traffic.rowsum.sum() for s in self.specs])
+        # the backlog limit counts at most the packets a stable run could deliver (a memory cap)
+        self.limit_per_step = np.minimum(self.offered_per_step, [deliverable_per_step(s.traffic, self.net, self.B)
+                                                                 for s in self.specs])
         self.window_len = np.array([self.m.window_for(s.rate) for s in self.specs])
         self.base_window = self.window_len.copy()
         self.window_offset = np.zeros(R, dtype=np.int64)
@@ -457,7 +460,8 @@ class _Batch:
         if z.any():
             self.accepted_idx.append(run[z] * self.N + src[z])
             k = int(z.sum())
-            self.records.append((run[z], np.zeros(k, np.int64), np.zeros(k, np.int64), src[z], p["dst"][z]))
+            if self.m.latencies:
+                self.records.append((run[z], np.zeros(k, np.int64), np.zeros(k, np.int64), src[z], p["dst"][z]))
 
     # ------------------------------------------------------------------ the step
     def run(self) -> list[RunResult]:
@@ -949,7 +953,8 @@ class _Batch:
             if lab.any():
                 g = gi[lab]
                 self.outstanding -= np.bincount(run[lab], minlength=self.R)
-                self.records.append((run[lab], t - a["created"][g] + 1, a["hops"][g], a["src"][g], a["dst"][g]))
+                if self.m.latencies:
+                    self.records.append((run[lab], t - a["created"][g] + 1, a["hops"][g], a["src"][g], a["dst"][g]))
         if self.ndead > (self.cap - self.head - self.ndead) + 256:       # more dead than live
             self._compact(0)
 
@@ -966,13 +971,18 @@ class _Batch:
         self._flush_accepted()
         hist = self.history
         b = self.backlog
-        limit = self.offered_per_step * m.latency_limit + self.N
-        # far beyond saturation the warm-up would never settle: measure now, or stop (the search)
-        for r in np.flatnonzero((ph == WARMUP) & (b > limit)):
+        limit = self.limit_per_step * m.latency_limit + self.N
+        # far beyond saturation the warm-up would never settle: measure now, or stop (the search,
+        # which stops a run past the limit in its window too: BookSim's latency threshold)
+        over = b > limit
+        for r in np.flatnonzero((ph == WARMUP) & over):
             if m.overload == "stop":
                 self._finish(int(r), t, "backlog-limit")
             else:
                 self._start_window(int(r), t)
+        if m.overload == "stop" and m.stop_in_window:
+            for r in np.flatnonzero((ph == WINDOW) & over):
+                self._finish(int(r), t, "backlog-limit")
         # warm-up: settled once the backlog stopped growing (at most 1% and one packet above the last chunk)
         warm = ph == WARMUP
         mean = hist.mean(axis=0)
@@ -1105,7 +1115,7 @@ class _Batch:
             if self.status[r] in ("stable", "unstable", "drain-limit"):
                 acc = self.accepted[r, senders] / (self.window_len[r] * spec.traffic.rowsum[senders])
                 res.accepted, res.accepted_min = float(acc.mean()), float(acc.min())
-            if res.stable:
+            if res.stable and self.m.latencies:
                 mine = slice(cuts[r], cuts[r + 1]) if by_run is None else by_run[cuts[r]:cuts[r + 1]]
                 lat, hops = cols[1][mine], cols[2][mine]
                 for k, v in latency_summary(lat, hops).items():

@@ -745,9 +745,29 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
         group = in_order[at:at + SEARCH_GROUP]
         sats = find_saturations([spec(c, 1.0) for c in group], tolerance=study.tolerance,
                                 bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
-                                source_queue=study.source_queue, measurement=Measurement(window=study.window, latency_limit=500, drain=False,
-                                                        overload="stop"))
+                                source_queue=study.source_queue, measurement=search_measurement(study),
+                                starts=[_search_start(study, p, c) for c in group])
         yield [_saturation_line(study, p, c, sat, zero_of.get(cell_key(c))) for c, sat in zip(group, sats)]
+
+
+def search_measurement(study) -> Measurement:
+    """How a saturation table's searches measure their runs: BookSim's latency threshold of 500
+    steps, no drain and no latencies kept (the verdicts are all a search needs)."""
+    return Measurement(window=study.window, latency_limit=500, drain=False, overload="stop", latencies=False)
+
+
+def _search_start(study, p: Prepared, c: dict) -> float | None:
+    """Where the search of cell ``c`` starts (packets per node per step): the exact Θ of an
+    oblivious routing where the analysis has one for the model simulated (unbounded buffers,
+    SPEC §11's source queue), else None (:func:`universal.openloop.saturation.find_saturations`)."""
+    if study.buffer is not None or study.source_queue != "all":
+        return None
+    if "permutation" in c:
+        values = permutation_exact(p, c["routing"], c["traffic"], c["seed"])
+        exact = None if values is None else values[c["permutation"]]
+    else:
+        exact = p.exact.get((c["routing"], c["traffic"]))
+    return None if exact is None else float(exact) * p.scale
 
 
 def run_chunk(study, cells: list[dict]) -> list[dict]:
