@@ -51,6 +51,7 @@ import numpy as np
 
 from universal.engine.compiled import NUMBA, njit
 from universal.engine.compiled_adaptive import _number
+from universal.engine.compiled_batch_draws import BatchDraws
 from universal.engine.compiled_draws import draw_chunk_fast
 from universal.engine.creation import CHUNK, draw_chunk
 from universal.engine.measure import DONE, WINDOW
@@ -336,11 +337,15 @@ def run_batch(batch, max_waiting: int) -> list:
     accepted = batch.accepted.reshape(-1)           # a view: the kernel counts into the engine's array
     no_labels = np.zeros(R, dtype=np.bool_)
     draw = draw_chunk_fast if FAST_DRAW else draw_chunk
+    together = BatchDraws(batch)                    # all runs' chunks in one call, where it can
     t = 0
     while (batch.phase != DONE).any():
-        parts = [(r, draw(spec, batch.inj_state[r], t, batch.rngs[r]))
-                 for r, spec in enumerate(batch.specs) if batch.phase[r] != DONE]
-        step, src, dst, off, links, run_first = _gather(parts, R)
+        drawn = together.draw(t) if FAST_DRAW else None
+        if drawn is None:
+            parts = [(r, draw(spec, batch.inj_state[r], t, batch.rngs[r]))
+                     for r, spec in enumerate(batch.specs) if batch.phase[r] != DONE]
+            drawn = _gather(parts, R)
+        step, src, dst, off, links, run_first = drawn
         steps = CHUNK if fixed is None else min(CHUNK, fixed - t)
         if state.dtype == np.int32 and (t + steps + 1) * (batch.B + 1) >= 2**31:
             state = state.astype(np.int64)
