@@ -56,6 +56,7 @@ class BatchDraws:
         self.ok = all(s.injection.name == "bernoulli" and s.priority not in RANKED and _dor(s.router) and _same_traffic(s.traffic, traffic)
                       for s in specs) and (traffic.perm is not None or _sorted(traffic._flat_cumulative))
         self.batch, self.router, self.traffic = batch, router, traffic
+        self.tried = False                  # whether the router was asked to build DOR's table
         if not self.ok:
             return
         self.rates = np.stack([s.node_rates() for s in specs])
@@ -64,9 +65,16 @@ class BatchDraws:
         self.off, self.links = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int32)
 
     def _table(self):
-        """DOR's table of every pair's tie variants, once :func:`universal.engine.routes._dor_table_paths`
-        has built it (the first chunk draws run by run and builds it), else None."""
+        """DOR's table of every pair's tie variants (:func:`universal.engine.routes._dor_table_paths`),
+        or None where DOR draws without one (a large torus)."""
         table = _DOR_TABLES.get(("dor-table", id(self.router.network)))
+        if table is None and not self.tried:
+            # no packets: the router builds its table (if it keeps one) and draws nothing, from
+            # a generator of its own, so the runs' streams are untouched
+            self.tried = True
+            none = np.zeros(0, dtype=np.int64)
+            self.router.draw(none, none, np.random.default_rng(0))
+            table = _DOR_TABLES.get(("dor-table", id(self.router.network)))
         if table is None or table[0] is not self.router.network:
             return None
         return table
@@ -74,7 +82,7 @@ class BatchDraws:
     def draw(self, t0: int) -> tuple | None:
         """The chunk from step ``t0`` of every run not done: ``(step, src, dst, offsets, links,
         run_first)`` as :func:`universal.engine.compiled_openloop._gather` gives them, or None
-        (nothing drawn) while DOR's table is not built."""
+        (nothing drawn) where DOR keeps no table."""
         table = self._table() if self.ok else None
         if table is None:
             return None
