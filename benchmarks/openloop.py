@@ -8,6 +8,7 @@ Usage::
     python benchmarks/openloop.py --batch 1 --loads 0.3 --window 100000     # one long run
     python benchmarks/openloop.py --engines compiled --batch 64 --window 10000
     python benchmarks/openloop.py --routing goal --loads 0.3 0.55 --batch 1 64   # adaptive routing
+    python benchmarks/openloop.py --split --batch 64 256       # where a compiled batch's CPU time goes
 
 A *link-hop* is one packet crossing one link. Each case runs a batch of independent runs (one
 seed each) through warm-up, a ``--window``-step measurement window (1000 by default) and the
@@ -72,6 +73,63 @@ def run_once(engine: str, load: float, batch: int, window: int, routing: str = "
         runs.COMPILED = None
 
 
+#: The parts of a compiled batch that ``--split`` times: (label, module, attribute) of what is wrapped.
+PARTS = [("draws", "universal.engine.compiled_batch_draws", "BatchDraws.draw"),
+         ("draws", "universal.engine.compiled_openloop", "draw_chunk_fast"),
+         ("draws", "universal.engine.compiled_openloop", "_gather"),
+         ("draws", "universal.engine.compiled_adaptive", "draw_chunk"),
+         ("draws", "universal.engine.compiled_adaptive", "_gather"),
+         ("kernel", "universal.engine.compiled_openloop", "_chunk"),
+         ("kernel", "universal.engine.compiled_adaptive", "_chunk"),
+         ("records growth", "universal.engine.compiled_openloop", "_Slots.record_room"),
+         ("hand-over", "universal.engine.compiled_openloop", "hand_over"),
+         ("phases", "universal.engine.runs", "_Batch._advance_phases")]
+
+
+def split_once(load: float, batch: int, window: int, routing: str = "dor") -> tuple[dict, float, int]:
+    """CPU seconds of one compiled batch by part (:data:`PARTS`; "rest": Python between them), its
+    total and its link-hops. Each part's function is wrapped by a timer for the run."""
+    import importlib
+
+    spent: dict = {}
+    undo = []
+    for label, module, name in PARTS:
+        owner = importlib.import_module(module)
+        *path, attr = name.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        inner = getattr(owner, attr)
+
+        def timed(*args, _inner=inner, _label=label, **kwargs):
+            start = time.process_time()
+            try:
+                return _inner(*args, **kwargs)
+            finally:
+                spent[_label] = spent.get(_label, 0.0) + time.process_time() - start
+        setattr(owner, attr, timed)
+        undo.append((owner, attr, inner))
+    try:
+        _, cpu, hops = run_once("compiled", load, batch, window, routing)
+    finally:
+        for owner, attr, inner in reversed(undo):
+            setattr(owner, attr, inner)
+    spent["rest"] = cpu - sum(spent.values())
+    return spent, cpu, hops
+
+
+def print_split(args) -> None:
+    """``--split``: ns per link-hop of every part of a compiled batch (the repetition with the least CPU time)."""
+    labels = list(dict.fromkeys(label for label, _, _ in PARTS)) + ["rest"]
+    print(f"{'offered':>8} {'runs':>5} {'M hops/CPU s':>13} " + " ".join(f"{x:>14}" for x in labels))
+    print(f"{'':>8} {'':>5} {'':>13} " + " ".join(f"{'ns/link-hop':>14}" for _ in labels))
+    for load in args.loads:
+        for batch in args.batch:
+            spent, cpu, hops = min((split_once(load, batch, args.window, args.routing) for _ in range(args.repeat)),
+                                   key=lambda x: x[1])
+            print(f"{load:8.2f} {batch:5d} {hops / cpu / 1e6:13.2f} "
+                  + " ".join(f"{spent.get(x, 0.0) / hops * 1e9:14.2f}" for x in labels))
+
+
 def load_kernel(routing: str = "dor") -> float:
     """CPU seconds to import numba and load the compiled kernels (one small run)."""
     cpu = time.process_time()
@@ -92,7 +150,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--routing", default="dor", help="dor (default) or another routing of the 8-ary 2-cube: "
                         "min-adaptive, goal and ugal run on the compiled adaptive kernel")
+    parser.add_argument("--split", action="store_true", help="the compiled engine's CPU time per link-hop by part: "
+                        "drawing the packets and paths, the step kernel, growing its record block, handing the "
+                        "records over and the results, the measurement phases, the rest")
     args = parser.parse_args()
+    if args.split:
+        args.engines = ["compiled"]
     if "compiled" in args.engines and importlib.util.find_spec("numba") is None:
         print("error: numba is not installed: the compiled engine cannot run (use --engines numpy)")
         raise SystemExit(2)
@@ -101,6 +164,10 @@ def main() -> None:
           f"{args.window}-step window")
     if "compiled" in args.engines:
         print(f"loading the compiled kernels (numba import + cached machine code): {load_kernel(args.routing):.2f} CPU s, once")
+    if args.split:
+        print_split(args)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        return
     print(f"{'engine':>9} {'offered':>8} {'runs':>5} {'link-hops':>12} {'CPU s':>7} {'wall s':>7} "
           f"{'M hops/CPU s':>13} {'M hops/wall s':>14} {'x BookSim2':>11}")
     for load in args.loads:

@@ -181,6 +181,49 @@ def test_fast_draws_are_draw_chunks(routing, traffic, injection, net):
         assert len(a.src) > 100
 
 
+@pytest.mark.parametrize("traffic", ["uniform", "tornado", "hotspot:count=2,factor=4"])
+def test_a_batchs_draws_together_are_its_runs_draws(traffic):
+    """BatchDraws (every run's chunk in one call) gives the arrays that _gather lays end to end
+    from the runs' own draw_chunk_fast chunks, a done run left out, and the same generator states."""
+    from universal.engine.compiled_batch_draws import BatchDraws
+    from universal.engine.compiled_draws import draw_chunk_fast
+    from universal.engine.compiled_openloop import _gather
+    from universal.engine.measure import DONE
+
+    make = lambda: _Batch([spec("torus:k=8,n=2", "dor", traffic, r, seed=i)  # noqa: E731
+                           for i, r in enumerate((0.2, 0.5, 0.9))], 1, None, Measurement())
+    from universal.engine.routes import _TABLES
+
+    a, b = make(), make()
+    _TABLES.pop(("dor-table", id(b.net)), None)   # BatchDraws has DOR build its table
+    together = BatchDraws(b)
+    assert together.ok
+    for t0 in (0, 100, 200):
+        if t0 == 200:
+            a.phase[1] = b.phase[1] = DONE
+        drawn = together.draw(t0)               # the first builds DOR's table, from no run's generator
+        parts = [(r, draw_chunk_fast(s, a.inj_state[r], t0, a.rngs[r]))
+                 for r, s in enumerate(a.specs) if a.phase[r] != DONE]
+        for x, y in zip(_gather(parts, a.R), drawn):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+        for g0, g1 in zip(a.rngs, b.rngs):
+            assert g0.bit_generator.state == g1.bit_generator.state
+    assert len(drawn[0]) > 1000
+
+
+def test_batch_draws_take_only_dor_bernoulli_and_one_traffic():
+    from universal.engine.compiled_batch_draws import BatchDraws
+
+    def ok(*specs):
+        return BatchDraws(_Batch(list(specs), 1, None, Measurement())).ok
+
+    net = "torus:k=4,n=2"
+    assert ok(spec(net, "dor", "uniform", 0.2), spec(net, "dor", "uniform", 0.4, seed=1))
+    assert not ok(spec(net, "dor", "uniform", 0.2), spec(net, "dor", "tornado", 0.4))
+    assert not ok(spec(net, "val", "uniform", 0.2))
+    assert not ok(spec(net, "dor", "uniform", 0.2, injection="poisson"))
+
+
 def test_destination_search_is_numpys_on_every_edge():
     """Keys on the rows' cumulative values themselves, and just below and above them."""
     from universal.engine.compiled_draws import _destinations

@@ -162,12 +162,12 @@ def _number(t0, full, runs, c_step, c_src, c_dst, c_off, run_first, label_run, l
                     labelled[r] += 1
                 if c_off[j + 1] == c_off[j] and c_src[j] == c_dst[j]:
                     if fixed:
-                        records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, pid, t
+                        records[n_rec, 0], records[n_rec, 1], records[n_rec, 2] = r, pid, t
                         n_rec += 1
                     elif label_run[r]:
                         accepted[r * nodes + c_src[j]] += 1
-                        records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, 0, 0
-                        records[3, n_rec], records[4, n_rec] = c_src[j], c_dst[j]
+                        records[n_rec, 0], records[n_rec, 1], records[n_rec, 2] = r, 0, 0
+                        records[n_rec, 3], records[n_rec, 4] = c_src[j], c_dst[j]
                         n_rec += 1
                 else:
                     order[n_travel], order_pid[n_travel], order_run[n_travel] = j, pid, r
@@ -381,16 +381,16 @@ def _chunk(t0, nsteps, full, bandwidth, L, nodes, fixed, kinds, productive, dist
             r = s_run[slot]
             backlog[r] -= 1
             if fixed:
-                records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, fields[slot, PID], t
+                records[n_rec, 0], records[n_rec, 1], records[n_rec, 2] = r, fields[slot, PID], t
                 n_rec += 1
                 continue
             if in_window[r]:
                 accepted[r * nodes + fields[slot, SRC]] += 1
             if fields[slot, LABEL]:
                 outstanding[r] -= 1
-                records[0, n_rec], records[1, n_rec] = r, t - fields[slot, CREATED] + 1
-                records[2, n_rec], records[3, n_rec] = fields[slot, HOPS], fields[slot, SRC]
-                records[4, n_rec] = fields[slot, DST]
+                records[n_rec, 0], records[n_rec, 1] = r, t - fields[slot, CREATED] + 1
+                records[n_rec, 2], records[n_rec, 3] = fields[slot, HOPS], fields[slot, SRC]
+                records[n_rec, 4] = fields[slot, DST]
                 n_rec += 1
         if not fixed:
             row = t % history.shape[0]
@@ -501,7 +501,7 @@ def run_batch(batch, max_waiting: int, records: np.ndarray, hand_over) -> list:
         the numpy engine would update them.
     max_waiting : int
         Most packets that may wait at once (the engine's memory guard).
-    records : ndarray (5, n)
+    records : ndarray (n, 5)
         The record block (:func:`universal.engine.compiled_openloop.record_block`).
     hand_over : callable
         Gives the batch the records and returns its results
@@ -533,10 +533,8 @@ def run_batch(batch, max_waiting: int, records: np.ndarray, hand_over) -> list:
         step, src, dst, off, links, tie, via, rem, sign, run_first = _gather(parts, R, dims)
         steps = CHUNK if fixed is None else min(CHUNK, fixed - t)
         slots.reserve(len(step))
-        if n_rec + slots.n_live + len(step) > records.shape[1]:
-            grown = np.empty((5, max(2 * records.shape[1], n_rec + slots.n_live + len(step))), dtype=records.dtype)
-            grown[:, :n_rec] = records[:, :n_rec]
-            records = grown
+        if n_rec + slots.n_live + len(step) > len(records):   # in place: see compiled_openloop.grow_records
+            records.resize((max(2 * len(records), n_rec + slots.n_live + len(step)), 5), refcheck=False)
         label_run = no_labels if fixed is not None else batch.phase == WINDOW
         (store, slots.n_live, n_pend, created, batch.next_pid, n_rec, hops) = _chunk(
             t, steps, CHUNK, batch.B, L, N, fixed is not None, kinds, productive, distance, dir_link, head,

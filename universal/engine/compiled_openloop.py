@@ -10,8 +10,9 @@ engine draws the chunk's packets and moves the runs between measurement phases a
 
 * the packets are drawn exactly as the numpy engine draws them (:func:`draw_chunk` with the
   run's generators, or :func:`draw_chunk_fast`, which gives the same packets from the same calls
-  of the same generators with less overhead), so a run's random stream, and with it every
-  result, is the numpy engine's;
+  of the same generators with less overhead, or for runs with one traffic, DOR and bernoulli
+  sources :class:`universal.engine.compiled_batch_draws.BatchDraws`, every run's chunk in one
+  call), so a run's random stream, and with it every result, is the numpy engine's;
 * the kernel numbers the chunk's packets (by step, run, source: the numpy engine's creation
   order), delivers at once those whose route is empty, and then, step by step, lets the packets
   created in the step join the waiting ones and every link forward up to B of the packets waiting
@@ -38,8 +39,9 @@ result never depends on its batch).
 
 Measured (``benchmarks/openloop.py``, README): one run of the 8-ary 2-cube at offered 0.3 with a
 100,000-step window, 12 times the numpy engine's link-hops per CPU second; batches of 64 and
-256 runs 1.7 to 2.9 times (there a step's pass over every waiting packet, long near saturation,
-is most of the work).
+256 runs 12 to 24 million link-hops per CPU second, of which (``--split``) the kernel is about
+20 ns per link-hop at 0.3 and 50 to 70 at 0.9, where a step's pass over every waiting packet,
+long near saturation, is most of the work; the draws 9 to 15 and the hand-over 5 to 8.
 
 Without numba the module still imports and its kernels are plain Python; the engine then never
 dispatches here (:func:`universal.engine.runs._kernel_pays`) and the tests of the kernel skip.
@@ -51,6 +53,7 @@ import numpy as np
 
 from universal.engine.compiled import NUMBA, njit
 from universal.engine.compiled_adaptive import _number
+from universal.engine.compiled_batch_draws import BatchDraws
 from universal.engine.compiled_draws import draw_chunk_fast
 from universal.engine.creation import CHUNK, draw_chunk
 from universal.engine.measure import DONE, WINDOW
@@ -115,7 +118,7 @@ def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
     value is below the current step's base, and nothing is cleared between steps). ``fixed``:
     a fixed-length run (every packet recorded, no labels).
 
-    The recorded packets are written to the columns ``n_rec ..`` of ``records`` (which must have
+    The recorded packets are written to the rows ``n_rec ..`` of ``records`` (which must have
     room for every packet of the chunk and every waiting one) in the numpy engine's order - the
     chunk's packets delivered at creation, then step by step the deliveries, youngest first:
     ``(run, latency, hops, source, destination)`` of the labelled packets, or with ``fixed``
@@ -198,15 +201,15 @@ def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
             r = s_run[slot]
             backlog[r] -= 1
             if fixed:
-                records[0, n_rec], records[1, n_rec], records[2, n_rec] = r, s_pid[slot], t
+                records[n_rec, 0], records[n_rec, 1], records[n_rec, 2] = r, s_pid[slot], t
                 n_rec += 1
                 continue
             if in_window[r]:
                 accepted[r * nodes + s_src[slot]] += 1
             if s_label[slot]:
                 outstanding[r] -= 1
-                records[0, n_rec], records[1, n_rec] = r, t - s_created[slot] + 1
-                records[2, n_rec], records[3, n_rec], records[4, n_rec] = s_hops[slot], s_src[slot], s_dst[slot]
+                records[n_rec, 0], records[n_rec, 1] = r, t - s_created[slot] + 1
+                records[n_rec, 2], records[n_rec, 3], records[n_rec, 4] = s_hops[slot], s_src[slot], s_dst[slot]
                 n_rec += 1
         if not fixed:
             row = t % history.shape[0]
@@ -236,10 +239,7 @@ class _Slots:
 
     def record_room(self, more: int) -> None:
         """Room for ``more`` recorded packets after those recorded so far."""
-        if self.n_rec + more > self.records.shape[1]:
-            grown = np.empty((5, max(2 * self.records.shape[1], self.n_rec + more)), dtype=self.records.dtype)
-            grown[:, :self.n_rec] = self.records[:, :self.n_rec]
-            self.records = grown
+        grow_records(self.records, self.n_rec + more)
 
     def reserve(self, more: int) -> None:
         """Room for ``more`` packets beside the waiting ones (slots are packed at each chunk)."""
@@ -338,11 +338,15 @@ def run_batch(batch, max_waiting: int) -> list:
     accepted = batch.accepted.reshape(-1)           # a view: the kernel counts into the engine's array
     no_labels = np.zeros(R, dtype=np.bool_)
     draw = draw_chunk_fast if FAST_DRAW else draw_chunk
+    together = BatchDraws(batch)                    # all runs' chunks in one call, where it can
     t = 0
     while (batch.phase != DONE).any():
-        parts = [(r, draw(spec, batch.inj_state[r], t, batch.rngs[r]))
-                 for r, spec in enumerate(batch.specs) if batch.phase[r] != DONE]
-        step, src, dst, off, links, run_first = _gather(parts, R)
+        drawn = together.draw(t) if FAST_DRAW else None
+        if drawn is None:
+            parts = [(r, draw(spec, batch.inj_state[r], t, batch.rngs[r]))
+                     for r, spec in enumerate(batch.specs) if batch.phase[r] != DONE]
+            drawn = _gather(parts, R)
+        step, src, dst, off, links, run_first = drawn
         steps = CHUNK if fixed is None else min(CHUNK, fixed - t)
         if state.dtype == np.int32 and (t + steps + 1) * (batch.B + 1) >= 2**31:
             state = state.astype(np.int64)
@@ -384,20 +388,52 @@ def record_block(size: int, fixed: bool) -> np.ndarray:
     destination)`` as int32 (half the memory: near saturation the batch's runs record millions
     of packets, most of them in runs that turn out unstable), or with a fixed length ``(run,
     pid, step)`` as int64 (packet ids may pass 2^31)."""
-    return np.empty((5, size), dtype=np.int64 if fixed else np.int32)
+    return np.empty((size, 5), dtype=np.int64 if fixed else np.int32)
+
+
+def grow_records(records: np.ndarray, size: int) -> None:
+    """Room for ``size`` records in the kernels' record block, in place: a resize reallocates
+    the block, which the system can do by moving pages instead of copying them (a copy cost
+    about 6 ns per link-hop of a batch near saturation, whose runs record far more than the
+    window's expected packets). Nothing else may refer to ``records``."""
+    if size > len(records):
+        records.resize((max(size, 2 * len(records)), records.shape[1]), refcheck=False)
+
+
+@njit(cache=True, nogil=True)
+def _split_by_run(records, n_rec, stable):
+    """The labelled packets of ``records[:n_rec]`` (``run, latency, hops, source,
+    destination``) of every stable run (``stable[run]``), in delivery order, as that run's own
+    ``(4, n)`` int64 array of ``source, destination, latency, hops``; an empty one for other runs."""
+    runs = len(stable)
+    count = np.zeros(runs, dtype=np.int64)
+    for i in range(n_rec):
+        r = records[i, 0]
+        if stable[r]:
+            count[r] += 1
+    out = [np.empty((4, count[r]), dtype=np.int64) for r in range(runs)]
+    fill = np.zeros(runs, dtype=np.int64)
+    for i in range(n_rec):
+        r = records[i, 0]
+        if stable[r]:
+            block, j = out[r], fill[r]
+            block[0, j], block[1, j] = records[i, 3], records[i, 4]
+            block[2, j], block[3, j] = records[i, 1], records[i, 2]
+            fill[r] = j + 1
+    return out
 
 
 def hand_over(batch, records: np.ndarray, n_rec: int, steps: int) -> list:
-    """Give the batch the kernel's ``records[:, :n_rec]`` as the numpy engine keeps them (int64
+    """Give the batch the kernel's ``records[:n_rec]`` as the numpy engine keeps them (int64
     columns; of a measured batch only the stable runs' packets, the only ones its results read)
     and return its results after ``steps`` steps."""
     if batch.m.steps is not None:
-        batch.all_records.append(tuple(np.ascontiguousarray(c) for c in records[:3, :n_rec]))
-    elif n_rec:
-        stable = np.array([status == "stable" for status in batch.status] + [False])
-        keep = np.flatnonzero(stable[records[0, :n_rec]])
-        if len(keep):
-            batch.records.append(tuple(c[keep].astype(np.int64) for c in records[:, :n_rec]))
+        batch.all_records.append(tuple(np.ascontiguousarray(records[:n_rec, k]) for k in range(3)))
+    else:
+        # one pass that splits the records by run into each stable run's own arrays (selecting,
+        # widening, sorting by run and gathering took four passes and a fresh copy in each)
+        stable = np.array([status == "stable" for status in batch.status])
+        batch.grouped = _split_by_run(records, n_rec, stable)
     batch._flush_accepted()
     return batch._results(steps)
 

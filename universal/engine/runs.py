@@ -1096,6 +1096,8 @@ class _Batch:
                 out.append(RunResult(spec.rate, status=self.status[r] or "steps", steps=steps,
                                      records=records))
             return out
+        # the compiled kernels split their records by run themselves (compiled_openloop.hand_over)
+        grouped = getattr(self, "grouped", None)
         cols = [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*self.records)] if self.records \
             else [np.empty(0, np.int64)] * 5
         # group by run, keeping delivery order (a radix sort on small run numbers; one run is one group).
@@ -1103,7 +1105,7 @@ class _Batch:
         # holds its own packets, not views of the whole batch's records (a saturation search keeps
         # its runs' results, and the unstable runs' records were most of its memory)
         run = cols[0].astype(np.int16) if self.R < 2**15 else cols[0]
-        by_run = np.argsort(run, kind="stable") if self.R > 1 else None
+        by_run = np.argsort(run, kind="stable") if self.R > 1 and grouped is None else None
         cuts = np.concatenate([[0], np.cumsum(np.bincount(run, minlength=self.R))])
         for r, spec in enumerate(self.specs):
             res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
@@ -1115,12 +1117,15 @@ class _Batch:
             if self.status[r] in ("stable", "unstable", "drain-limit"):
                 acc = self.accepted[r, senders] / (self.window_len[r] * spec.traffic.rowsum[senders])
                 res.accepted, res.accepted_min = float(acc.mean()), float(acc.min())
-            if res.stable and self.m.latencies:
-                mine = slice(cuts[r], cuts[r + 1]) if by_run is None else by_run[cuts[r]:cuts[r + 1]]
-                lat, hops = cols[1][mine], cols[2][mine]
+            if res.stable and self.m.latencies:   # a saturation table's searches keep no latencies
+                if grouped is not None:
+                    src, dst, lat, hops = grouped[r]
+                else:
+                    mine = slice(cuts[r], cuts[r + 1]) if by_run is None else by_run[cuts[r]:cuts[r + 1]]
+                    src, dst, lat, hops = cols[3][mine], cols[4][mine], cols[1][mine], cols[2][mine]
                 for k, v in latency_summary(lat, hops).items():
                     setattr(res, k, v)
-                res.labelled_packets = (cols[3][mine], cols[4][mine], lat, hops)
+                res.labelled_packets = (src, dst, lat, hops)
             out.append(res)
         return out
 
