@@ -89,3 +89,14 @@ def _uniform(net):
     from universal.openloop.workload import offered_traffic
 
     return offered_traffic(net, "uniform")
+
+
+def test_the_compiled_kernels_leave_injection_age_to_numpy():
+    """Their dispatch checks the priority: age goes to a kernel, injection-age stays in numpy."""
+    from tests.openloop.helpers import spec
+    from universal.engine.runs import kernel_supports
+
+    for routing in ("dor", "goal"):
+        assert kernel_supports([spec("torus:k=4,n=2", routing, "uniform", 0.5)], None, Measurement())
+        assert not kernel_supports([spec("torus:k=4,n=2", routing, "uniform", 0.5, priority="injection-age")],
+                                   None, Measurement())

@@ -15,7 +15,7 @@ The model, step ``t = 0, 1, ...``:
    (:func:`universal.engine.adaptive.decide_star`).
 2. Every link forwards up to B of the packets waiting for it, highest priority first: ``age``
    (the oldest; packet ids follow creation order, so ties go to the lower id) or another rule
-   of :mod:`universal.engine.priorities` (``fifo``, ``random-rank``, ``growing-rank``,
+   of :mod:`universal.engine.priorities` (``injection-age``, ``fifo``, ``random-rank``, ``growing-rank``,
    ``farthest-to-go``, ...; every one breaks ties toward the oldest). With bounded buffers (b
    packets per link buffer) a packet may enter a buffer only if it had room at the start of
    the step, as in the batch engine; a run in which nothing moves while packets wait is deadlocked.
