@@ -5,7 +5,8 @@ model).
 Usage::
 
     python benchmarks/ugal_fifo_probe.py                                   # 8-ary 2-cube, 1.0 and 0.4
-    python benchmarks/ugal_fifo_probe.py --network torus:k=6,n=1 --rates 0.3,0.75  # the 6-node ring (0.75: 1 per node)
+    python benchmarks/ugal_fifo_probe.py --network torus:k=6,n=1 --rates 0.3,0.75 --steps 600 --trace 300
+        # the 6-node ring (0.75: one packet per node and step), and who crosses node 0's link
 
 Every run is ``universal openloop``'s UGAL (threshold 0; Singh, Dally, Gupta & Towles, "GOAL: a
 load-balanced adaptive routing algorithm for torus networks", 2003, and Singh's thesis, 2005)
@@ -76,12 +77,31 @@ def probe(network: str, rate: float, source_queue: str, steps: int, seed: int) -
             "for minimal": s[:, 3].mean(), "q_min": s[:, 4].mean(), "valiant": s[:, 5].mean()}
 
 
+def trace(network: str, rate: float, steps: int, seed: int, first: int, count: int) -> str:
+    """With a FIFO source: who crosses node 0's tornado link in steps ``first .. first + count - 1``:
+    ``H`` a packet making its first hop (a queue's head leaving), ``T`` a transit packet."""
+    net = build_network(network)
+    spec = RunSpec(offered_traffic(net, "tornado"), build_router("ugal", net), build_injection("bernoulli"),
+                   rate * float(capacity_rate(net)), seed=seed)
+    out = simulate_batch([spec], buffer=1, vcs=6, measurement=Measurement(steps=steps, record_crossings=True),
+                         source_queue="fifo")[0].records["crossings"]
+    link = int(spec.router.productive[0, spec.traffic.perm[0]][0])     # tornado: one minimal link
+    start: dict[int, int] = {}
+    for step, packet, _ in out:
+        start.setdefault(int(packet), int(step))
+    rows = out[(out[:, 2] == link) & (out[:, 0] >= first) & (out[:, 0] < first + count)]
+    return " ".join(f"{s}:{'H' if start[int(p)] == s else 'T'}" for s, p, _ in rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--network", default="torus:k=8,n=2")
     parser.add_argument("--rates", default="0.4,1.0", help="offered loads, fractions of capacity")
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trace", type=int, default=None, metavar="STEP",
+                        help="also print who crosses node 0's tornado link in 30 steps from STEP (FIFO source, "
+                             "at the last rate)")
     args = parser.parse_args()
     print(f"UGAL, tornado, {args.network}, b = 1, V = 6, bernoulli, seed {args.seed}, {args.steps} steps; "
           "means over the choices of the second half")
@@ -92,6 +112,10 @@ def main() -> None:
             r = probe(args.network, rate, queue, args.steps, args.seed)
             print(f"{queue:>6} {rate:7.2f} {r['choices']:8d} {r['valiant']:8.3f} {r['at node']:8.2f} "
                   f"{r['not chosen']:10.2f} {r['for minimal']:8.2f} {r['q_min']:6.2f}")
+    if args.trace is not None:
+        rate = float(args.rates.split(",")[-1])
+        print(f"node 0's tornado link, fifo, offered {rate} (H: a head's first hop, T: a transit packet):")
+        print(trace(args.network, rate, args.trace + 30, args.seed, args.trace, 30))
 
 
 if __name__ == "__main__":
