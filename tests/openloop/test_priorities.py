@@ -59,6 +59,7 @@ def _ranks(seed: int) -> tuple[int, int]:
     ("fifo", False),                # both reached node 1 in step 1; the tie goes to the older
     ("farthest-to-go", False),      # packet 0 has two hops to go, packet 3 one
     ("nearest-to-go", True),        # packet 3 has one hop to go, packet 0 two
+    ("injection-age", False),       # packet 0 was injected in step 0; packet 3 is still in its queue
 ])
 def test_greedy_rules_two_packets_contending(priority, newcomer):
     assert _newcomer_wins(priority) is newcomer

@@ -34,7 +34,8 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                     help="rates as a fraction of capacity (default) or in packets per node per step")
     ol.add_argument("--priority", default="age",
                     help="comma-separated contention rules: age (default), longest-in-system, fifo, random-rank "
-                         "(random), growing-rank, farthest-to-go, nearest-to-go; several make the priority a "
+                         "(random), growing-rank, farthest-to-go, nearest-to-go, injection-age (GOAL's age since "
+                         "injection); several make the priority a "
                          "column of the study")
     ol.add_argument("--bandwidth", type=positive, default=1, help="B, packets per link per step (default 1)")
     ol.add_argument("--buffer", type=buffer_list, default=[None], metavar="b",

@@ -6,7 +6,18 @@ In an open system packets keep arriving, so there is no problem size n, congesti
 dilation D fixed before the run; each rule is read as follows (every rule breaks ties toward
 the older packet, the lower packet id, ids following creation order):
 
-* ``age`` - the oldest packet first (GOAL's age-based arbitration; the default).
+* ``age`` - the oldest packet first, age counted from the packet's creation (the default).
+* ``injection-age`` - the GOAL paper's arbitration as it states it (Singh, Dally, Gupta &
+  Towles, "GOAL: a load-balanced adaptive routing algorithm for torus networks", 2003, §5.1:
+  priority to the packet with the older time-stamp since injection). A packet is *injected* in
+  the step it crosses its first link, and that step is its time stamp: among packets in the
+  network the earlier stamp wins, equal stamps go as ``age`` (the older, then the lower id). A
+  packet still in its source queue has no stamp yet and loses to every injected packet; among
+  themselves queued packets go as ``age``. So a packet created later but injected earlier beats
+  one that waited longer in its source queue, which ``age`` would let win. Where the paper's
+  router keeps its not-yet-injected packets is our reading: it says only that the stamp is taken
+  at injection, so ranking queued packets behind every stamped one (and by creation among
+  themselves) is the reading, not the paper's words.
 * ``longest-in-system`` - the survey's greedy rule of the same meaning: the packet created
   earliest. In an open system this *is* ``age`` (same rule, same results); in the batch engine,
   where every packet starts at step 0, it reduces to the packet id.
@@ -44,7 +55,9 @@ __all__ = ["BATCH_RULES", "PRIORITIES", "RANKED", "RANK_RANGE", "check_priority"
 
 #: Contention rules of the open-loop engine (SPEC §11): name -> one line.
 PRIORITIES = {
-    "age": "oldest packet first, ties to the lower id (GOAL's age-based arbitration; the default)",
+    "age": "oldest packet first, ties to the lower id (age from creation; the default)",
+    "injection-age": "earliest first link crossed first (GOAL's time-stamp since injection), then as age; "
+                     "packets still in their source queue after every injected one, as age among themselves",
     "longest-in-system": "the packet created earliest first: the same rule as age in an open system",
     "fifo": "earliest arrival at the current node first, then the oldest",
     "random-rank": "a rank drawn uniformly at creation, the lowest first, then the oldest (survey §4.1)",

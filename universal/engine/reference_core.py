@@ -50,7 +50,8 @@ class RefPacket:
     keeps ``node``, ``target`` and, under GOAL, ``signs``/``remaining`` per dimension).
     ``want`` is the link it waits for (None: an adaptive packet still to choose), ``buffer`` the
     link whose buffer it sits in (None: its source), ``arrived`` the step it reached its current
-    node (the fifo rule's key), ``alt`` a UGAL-L/G packet's second candidate path and ``classes``
+    node (the fifo rule's key), ``injected`` the step it crossed its first link (-1: not yet; the
+    injection-age rule's key), ``alt`` a UGAL-L/G packet's second candidate path and ``classes``
     the virtual channel class of every hop of ``path`` (with virtual channels). With GOAL's
     *-channels an adaptive packet keeps ``vc``, the class of the hop it waits to make (chosen
     with ``want``), and ``wrapped``, bit i set once it has crossed dimension i's wrap-around.
@@ -71,6 +72,7 @@ class RefPacket:
     pos: int = 0
     hops: int = 0
     arrived: int = 0
+    injected: int = -1
     want: int | None = None
     buffer: int | None = None
     alt: list | None = None
@@ -382,6 +384,8 @@ class ReferenceCore:
         into = self.buffer_of(p)[0]         # the link's buffer, or its class's with VCs
         if p.buffer is not None:
             self.occupancy[p.buffer] -= 1
+        if p.injected < 0:              # injection-age's stamp: the first link crossed
+            p.injected = t
         p.hops += 1
         p.arrived = t + 1
         if p.path is not None:

@@ -54,7 +54,9 @@ def _priority(rule: str, core: ReferenceCore, ranks: tuple | None = None):
     return {"age": lambda p: (p.pid,), "longest-in-system": lambda p: (p.created, p.pid),
             "fifo": lambda p: (p.arrived, p.pid), "random": lambda p: (p.rank, p.pid),
             "random-rank": lambda p: (p.rank, p.pid), "farthest-to-go": lambda p: (-left(p), p.pid),
-            "nearest-to-go": lambda p: (left(p), p.pid)}[rule]
+            "nearest-to-go": lambda p: (left(p), p.pid),
+            # stamped packets by stamp, then every packet still in its source queue; then as age
+            "injection-age": lambda p: (p.injected < 0, p.injected, p.pid)}[rule]
 
 
 def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer: int | None = None,

@@ -15,7 +15,7 @@ The model, step ``t = 0, 1, ...``:
    (:func:`universal.engine.adaptive.decide_star`).
 2. Every link forwards up to B of the packets waiting for it, highest priority first: ``age``
    (the oldest; packet ids follow creation order, so ties go to the lower id) or another rule
-   of :mod:`universal.engine.priorities` (``fifo``, ``random-rank``, ``growing-rank``,
+   of :mod:`universal.engine.priorities` (``injection-age``, ``fifo``, ``random-rank``, ``growing-rank``,
    ``farthest-to-go``, ...; every one breaks ties toward the oldest). With bounded buffers (b
    packets per link buffer) a packet may enter a buffer only if it had room at the start of
    the step, as in the batch engine; a run in which nothing moves while packets wait is deadlocked.
@@ -268,6 +268,8 @@ class _Batch:
             f["arrived"] = (np.int64,)
         if self.priority in RANKED:
             f["rank"] = (np.int64,)
+        if self.priority == "injection-age":
+            f["injected"] = (np.int64,)         # the step of the first link crossed; -1 still queued
         return f
 
     def _alloc(self, cap: int) -> None:
@@ -555,6 +557,8 @@ class _Batch:
                 a["wrapped"][lo_:hi_] = 0
         if self.priority in ("fifo", "protocol"):
             a["arrived"][lo_:hi_] = t
+        if self.priority == "injection-age":
+            a["injected"][lo_:hi_] = -1
         if self.release is not None:
             self._hold(lo_, hi_, t)
         if self.priority in RANKED:
@@ -647,6 +651,8 @@ class _Batch:
             primary = -(a["rank"][h:] * self.span + self._hops_made() * self.rank_range)
         elif self.priority == "nearest-to-go":
             primary = -self._hops_left()
+        elif self.priority == "injection-age":
+            primary = _injection_key(a["injected"][h:])
         elif self.priority == "protocol":          # the survey's keys: the lowest first
             primary = -self.protocol.keys(self.rank_state, a["pid"][h:], self._hops_made(), a["arrived"][h:])
         elif self.priority in ("age", "longest-in-system"):     # (CHAOS only) the layout's order
@@ -845,6 +851,8 @@ class _Batch:
                 self.max_buffer = max(self.max_buffer, int(self.occupancy[entered].max()))
         if self.priority in ("fifo", "protocol"):
             a["arrived"][moved_on] = t + 1
+        if self.priority == "injection-age":       # stamped once, as the first link is crossed
+            a["injected"][gi] = np.where(a["injected"][gi] < 0, t, a["injected"][gi])
         if self.chaos:
             self._chaos_queue(t, gi, crossed, order)
         if done.any():
@@ -1141,6 +1149,24 @@ def _held_out(want: np.ndarray, order: np.ndarray | None, out: np.ndarray, held:
         rank[order] = np.arange(len(order))
         want[rank[out]] = held
     return want
+
+
+def _injection_key(injected: np.ndarray) -> np.ndarray:
+    """The ``injection-age`` sort key (higher wins) of packets stamped with the step they crossed
+    their first link (-1: still in the source queue): the earlier stamp wins, and a queued packet
+    loses to every stamped one (its key is below every stamp's). Ties are left to the layout
+    order, which is ``age``'s.
+
+    Examples
+    --------
+    >>> _injection_key(np.array([5, -1, 3, -1, 5])).tolist()
+    [-5, -6, -3, -6, -5]
+    """
+    key = -injected
+    queued = injected < 0
+    if queued.any():
+        key[queued] = -(int(injected.max()) + 1)
+    return key
 
 
 def _rank_order(rank: np.ndarray, pid: np.ndarray) -> np.ndarray:
