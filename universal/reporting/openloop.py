@@ -86,11 +86,16 @@ def router_setting(data: dict) -> str:
     >>> router_setting({"bandwidth": 1, "buffer": 8, "vcs": 6, "shared_queues": {"chaos": 160},
     ...                 "rows": [{"routing": "chaos"}]})
     '; b=8, no VCs, shared queue S=160'
+    >>> router_setting({"bandwidth": 1, "buffer": None, "rows": [{"routing": "dor", "priority": "injection-age"}]})
+    '; priority injection-age'
     """
     parts = [f"B={data['bandwidth']}"] if data.get("bandwidth", 1) != 1 else []
     parts += [f"b={data['buffer']}"] if data.get("buffer") is not None else []
     queues = data.get("shared_queues") or {}
     fifo = ["FIFO source queues"] if data.get("source_queue", "all") != "all" else []
+    # one rule for every row and not the default: named here (several get a column of their own)
+    rules = {r.get("priority") for r in data.get("rows", [])}
+    fifo += [f"priority {rules.pop()}"] if len(rules) == 1 and not rules & {None, "age"} else []
     if queues and {r["routing"] for r in data.get("rows", [])} <= set(queues):   # CHAOS alone: no VCs to name
         return "; " + ", ".join(parts + [_queue(queues)] + fifo)
     parts += [f"V={data['vcs']}"] if data.get("vcs", 1) != 1 else []
