@@ -114,12 +114,15 @@ def test_age_ties_make_translates_differ_slightly_and_random_rank_does_not():
 
 def test_chaos_treats_the_translates_of_a_pair_alike():
     # CHAOS is pooled on its construction (uniform draws among tied links and deflection links,
-    # whatever order a node numbers its links in); a one-place shared queue makes it deflect
-    # (mean hops above the minimal 2) and the 16 translates still share one mean latency.
+    # whatever order a node numbers its links in). With one-packet input buffers and a one-place
+    # shared queue its choices follow room and queue lengths, and the 16 translates share one mean
+    # latency (one seed; the statistic is a check, not a proof). Stable runs here never fill the
+    # queue, so no packet of the pair is deflected (its hops are its distance, 2): deflection's
+    # draws are alike by the same argument, not by this test.
     chaos = dict(routing="chaos:queue=1", buffer=1, loads=[0.4], window=6000)
     assert chi_square_of_translates("random-rank", **chaos) < 37.7
     pooled = run_study(study(["0,0->1,3"], pool_translates=True, **chaos))
-    assert pooled.pairs[0]["translates"] == K * K and pooled.rows[0]["hops_mean"] > 2.0
+    assert pooled.pairs[0]["translates"] == K * K and pooled.pairs[0]["hops_mean"] == 2.0
 
 
 # ---------------------------------------------------------------- refusals
