@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import networkx as nx
@@ -26,6 +27,7 @@ def _absolute(node: ast.ImportFrom, package: str) -> str | None:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+@cache  # parsed once for the module's tests (about a second each); they only read it
 def import_graph() -> nx.DiGraph:
     """Module -> every ``universal`` module it imports, anywhere in its body."""
     modules = {_module_name(p): p for p in ROOT.rglob("*.py")}

@@ -5,6 +5,7 @@ algorithm for torus networks", 2003, §5.3-§5.4, Figures 9-12)."""
 from __future__ import annotations
 
 import json
+from functools import cache
 
 import numpy as np
 import pytest
@@ -127,8 +128,14 @@ def perms_study(**kw) -> OpenLoopStudy:
                          tolerance=0.05, **kw)
 
 
+@cache
+def perms_report(seed: int = 0):
+    """One study per seed for the tests that only read it (each is a few saturation searches)."""
+    return run_study(perms_study(seeds=[seed]))
+
+
 def test_random_perms_give_one_theta_per_permutation_beside_its_exact_value():
-    rep = run_study(perms_study())
+    rep = perms_report(0)
     rows = rep.rows
     assert [r["permutation"] for r in rows] == [0, 1, 2]
     for r in rows:       # the simulation and the analysis of one permutation agree
@@ -143,7 +150,7 @@ def test_random_perms_are_the_permutations_load_analyses(capsys):
     # the exact values are of the permutations `universal load` draws with the same seed
     from universal.cli import main
 
-    rep = run_study(perms_study(seeds=[4]))
+    rep = perms_report(4)
     assert main(["load", "--network", "torus:k=4,n=2", "--routing", "dor", "--traffic", "random-perms:3",
                  "--seed", "4", "--json"]) == 0
     row, = json.loads(capsys.readouterr().out)["rows"]
@@ -151,8 +158,8 @@ def test_random_perms_are_the_permutations_load_analyses(capsys):
 
 
 def test_random_perms_are_reproducible_and_seeded():
-    a, b = run_study(perms_study()), run_study(perms_study())
+    a, b = perms_report(0), run_study(perms_study(seeds=[0]))
     assert json.dumps(a.rows) == json.dumps(b.rows)
-    c = run_study(perms_study(seeds=[1]))
+    c = perms_report(4)
     assert [r["analytic_value"] for r in c.rows] != [r["analytic_value"] for r in a.rows] or \
         [r["saturation"] for r in c.rows] != [r["saturation"] for r in a.rows]

@@ -310,8 +310,10 @@ def deliverable_per_step(traffic, network, bandwidth: int = 1) -> float:
     >>> deliverable_per_step(offered_traffic(net, "uniform"), net)    # 256 links, 4 hops on average
     64.0
     """
-    key = (id(network), bandwidth)
-    known = _DELIVERABLE.setdefault(traffic, {})
+    # Keyed by the objects themselves, weakly: an ``id`` could be reused by a later network
+    # while the traffic lives on.
+    known = _DELIVERABLE.setdefault(traffic, weakref.WeakKeyDictionary()).setdefault(network, {})
+    key = bandwidth
     if key not in known:
         m = np.asarray(traffic.matrix, dtype=float)
         src, dst = np.nonzero(m)

@@ -182,6 +182,9 @@ class _Batch:
         self.rngs = [np.random.default_rng(s.seed) for s in specs]
         self.inj_state = [InjectionState() for _ in specs]
         self.scratch = self.arange = None       # see _scratch_for
+        self.end_step: dict[int, int] = {}      # run -> the step it ended in (see _finish)
+        self.drain_steps: dict[int, int] = {}   # run -> the steps its drain took
+        self.grouped = None                     # the compiled hand-over's records split by run
         self.shift = 0                          # the scratch is indexed by link >> shift (see _edge_space)
         # packets in every link buffer (at the link's head, waiting for their next link): the
         # bounded buffers' room, UGAL-L's used credits (SPEC §13) and a batch's largest buffer
@@ -1049,12 +1052,10 @@ class _Batch:
             return
         self.status[r] = status
         if self.phase[r] == DRAIN:
-            self.drain_steps = getattr(self, "drain_steps", {})
             self.drain_steps[r] = t + 1 - self.phase_start[r]
         self.phase[r] = DONE
         if self.progress is not None:
             self.progress(1)
-        self.end_step = getattr(self, "end_step", {})
         self.end_step[r] = t + 1
         self.backlog[r] = 0
         self.ending.append(r)
@@ -1087,7 +1088,7 @@ class _Batch:
                 return np.concatenate([x[i] for x in recs]) if recs else np.empty(0, np.int64)
             run, pid, step = cat(self.all_records, 0), cat(self.all_records, 1), cat(self.all_records, 2)
             crun, cpid, cstep = (cat(self.created_records, i) for i in range(3))
-            ends = getattr(self, "end_step", {})
+            ends = self.end_step
             xstep, xpid, xlink = (cat(self.crossing_log, i) for i in range(3))
             for r, spec in enumerate(self.specs):
                 mine = cpid[(crun == r) & (cstep < ends.get(r, steps))]
@@ -1105,7 +1106,7 @@ class _Batch:
                                      records=records))
             return out
         # the compiled kernels split their records by run themselves (compiled_openloop.hand_over)
-        grouped = getattr(self, "grouped", None)
+        grouped = self.grouped
         cols = [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*self.records)] if self.records \
             else [np.empty(0, np.int64)] * 5
         # group by run, keeping delivery order (a radix sort on small run numbers; one run is one group).
@@ -1119,8 +1120,8 @@ class _Batch:
             res = RunResult(spec.rate, status=self.status[r], stable=self.status[r] == "stable",
                             warmup=int(self.warmup_len[r]), window=int(self.window_len[r]),
                             slope=float(self.slope[r]), labelled=int(self.labelled[r]),
-                            steps=int(getattr(self, "end_step", {}).get(r, steps)))
-            res.drain = int(getattr(self, "drain_steps", {}).get(r, 0))
+                            steps=int(self.end_step.get(r, steps)))
+            res.drain = int(self.drain_steps.get(r, 0))
             senders = spec.traffic.senders
             if self.status[r] in ("stable", "unstable", "drain-limit"):
                 acc = self.accepted[r, senders] / (self.window_len[r] * spec.traffic.rowsum[senders])
