@@ -300,7 +300,7 @@ def _run_rows_in_cache(node, rest, delivery, state, limit, d, depth, bits):
         tag = (step - 1) % _PERIOD + 1
         if tag == 1 and step > 1:       # the tags start over: forget the old ones
             state[:] = 0
-        kept = 0
+        kept = np.uint64(0)             # unsigned: its stores need no check for negative indices
         for w in range(count):
             packet = node[w]
             here = packet & _NODE_MASK
@@ -320,7 +320,7 @@ def _run_rows_in_cache(node, rest, delivery, state, limit, d, depth, bits):
                 state[here] = word
                 node[kept] = packet
                 rest[kept] = target
-                kept += 1
+                kept += np.uint64(1)
                 continue
             state[here] = word | out
             if here >= last:
@@ -333,8 +333,8 @@ def _run_rows_in_cache(node, rest, delivery, state, limit, d, depth, bits):
             else:
                 node[kept] = following | ((stage + 1) << _STAGE_SHIFT)
                 rest[kept] = target
-            kept += 1
-        count = kept
+            kept += np.uint64(1)
+        count = np.int64(kept)
     hops = depth * (n - count)
     for w in range(count):
         hops += (node[w] & _NODE_MASK) >> d
@@ -369,7 +369,7 @@ def _count_rows(node, count, state, step, d, bits):
 
 @njit(cache=True, nogil=True)
 def _order_words(links, keys, d, width, node, rest):
-    """:func:`_fill_words` of every packet (packet ``i``'s path at ``i * width``), highest
+    """:func:`_fill_words`'s words of every packet (packet ``i``'s path at ``i * width``), highest
     priority first: the lowest key, ties to the lower id, sorted by counting. Returns False (and
     fills nothing) when the keys span more values than ``max(len(keys), 1024)``, as
     :func:`universal.engine.compiled.priority_order` sorts by counting only then."""
@@ -387,12 +387,21 @@ def _order_words(links, keys, d, width, node, rest):
         start[keys[i] - low + 1] += 1
     for k in range(span):
         start[k + 1] += start[k]
-    cur = np.empty(n, dtype=np.int64)
+    passes = width // d
+    rows = (1 << d) - 1
     for i in range(n):
         k = keys[i] - low
-        cur[start[k]] = i * width
+        w = start[k]
         start[k] += 1
-    _fill_words(links, cur, d, width, node, rest)
+        # _fill_words's words of packet i, whose id is known here (no division by the width)
+        first = i * width
+        node[w] = links[first] >> 2
+        word = np.int64(i) << (passes * d)
+        for p in range(1, passes):      # the row the next pass starts from is this pass's target
+            word |= (np.int64(links[first + p * d] >> 2) & rows) << ((p - 1) * d)
+        last = np.int64(links[first + width - 1])       # its head's row: its tail's, bit d - 1 flipped if it crosses
+        word |= (((last >> 2) & rows) ^ (((last >> 1) & 1) << (d - 1))) << ((passes - 1) * d)
+        rest[w] = word
     return True
 
 
