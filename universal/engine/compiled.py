@@ -458,7 +458,8 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
     """
     lengths = collection.lengths
     n = len(lengths)
-    on_rows = rows_pay(int(lengths.sum())) or on_node_words(collection, bandwidth, buffer)
+    on_rows = rows_pay(int(collection.offsets[-1] - collection.offsets[0])) or on_node_words(collection, bandwidth,
+                                                                                            buffer)
     levels = None if record_hops or not on_rows else _level_rows(collection)
     if levels is not None:        # every path has all the levels' hops: the packets are 0 .. n - 1
         return _route_rows(collection, _all_keys(protocol, state, n), levels, bandwidth, buffer, limit)
@@ -530,8 +531,9 @@ def _level_rows(collection: PathCollection) -> tuple[int, int] | None:
     depth, rows = net.depth, 1 << net.params["d"]
     if not (links.flags.c_contiguous and links.flags.writeable and len(links) == collection.size * depth):
         return None
-    # a path of `depth` hops from level 0 to the last level climbs at every hop
-    if collection.dilation != depth or int(collection.lengths.min()) != depth:
+    # a path of `depth` hops from level 0 to the last level climbs at every hop; none is
+    # longer (D = depth) and together they have n * depth hops, so none is shorter
+    if collection.dilation != depth or int(collection.offsets[-1] - collection.offsets[0]) != len(links):
         return None
     if int(collection.sources.max()) >= rows or int(collection.dests.min()) < depth * rows:
         return None

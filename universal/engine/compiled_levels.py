@@ -502,6 +502,8 @@ def _on_rows(words, cur, delivery, state, limit, d, width, bits, ahead) -> tuple
     node, rest = words
     result = _run_rows(node, rest, delivery, state, limit, d, width, bits, ahead)
     count = result[2]
+    if not count:
+        return tuple(int(x) for x in result)
     level = (node[:count] & _NODE_MASK) >> d
     passes_left = width // d - level // d
     cur[:count] = (rest[:count] >> (passes_left * d)) * width + level
