@@ -9,6 +9,7 @@ Usage::
 
     python benchmarks/numba_anchor.py                 # Valiant 4-relations on BF(d), d = 10, 14, 16
     python benchmarks/numba_anchor.py --d 10 --repeat 3
+    python benchmarks/numba_anchor.py --anchor light  # only the lighter anchor (default: both)
 
 The anchor is the straightforward compiled engine one would write for this one protocol (issue
 25 measures the project against it): a per-step loop over the waiting packets, written from the
@@ -21,13 +22,16 @@ rounds (a round calls each side several times in a row on small instances, :data
 and counts the mean), and the ratio project / anchor (at least 1 means the project is as fast
 per hop as the anchor).
 
-Both sides do the same work: from the paths and a seed to every packet's delivery step, T, the
-hops and the largest buffer. The project draws the ranks (``RandomRank.setup``), sorts the
+Two anchors, each with a ratio column (``--anchor both``, the default, times the project and
+both in the same rounds). The same-work anchor does the project's work: from the paths and a
+seed to every packet's delivery step, T, the hops and the largest buffer. The project draws the ranks (``RandomRank.setup``), sorts the
 packets by priority once, keeps every buffer's occupancy for the largest buffer and builds its
 result; the anchor draws the same ranks inside its timed call (``project_ranks``), builds its
 keys and per-link arrays, and keeps the buffers' occupancy too (before commit 083a36f it did
 neither, and so was timed on less work: without the occupancy it ran BF(10) in about half the
-time).
+time). The lighter anchor (``--anchor light``) is that earlier loop, :func:`random_rank_steps_light`:
+its ranks are drawn before the timer starts and it keeps no occupancy, so it reports no largest
+buffer (the check compares T, the delivery steps and the hops).
 
 numba is not a dependency of the project (``pip install numba`` to run the anchor); without it
 the script says so in one line and stops. The kernel runs as plain Python too, which is how
