@@ -9,6 +9,7 @@ Usage::
 
     python benchmarks/numba_anchor.py                 # Valiant 4-relations on BF(d), d = 10, 14, 16
     python benchmarks/numba_anchor.py --d 10 --repeat 3
+    python benchmarks/numba_anchor.py --anchor light  # only the lighter anchor (default: both)
 
 The anchor is the straightforward compiled engine one would write for this one protocol (issue
 25 measures the project against it): a per-step loop over the waiting packets, written from the
@@ -21,13 +22,16 @@ rounds (a round calls each side several times in a row on small instances, :data
 and counts the mean), and the ratio project / anchor (at least 1 means the project is as fast
 per hop as the anchor).
 
-Both sides do the same work: from the paths and a seed to every packet's delivery step, T, the
-hops and the largest buffer. The project draws the ranks (``RandomRank.setup``), sorts the
+Two anchors, each with a ratio column (``--anchor both``, the default, times the project and
+both in the same rounds). The same-work anchor does the project's work: from the paths and a
+seed to every packet's delivery step, T, the hops and the largest buffer. The project draws the ranks (``RandomRank.setup``), sorts the
 packets by priority once, keeps every buffer's occupancy for the largest buffer and builds its
 result; the anchor draws the same ranks inside its timed call (``project_ranks``), builds its
 keys and per-link arrays, and keeps the buffers' occupancy too (before commit 083a36f it did
 neither, and so was timed on less work: without the occupancy it ran BF(10) in about half the
-time).
+time). The lighter anchor (``--anchor light``) is that earlier loop, :func:`random_rank_steps_light`:
+its ranks are drawn before the timer starts and it keeps no occupancy, so it reports no largest
+buffer (the check compares T, the delivery steps and the hops).
 
 numba is not a dependency of the project (``pip install numba`` to run the anchor); without it
 the script says so in one line and stops. The kernel runs as plain Python too, which is how
@@ -38,6 +42,7 @@ Compilation is done on a small instance before anything is timed.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -150,6 +155,90 @@ def random_rank_steps(offsets: np.ndarray, links: np.ndarray, keys: np.ndarray,
     return delivery, hops, max_buffer
 
 
+def random_rank_steps_light(offsets: np.ndarray, links: np.ndarray, keys: np.ndarray,
+                            best: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`random_rank_steps` without the buffers' occupancy: the lighter anchor.
+
+    The same loop with less work (no largest buffer), as the script timed it up to commit
+    65e7583: its ranks are given (drawn outside the timed call, see :func:`light_route`).
+
+    Parameters
+    ----------
+    offsets, links, keys, best : ndarray
+        As for :func:`random_rank_steps`.
+
+    Returns
+    -------
+    delivery : ndarray of int64
+        The step at which every packet arrives (0 for an empty path).
+    hops : int
+        Links crossed in all.
+
+    Examples
+    --------
+    >>> offsets = np.array([0, 2, 4]); links = np.array([0, 1, 0, 2])   # both paths start on link 0
+    >>> keys = np.array([5, 3]) * 2 + np.arange(2)                      # ranks 5 and 3
+    >>> delivery, hops = random_rank_steps_light(offsets, links, keys, np.full(3, 2**62))
+    >>> delivery.tolist(), hops                                         # rank 3 goes first
+    ([3, 2], 4)
+    """
+    n = len(offsets) - 1
+    delivery = np.zeros(n, dtype=np.int64)
+    empty = best[0]
+    ids = np.empty(n, dtype=np.int64)
+    key = np.empty(n, dtype=keys.dtype)
+    at = np.empty(n, dtype=np.int64)                    # position of the next link in `links`
+    end = np.empty(n, dtype=np.int64)
+    link = np.empty(n, dtype=links.dtype)               # the next link itself
+    count = 0
+    for i in range(n):
+        if offsets[i + 1] > offsets[i]:
+            ids[count], key[count] = i, keys[i]
+            at[count], end[count], link[count] = offsets[i], offsets[i + 1], links[offsets[i]]
+            count += 1
+    step = 0
+    hops = 0
+    while count > 0:
+        step += 1
+        for w in range(count):                          # every link elects its lowest key
+            best[link[w]] = min(best[link[w]], key[w])
+        kept = 0
+        for w in range(count):                          # winners cross; the rest keep their slots
+            next_link, position = link[w], at[w]
+            if best[next_link] == key[w]:
+                best[next_link] = empty                 # clean for the next step
+                hops += 1
+                position += 1
+                if position == end[w]:
+                    delivery[ids[w]] = step
+                    continue
+                next_link = links[position]
+            ids[kept], key[kept], at[kept], end[kept], link[kept] = ids[w], key[w], position, end[w], next_link
+            kept += 1
+        count = kept
+    return delivery, hops
+
+
+def _keys(ranks: np.ndarray, n: int) -> tuple[np.ndarray, type]:
+    """``rank * n + id`` per packet, in the smallest of int32 and int64 that holds them."""
+    wide = np.int32 if (int(ranks.max(initial=0)) + 1) * max(n, 1) <= np.iinfo(np.int32).max else np.int64
+    return (ranks.astype(np.int64) * n + np.arange(n)).astype(wide), wide
+
+
+def light_route(kernel, paths, ranks: np.ndarray) -> tuple[np.ndarray, int]:
+    """Run ``kernel`` (:func:`random_rank_steps_light`, compiled or not) on a path collection
+    with the given ``ranks`` (those random rank draws, :func:`project_ranks`, drawn beforehand).
+
+    Returns
+    -------
+    delivery : ndarray of int64
+    hops : int
+    """
+    keys, wide = _keys(ranks, paths.size)
+    best = np.full(paths.network.num_links, np.iinfo(wide).max, dtype=wide)
+    return kernel(paths.offsets, paths.links, keys, best)
+
+
 def anchor_route(kernel, paths, seed: int) -> tuple[np.ndarray, int, int]:
     """Run ``kernel`` (:func:`random_rank_steps`, compiled or not) on a path collection with the
     ranks random rank draws from ``default_rng(seed)``: from the same input to the same output
@@ -161,10 +250,7 @@ def anchor_route(kernel, paths, seed: int) -> tuple[np.ndarray, int, int]:
     hops : int
     max_buffer : int
     """
-    n = paths.size
-    ranks = project_ranks(paths, seed)
-    wide = np.int32 if (int(ranks.max(initial=0)) + 1) * max(n, 1) <= np.iinfo(np.int32).max else np.int64
-    keys = (ranks.astype(np.int64) * n + np.arange(n)).astype(wide)
+    keys, wide = _keys(project_ranks(paths, seed), paths.size)
     best = np.full(paths.network.num_links, np.iinfo(wide).max, dtype=wide)
     # a buffer holds at most the C packets that cross its link
     occupancy = np.zeros(paths.network.num_links, dtype=np.int8 if paths.congestion < 127 else np.int32)
@@ -172,12 +258,13 @@ def anchor_route(kernel, paths, seed: int) -> tuple[np.ndarray, int, int]:
 
 
 def compiled():
-    """The kernel compiled by numba, or None when numba is not installed."""
+    """The kernels compiled by numba (:func:`random_rank_steps` and :func:`random_rank_steps_light`),
+    or None when numba is not installed."""
     try:
         import numba
     except ImportError:
         return None
-    return numba.njit(random_rank_steps)
+    return numba.njit(random_rank_steps), numba.njit(random_rank_steps_light)
 
 
 def instance(d: int, h: int, seed: int = 0):
@@ -210,49 +297,79 @@ def project_ranks(paths, seed: int) -> np.ndarray:
     return state.ranks
 
 
+#: ``--anchor``: which anchors a run times.
+ANCHORS = {"same-work": ("same-work",), "light": ("light",), "both": ("same-work", "light")}
+
+
+def time_calls(call, calls: int) -> float:
+    """CPU seconds per call of ``call()``, over ``calls`` calls in a row."""
+    start = time.process_time()
+    for _ in range(calls):
+        call()
+    return (time.process_time() - start) / calls
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, nargs="*", default=[10, 14, 16])
     parser.add_argument("--h", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--anchor", choices=sorted(ANCHORS), default="both",
+                        help="same-work: the anchor draws the ranks and keeps the buffers' occupancy; "
+                             "light: ranks given, no occupancy (the anchor up to commit 65e7583); both (default)")
     args = parser.parse_args()
-    kernel = compiled()
-    if kernel is None:
+    if min(args.d, default=1) < 1 or args.h < 1 or args.repeat < 1:
+        print("error: --d, --h and --repeat must be at least 1", file=sys.stderr)
+        raise SystemExit(2)
+    kernels = compiled()
+    if kernels is None:
         print("numba is not installed: the anchor is skipped (pip install numba to run it)")
         return
+    kernel, light = kernels
+    anchors = ANCHORS[args.anchor]
     import numba
     print(f"python {platform.python_version()}  numpy {np.__version__}  numba {numba.__version__}  "
-          f"machine {platform.machine()}")
+          f"machine {platform.machine()}  load average {os.getloadavg()[0]:.1f}")
     small = instance(4, 1)
     anchor_route(kernel, small, 0)  # compile now, not while timing
+    light_route(light, small, project_ranks(small, 0))
     warm_up_project(small)
     print(f"Valiant {args.h}-relation, random rank, B = 1: Mhops/s (CPU time, best of {args.repeat} "
-          "interleaved rounds)")
-    print(f"{'d':>3} {'packets':>10} {'hops':>12} {'T':>4} {'project':>8} {'numba':>8} {'ratio':>6}  same T")
+          "interleaved rounds); ratio = project / anchor")
+    header = f"{'d':>3} {'packets':>10} {'hops':>12} {'T':>4} {'project':>8}"
+    for name in anchors:
+        header += f" {name:>9} {'ratio':>6}"
+    print(header + "  same T")
     for d in args.d:
         paths = instance(d, args.h)
-        best_project = best_anchor = float("inf")
+        ranks = project_ranks(paths, args.seed)     # the light anchor's, drawn before timing
+        out: dict = {}
+        sides = {"project": lambda: out.__setitem__("project", simulate(paths, "random-rank",
+                                                                        np.random.default_rng(args.seed))),
+                 "same-work": lambda: out.__setitem__("same-work", anchor_route(kernel, paths, args.seed)),
+                 "light": lambda: out.__setitem__("light", light_route(light, paths, ranks))}
+        best = {name: float("inf") for name in ("project", *anchors)}
         # a round times each side over enough calls for a few milliseconds of CPU time (one call of
         # BF(10) is under one): the timer's and the machine's noise then weigh little
         calls = max(1, round(CALL_HOPS / int(paths.lengths.sum())))
         for _ in range(args.repeat):
-            start = time.process_time()
-            for _ in range(calls):
-                result = simulate(paths, "random-rank", np.random.default_rng(args.seed))
-            best_project = min(best_project, (time.process_time() - start) / calls)
-            start = time.process_time()
-            for _ in range(calls):
-                delivery, hops, max_buffer = anchor_route(kernel, paths, args.seed)
-            best_anchor = min(best_anchor, (time.process_time() - start) / calls)
-        same = (result.status == "delivered" and result.hops == hops and result.max_buffer == max_buffer
-                and np.array_equal(result.delivery, delivery))
-        T = int(delivery.max()) if len(delivery) else 0
-        project_rate, anchor_rate = hops / best_project / 1e6, hops / best_anchor / 1e6
-        print(f"{d:>3} {paths.size:>10,} {hops:>12,} {T:>4} {project_rate:>8.1f} {anchor_rate:>8.1f} "
-              f"{project_rate / anchor_rate:>6.2f}  {'yes' if same and T == result.T else 'NO'}")
+            for name in best:
+                best[name] = min(best[name], time_calls(sides[name], calls))
+        result = out["project"]
+        hops = int(paths.lengths.sum())
+        same = result.status == "delivered" and result.hops == hops
+        for name in anchors:
+            delivery, anchor_hops, *top = out[name]
+            same = same and anchor_hops == hops and np.array_equal(result.delivery, delivery)
+            same = same and all(result.max_buffer == t for t in top)
+        T = int(result.delivery.max()) if len(result.delivery) else 0
+        line = f"{d:>3} {paths.size:>10,} {hops:>12,} {T:>4} {hops / best['project'] / 1e6:>8.1f}"
+        for name in anchors:
+            line += f" {hops / best[name] / 1e6:>9.1f} {best[name] / best['project']:>6.2f}"
+        print(f"{line}  {'yes' if same and T == result.T else 'NO'}")
         if not same:
-            raise SystemExit(f"the engines disagree on BF({d}): project T = {result.T}, anchor T = {T}")
+            raise SystemExit(f"the engines disagree on BF({d})")
 
 
 if __name__ == "__main__":

@@ -45,3 +45,15 @@ def test_anchor_delivers_every_packet_when_the_reference_engine_does_with_its_la
     np.testing.assert_array_equal(delivery, ref.delivery)
     assert hops == ref.hops == int(coll.lengths.sum())
     assert max_buffer == ref.max_buffer
+
+
+@pytest.mark.parametrize("d, h, paths", [(3, 1, "valiant"), (4, 2, "valiant"), (4, 3, "dimension-order")])
+def test_the_lighter_anchor_delivers_every_packet_when_the_reference_engine_does(anchor, d, h, paths):
+    """``--anchor light``: the same loop without the buffers' occupancy, on ranks given."""
+    net = butterfly(d)
+    coll = route_paths(paths, build_problem(f"h-relation:h={h}", net, np.random.default_rng(d)), net,
+                       np.random.default_rng(h))
+    ref = simulate_reference(coll, "random-rank", np.random.default_rng(7))
+    delivery, hops = anchor.light_route(anchor.random_rank_steps_light, coll, anchor.project_ranks(coll, 7))
+    np.testing.assert_array_equal(delivery, ref.delivery)
+    assert hops == ref.hops == int(coll.lengths.sum())

@@ -325,7 +325,8 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
                                    record_hops=record_hops)
     lengths = collection.lengths
-    if vcs == 1 and not fifo and compiled_pays(protocol, int(lengths.sum())):
+    # the hops of all paths: the path array's length, without summing the lengths
+    if vcs == 1 and not fifo and compiled_pays(protocol, int(collection.offsets[-1] - collection.offsets[0])):
         result = _simulate_compiled(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
         if result is not None:
             return result
@@ -389,8 +390,9 @@ def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Gene
     if release is not None and protocol.dynamic != "on-move":
         raise TypeError(f"{protocol.name}: release steps need keys that change on moves")
     latest = int(release.max()) if release is not None and len(release) else 0
-    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
-    if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
+    hops = int(collection.offsets[-1] - collection.offsets[0])      # the sum of the lengths
+    limit = hops + latest if step_limit is None else int(step_limit)
+    if not hops or limit <= 0:    # nothing to move, or no step to move it in
         return _unmoved(collection, record_hops, buffer)
     if dynamic:
         return route_dynamic(collection, protocol, state, rng, bandwidth=bandwidth, buffer=buffer, limit=limit,

@@ -35,11 +35,12 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.compiled_levels import (DEADLOCK, DELIVERED, LEVELS_MAX_CONGESTION, STEP_LIMIT,
-                                              route_levels)
+                                              route_levels, route_levels_by_keys)
 from universal.engine.hints import prefetch as _prefetch
 from universal.engine.result import RoutingResult
 from universal.memory import ROWS_FROM_HOPS
 from universal.paths import PathCollection
+from universal.protocols.buffered import RandomRank
 
 __all__ = ["priority_order", "route_static"]
 
@@ -457,14 +458,13 @@ def route_static(collection: PathCollection, protocol, state, *, bandwidth: int,
     """
     lengths = collection.lengths
     n = len(lengths)
+    on_rows = rows_pay(int(collection.offsets[-1] - collection.offsets[0])) or on_node_words(collection, bandwidth,
+                                                                                            buffer)
+    levels = None if record_hops or not on_rows else _level_rows(collection)
+    if levels is not None:        # every path has all the levels' hops: the packets are 0 .. n - 1
+        return _route_rows(collection, _all_keys(protocol, state, n), levels, bandwidth, buffer, limit)
     ids = np.flatnonzero(lengths > 0)
     ids = priority_order(ids, protocol.keys(state, ids, np.zeros(len(ids), np.int64), np.zeros(len(ids), np.int64)))
-    on_rows = rows_pay(int(lengths.sum())) or on_node_words(collection, bandwidth, buffer)
-    levels = None if record_hops or not on_rows else _level_rows(collection)
-    if levels is not None:
-        order = ids.astype(np.int32)    # a path matrix of fewer than 2^31 link ids has fewer rows
-        del ids
-        return _route_rows(collection, order, levels, bandwidth, buffer, limit)
     flat, start, state, delivery, steps_at, bounded = _set_up(collection, ids, bandwidth, buffer, record_hops)
     num = len(state) - 1
     packed = PACKED if PACKED is not None else collection.congestion > collection.dilation
@@ -531,24 +531,47 @@ def _level_rows(collection: PathCollection) -> tuple[int, int] | None:
     depth, rows = net.depth, 1 << net.params["d"]
     if not (links.flags.c_contiguous and links.flags.writeable and len(links) == collection.size * depth):
         return None
-    # a path of `depth` hops from level 0 to the last level climbs at every hop
-    if collection.dilation != depth or int(collection.lengths.min()) != depth:
+    # a path of `depth` hops from level 0 to the last level climbs at every hop; none is
+    # longer (D = depth) and together they have n * depth hops, so none is shorter
+    if collection.dilation != depth or int(collection.offsets[-1] - collection.offsets[0]) != len(links):
         return None
     if int(collection.sources.max()) >= rows or int(collection.dests.min()) < depth * rows:
         return None
     return 4 * (depth - 1) * rows, 4 * rows
 
 
-def _route_rows(collection: PathCollection, ids: np.ndarray, levels: tuple[int, int], bandwidth: int,
+def _all_keys(protocol, state, n: int) -> np.ndarray:
+    """Every packet's key under a static priority (packets ``0 .. n - 1``): random rank's are its
+    ranks themselves (no gather)."""
+    if type(protocol) is RandomRank:
+        return state.ranks
+    ids = np.arange(n)
+    return protocol.keys(state, ids, np.zeros(n, np.int64), np.zeros(n, np.int64))
+
+
+def _route_rows(collection: PathCollection, keys: np.ndarray, levels: tuple[int, int], bandwidth: int,
                 buffer: int | None, limit: int) -> RoutingResult:
     """:func:`route_static` on the collection's own path array (:func:`_run_flat`'s ``rows``),
-    without :func:`_lay_out`'s copy in priority order (0.7 GB on BF(20) with Valiant's trick)."""
+    without :func:`_lay_out`'s copy in priority order (0.7 GB on BF(20) with Valiant's trick);
+    ``keys`` are every packet's (all have paths)."""
+    global WARM
     width = collection.dilation
+    words = on_node_words(collection, bandwidth, buffer)
+    if words:
+        # small batches: sorting by priority and the words in one compiled call
+        delivery = np.full(collection.size, -1, dtype=np.int64)
+        done = route_levels_by_keys(collection.links, keys, delivery, collection.network.num_links,
+                                    collection.congestion, limit, levels[1], width)
+        if done is not None:
+            WARM = True
+            (status, step, count, max_buffer, hops), cur = done
+            return _result(collection, None, None, np.empty(0, np.int64), delivery, status, step, max_buffer, hops,
+                           cur[:count] // width, cur[:count], buffer)
+    ids = priority_order(np.arange(len(keys)), keys).astype(np.int32)  # fewer rows than 2^31 link ids
     place = np.int32 if len(collection.links) < 2**31 else np.int64
     cur = ids.astype(place) * place(width)
-    if on_node_words(collection, bandwidth, buffer):
+    if words:
         # one packet per link and step, buffers that never refuse: the loops of their own
-        global WARM
         WARM = True
         delivery = np.where(collection.lengths == 0, 0, -1).astype(np.int64)
         status, step, count, max_buffer, hops = route_levels(
