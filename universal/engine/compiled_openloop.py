@@ -39,9 +39,10 @@ result never depends on its batch).
 
 Measured (``benchmarks/openloop.py``, README): one run of the 8-ary 2-cube at offered 0.3 with a
 100,000-step window, 12 times the numpy engine's link-hops per CPU second; batches of 64 and
-256 runs 12 to 24 million link-hops per CPU second, of which (``--split``) the kernel is about
-20 ns per link-hop at 0.3 and 50 to 70 at 0.9, where a step's pass over every waiting packet,
-long near saturation, is most of the work; the draws 9 to 15 and the hand-over 5 to 8.
+256 runs 20 to 27 million link-hops per CPU second, of which (``--split``) the kernel is about
+18 ns per link-hop at 0.3 and 30 to 33 at 0.9 since measured batches run run after run
+(:mod:`universal.engine.compiled_run_lists`; 43 to 62 before at 0.9), the draws 8 to 12 and the
+hand-over 4 to 6.
 
 Without numba the module still imports and its kernels are plain Python; the engine then never
 dispatches here (:func:`universal.engine.runs._kernel_pays`) and the tests of the kernel skip.
