@@ -139,6 +139,24 @@ def test_a_batch_mixing_oblivious_and_adaptive_runs_matches_the_numpy_engine(eng
     assert [r.status for r in fast[1]].count("backlog-limit") == 2
 
 
+@pytest.mark.parametrize("B", [1, 2])
+def test_runs_one_after_the_other_match_the_batch_wide_list_and_numpy(B, engine, monkeypatch):
+    """Measured batches run run after run (:mod:`universal.engine.compiled_run_lists`) and on the
+    batch-wide list kernel give the numpy engine's results, records in each run's order
+    included, with a run ended beyond saturation while the others go on."""
+    from universal.engine import compiled_openloop
+
+    make = lambda: [spec("torus:k=4,n=2", "dor", "uniform", r, injection=inj, seed=i)  # noqa: E731
+                    for i, (r, inj) in enumerate(((0.3, "bernoulli"), (0.85, "bernoulli"), (0.5 * B, "poisson"),
+                                                  (3.0 * B, "poisson")))]
+    m = Measurement(window=300, latency_limit=3, overload="stop")
+    numpy_engine = engine(make(), False, B, m)
+    for by_run in (True, False):
+        monkeypatch.setattr(compiled_openloop, "BY_RUN", by_run)
+        assert_same(numpy_engine, engine(make(), True, B, m))
+    assert [r.status for r in numpy_engine[1]].count("backlog-limit") == 1
+
+
 def test_the_compiled_tie_numbers_are_tie_uniform():
     from universal.engine.compiled_adaptive import tie_uniform_one
     from universal.engine.ties import tie_uniform

@@ -39,9 +39,10 @@ result never depends on its batch).
 
 Measured (``benchmarks/openloop.py``, README): one run of the 8-ary 2-cube at offered 0.3 with a
 100,000-step window, 12 times the numpy engine's link-hops per CPU second; batches of 64 and
-256 runs 12 to 24 million link-hops per CPU second, of which (``--split``) the kernel is about
-20 ns per link-hop at 0.3 and 50 to 70 at 0.9, where a step's pass over every waiting packet,
-long near saturation, is most of the work; the draws 9 to 15 and the hand-over 5 to 8.
+256 runs 20 to 27 million link-hops per CPU second, of which (``--split``) the kernel is about
+18 ns per link-hop at 0.3 and 30 to 33 at 0.9 since measured batches run run after run
+(:mod:`universal.engine.compiled_run_lists`; 43 to 62 before at 0.9), the draws 8 to 12 and the
+hand-over 4 to 6.
 
 Without numba the module still imports and its kernels are plain Python; the engine then never
 dispatches here (:func:`universal.engine.runs._kernel_pays`) and the tests of the kernel skip.
@@ -55,6 +56,7 @@ from universal.engine.compiled import NUMBA, njit
 from universal.engine.compiled_adaptive import _number
 from universal.engine.compiled_batch_draws import BatchDraws
 from universal.engine.compiled_draws import draw_chunk_fast
+from universal.engine.compiled_run_lists import chunk_by_run, compact
 from universal.engine.creation import CHUNK, draw_chunk
 from universal.engine.measure import DONE, WINDOW
 from universal.errors import UserError
@@ -65,41 +67,6 @@ __all__ = ["NUMBA", "run_batch", "draw_chunk_fast"]
 WARM = False
 
 # ---------------------------------------------------------------------------- the kernel
-@njit(cache=True, nogil=True)
-def _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops, s_label,
-             store, extra):
-    """Drop the delivered packets (``want`` -1) from the waiting list, move the waiting packets
-    to slots ``0, 1, ...`` (oldest first) and copy their remaining route links to a fresh store
-    with ``extra`` free places after them; returns the store, the length used and the number of
-    waiting packets."""
-    n = 0
-    for i in range(n_live):
-        if want[i] >= 0:
-            want[n] = want[i]
-            slot_of[n] = slot_of[i]
-            n += 1
-    n_live = n
-    total = 0
-    for i in range(n_live):
-        s = slot_of[i]
-        total += s_end[s] - s_cur[s]
-    fresh = np.empty(total + extra, dtype=store.dtype)
-    at = 0
-    for i in range(n_live):
-        s = slot_of[i]      # slots are handed out in creation order and kept in it, so s >= i
-        c, e = s_cur[s], s_end[s]
-        s_cur[i] = at
-        for j in range(c, e):
-            fresh[at] = store[j]
-            at += 1
-        s_end[i] = at
-        if s != i:
-            s_pid[i], s_run[i], s_src[i], s_dst[i] = s_pid[s], s_run[s], s_src[s], s_dst[s]
-            s_created[i], s_hops[i], s_label[i] = s_created[s], s_hops[s], s_label[s]
-        slot_of[i] = i
-    return fresh, at, n_live
-
-
 @njit(cache=True, nogil=True)
 def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
            want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created, s_hops, s_label, store,
@@ -129,7 +96,7 @@ def _chunk(t0, nsteps, full, bandwidth, links_per_run, nodes, fixed,
     """
     runs = len(run_first) - 1
     # the waiting packets' slots and routes packed at the front, the chunk's routes after them
-    store, used, n_live = _compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created,
+    store, used, n_live = compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_created,
                                    s_hops, s_label, store, len(c_links))
     store[used:used + len(c_links)] = c_links
     next_slot = n_live
@@ -293,14 +260,17 @@ def _gather(parts: list, runs: int) -> tuple:
 
 
 def _expected_records(batch) -> int:
-    """About how many packets the batch records (the labelled ones, or with a fixed length all),
+    """Room for the packets the batch records (the labelled ones, or with a fixed length all),
     so that the record block is sized once (growing it copies, and fresh memory is slow to touch
     on some virtual machines); unwritten places cost no memory."""
     m = batch.m
     if not m.latencies and m.steps is None:
         return 1024
     steps = batch.window_len if m.steps is None else np.full(batch.R, m.steps)
-    return int(1.1 * float((batch.offered_per_step * steps).sum())) + 1024
+    # twice the window and a chunk (the room asked before a chunk counts all its packets): near
+    # saturation some runs double their windows, and growing the block writes zeros over the new
+    # part (3 ns per link-hop at offered 0.9); pages never written cost no memory
+    return int(2.2 * float((batch.offered_per_step * (steps + CHUNK)).sum())) + 1024
 
 
 def run_batch(batch, max_waiting: int) -> list:
@@ -351,16 +321,30 @@ def run_batch(batch, max_waiting: int) -> list:
         if state.dtype == np.int32 and (t + steps + 1) * (batch.B + 1) >= 2**31:
             state = state.astype(np.int64)
         slots.reserve(len(step))
-        slots.record_room(slots.n_live + len(step))
         f = slots.f
         label_run = no_labels if fixed is not None else batch.phase == WINDOW
-        (slots.n_live, batch.next_pid, slots.store, created, slots.n_rec, hops) = _chunk(
-            t, steps, CHUNK, batch.B, L, N, fixed is not None,
-            slots.want, slots.ids, slots.n_live, f["cur"], f["end"], f["pid"], f["run"], f["src"], f["dst"],
-            f["created"], f["hops"], slots.label, slots.store,
-            step, src, dst, off, links, run_first, label_run, np.ascontiguousarray(batch.in_window),
-            batch.next_pid, batch.backlog, batch.outstanding, batch.labelled, accepted, batch.history, state,
-            slots.records, slots.n_rec)
+        if fixed is None:
+            # only labelled packets are recorded: those waiting and the labelling runs' new ones (a
+            # bound by every waiting packet grew the block near saturation, 3 ns per link-hop)
+            slots.record_room(int(batch.outstanding.sum()) + int(np.diff(run_first)[label_run].sum()))
+        else:
+            slots.record_room(slots.n_live + len(step))
+        if fixed is None and BY_RUN:
+            (slots.n_live, batch.next_pid, slots.store, slots.n_rec, hops) = chunk_by_run(
+                t, steps, batch.B, L, N,
+                slots.want, slots.ids, slots.n_live, f["cur"], f["end"], f["pid"], f["run"], f["src"], f["dst"],
+                f["created"], f["hops"], slots.label, slots.store,
+                step, src, dst, off, links, run_first, label_run, np.ascontiguousarray(batch.in_window),
+                batch.next_pid, batch.backlog, batch.outstanding, batch.labelled, accepted, batch.history,
+                slots.records, slots.n_rec)
+        else:
+            (slots.n_live, batch.next_pid, slots.store, created, slots.n_rec, hops) = _chunk(
+                t, steps, CHUNK, batch.B, L, N, fixed is not None,
+                slots.want, slots.ids, slots.n_live, f["cur"], f["end"], f["pid"], f["run"], f["src"], f["dst"],
+                f["created"], f["hops"], slots.label, slots.store,
+                step, src, dst, off, links, run_first, label_run, np.ascontiguousarray(batch.in_window),
+                batch.next_pid, batch.backlog, batch.outstanding, batch.labelled, accepted, batch.history, state,
+                slots.records, slots.n_rec)
         WARM = True
         if not batch.m.latencies and fixed is None:     # nothing reads them: the block holds a chunk's
             slots.n_rec = 0
@@ -440,3 +424,8 @@ def hand_over(batch, records: np.ndarray, n_rec: int, steps: int) -> list:
 
 #: Whether :func:`run_batch` draws with :func:`draw_chunk_fast` (False: :func:`draw_chunk`; the tests compare).
 FAST_DRAW = True
+
+#: Whether :func:`run_batch` runs measured batches run after run
+#: (:func:`universal.engine.compiled_run_lists.chunk_by_run`; False: the list kernel :func:`_chunk`
+#: over the whole batch, which fixed-length runs always use; the tests compare).
+BY_RUN = True
