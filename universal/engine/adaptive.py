@@ -40,7 +40,8 @@ import numpy as np
 from universal.engine.contention import ONE
 from universal.engine.routes import tie_uniform
 
-__all__ = ["decide", "decide_star", "choose_cost", "used_credits", "advance", "final_hop", "adaptive_hops_left", "choose", "splitter_turns", "SPLITTER"]
+__all__ = ["decide", "decide_star", "choose_cost", "used_credits", "advance", "final_hop", "adaptive_hops_left",
+           "choose", "splitter_turns", "SPLITTER"]
 
 _BIG = np.int64(1) << 40
 #: The engine's kind number of the multibutterfly's splitter routing.
