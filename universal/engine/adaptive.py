@@ -278,6 +278,29 @@ def used_credits(batch, slots: np.ndarray) -> np.ndarray | int:
     packet per step, so packets of any class at its head are work queued on it (BookSim's
     ``GetUsedCredit`` of an output port likewise sums its VCs), and UGAL's two candidates enter
     different phases' classes, which a per-class count would compare unlike with unlike.
+
+    Parameters
+    ----------
+    batch : universal.engine.runs._Batch
+        Its ``buffer``, ``classes``, ``links_span`` and ``occupancy`` (class ``c`` of link ``e``
+        at ``c * links_span + e``) are read.
+    slots : ndarray of int64
+
+    Returns
+    -------
+    ndarray of int64, or 0 with unbounded buffers
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> b = SimpleNamespace(buffer=1, classes=2, links_span=4, occupancy=np.array([0, 1, 0, 0, 0, 1, 0, 0]))
+    >>> used_credits(b, np.array([1, 2])).tolist()         # link 1: one packet in each class
+    [2, 0]
+
+    References
+    ----------
+    Singh, "Load-balanced routing in interconnection networks", PhD thesis, Stanford 2005, §3;
+    Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008, §4.2.
     """
     if batch.buffer is None:
         return 0
