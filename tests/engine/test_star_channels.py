@@ -139,6 +139,9 @@ CASES = [
     ("torus:k=4,n=2", "goal", "bitcomp", 1.0, "bernoulli", "farthest-to-go", 1, 1, 5),
     ("torus:k=4,n=2", "ugal", "uniform", 1.0, "bernoulli", "age", 1, 1, 6),
     ("torus:k=5,n=2", "ugal", "tornado", 1.0, "poisson", "fifo", 1, 2, 6),
+    # UGAL's q counts the used credits with bounded buffers: b = 1 and 2, both sources' processes
+    ("torus:k=5,n=2", "ugal", "tornado", 1.0, "poisson", "age", 1, 1, 6),
+    ("torus:k=5,n=2", "ugal", "tornado", 1.0, "bernoulli", "age", 1, 2, 6),
     ("mesh:k=4,n=2", "min-adaptive", "bitcomp", 1.0, "bernoulli", "age", 1, 1, 2),
     ("hypercube:d=4", "ugal", "bitcomp", 1.0, "poisson", "age", 1, 1, 4),
 ]

@@ -36,6 +36,7 @@ CASES = [
     ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "age", 1, 1),
     ("torus:k=4,n=2", "goal", "uniform", 0.9, "bernoulli", "age", 1, 1),
     ("torus:k=4,n=2", "min-adaptive", "uniform", 0.9, "bernoulli", "fifo", 2, 2),
+    ("torus:k=5,n=2", "ugal", "tornado", 0.6, "bernoulli", "age", 1, 2),      # q counts used credits, one VC
     # networks with terminals (issue 26): the oblivious routings, and UGAL-L/G's choice between
     # two paths (UGAL-L reads the used credits, so one case with bounded buffers too)
     ("dragonfly:p=1,a=4,h=1", "minimal", "wc-group", 0.5, "bernoulli", "age", 1, None),

@@ -63,6 +63,10 @@ CASES = [
     ("torus:k=4,n=2", "min-adaptive", "bitcomp", 0.9, "bernoulli", "age", 1, 1, 3),
     ("torus:k=4,n=2", "goal", "tornado", 0.9, "poisson", "age", 2, 1, 3),
     ("torus:k=4,n=2", "ugal", "bitcomp", 0.9, "bernoulli", "age", 1, 1, 6),
+    # UGAL's q counts the used credits with bounded buffers (4-ary tornado is one hop: no choice)
+    ("torus:k=5,n=2", "ugal", "tornado", 1.0, "poisson", "age", 1, 1, 6),
+    ("torus:k=5,n=2", "ugal", "tornado", 1.0, "bernoulli", "age", 1, 2, 6),
+    ("torus:k=5,n=2", "ugal", "uniform", 1.0, "poisson", "age", 1, 2, 6),
     ("torus:k=4,n=2", "romm", "uniform", 1.5, "poisson", "farthest-to-go", 2, 2, 6),
     ("torus:k=4,n=2", "chaos:queue=2", "bitcomp", 0.9, "bernoulli", "age", 1, 1, 1),
     ("torus:k=4,n=2", "chaos:queue=1", "uniform", 1.5, "poisson", "age", 2, 2, 1),

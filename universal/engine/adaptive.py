@@ -20,11 +20,17 @@ The multibutterfly's splitter rule orders its allowed edges by count, then by th
 reach, and the packets of one node bound for one output set that decide in the same step take
 them in turn, in packet-id order (deterministic: no tie numbers).
 
-UGAL decides once, at creation (its first decision): with ``q`` the smallest count among the
-first links toward a target and ``H`` the hops, it routes toward the random intermediate when
+UGAL decides once, at creation (its first decision; with a FIFO source, when the packet reaches
+the front of its queue): with ``q`` the smallest queue among the first links toward a target and
+``H`` the hops, it routes toward the random intermediate when
 ``q_min * H_min > q_val * H_val + threshold`` and toward the destination otherwise; the
 packet then routes minimally adaptively to its current target, and on reaching the
-intermediate retargets to the destination.
+intermediate retargets to the destination. A first link's queue is the packets waiting for it
+and, with bounded buffers, its used credits (:func:`used_credits`: the packets that crossed it
+and sit in its buffer at the next router, every VC class), the occupancy a credit-based
+router's output port shows. Without it a link busy every step with nothing waiting (a FIFO
+source at offered 1.0) would read as idle. On the ideal network (unbounded buffers) there are
+no credits and ``q`` is the waiting packets alone.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ import numpy as np
 from universal.engine.contention import ONE
 from universal.engine.routes import tie_uniform
 
-__all__ = ["decide", "decide_star", "choose_cost", "advance", "final_hop", "adaptive_hops_left", "choose", "splitter_turns", "SPLITTER"]
+__all__ = ["decide", "decide_star", "choose_cost", "used_credits", "advance", "final_hop", "adaptive_hops_left",
+           "choose", "splitter_turns", "SPLITTER"]
 
 _BIG = np.int64(1) << 40
 #: The engine's kind number of the multibutterfly's splitter routing.
@@ -261,15 +268,57 @@ def _splitter_choice(batch, idx: np.ndarray, node: np.ndarray, base: np.ndarray,
     return want
 
 
+def used_credits(batch, slots: np.ndarray) -> np.ndarray | int:
+    """The used credits of the links ``slots`` (global link ids, >= 0): the packets that crossed
+    each link and still sit in its buffer at the next router, every VC class of the physical
+    link counted; 0 on the ideal network (unbounded buffers have no credits), where the engine
+    may still keep the occupancy for other ends (a FIFO source, a batch's largest buffer).
+
+    All classes, not the one the deciding packet would enter: the classes share the link's one
+    packet per step, so packets of any class at its head are work queued on it (BookSim's
+    ``GetUsedCredit`` of an output port likewise sums its VCs), and UGAL's two candidates enter
+    different phases' classes, which a per-class count would compare unlike with unlike.
+
+    Parameters
+    ----------
+    batch : universal.engine.runs._Batch
+        Its ``buffer``, ``classes``, ``links_span`` and ``occupancy`` (class ``c`` of link ``e``
+        at ``c * links_span + e``) are read.
+    slots : ndarray of int64
+
+    Returns
+    -------
+    ndarray of int64, or 0 with unbounded buffers
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> b = SimpleNamespace(buffer=1, classes=2, links_span=4, occupancy=np.array([0, 1, 0, 0, 0, 1, 0, 0]))
+    >>> used_credits(b, np.array([1, 2])).tolist()         # link 1: one packet in each class
+    [2, 0]
+
+    References
+    ----------
+    Singh, "Load-balanced routing in interconnection networks", PhD thesis, Stanford 2005, §3;
+    Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008, §4.2.
+    """
+    if batch.buffer is None:
+        return 0
+    span = batch.links_span
+    return sum(batch.occupancy[c * span + slots].astype(np.int64) for c in range(batch.classes))
+
+
 def _ugal_choice(batch, idx: np.ndarray, base: np.ndarray, q: np.ndarray, tabs: dict) -> None:
-    """UGAL at creation: toward the intermediate when q_min*H_min > q_val*H_val + threshold."""
+    """UGAL at creation: toward the intermediate when q_min*H_min > q_val*H_val + threshold, a
+    first link's q its waiting packets plus, with bounded buffers, its used credits."""
     a = batch.a
     src, dst, via = a["node"][idx], a["dst"][idx], a["via"][idx]
     dist, prod = tabs["distance"], tabs["productive"]
 
     def smallest(target):
         cand = prod[src, target]
-        return np.where(cand >= 0, q[np.maximum(cand + base[:, None], 0)], _BIG).min(axis=1)
+        slots = np.maximum(cand + base[:, None], 0)
+        return np.where(cand >= 0, q[slots] + used_credits(batch, slots), _BIG).min(axis=1)
 
     h_min = dist[src, dst].astype(np.int64)
     h_val = dist[src, via].astype(np.int64) + dist[via, dst]

@@ -251,14 +251,28 @@ class ReferenceCore:
             p.want = self._choose(cands, counts, p)
             return
         if view.kind == "ugal" and p.via >= 0:
-            def q(target: int) -> int:
-                return min(counts.get(e, 0) for e in self.productive(p.src, target))
-            h_min = self.dist[p.src][p.dst]
-            h_val = self.dist[p.src][p.via] + self.dist[p.via][p.dst]
-            if q(p.dst) * h_min > q(p.via) * h_val + view.threshold:
-                p.target = p.via
-            p.via = -1
+            self._ugal_target(p, counts)
         p.want = self._choose(self.productive(p.node, p.target), counts, p)
+
+    def used_credits(self, e: int) -> int:
+        """Packets that crossed link ``e`` and sit in its buffer at the next router, every VC
+        class of the link counted; 0 with unbounded buffers (no credits)."""
+        if self.buffer is None:
+            return 0
+        if self.plan is None:
+            return self.occupancy.get(e, 0)
+        return sum(self.occupancy.get((e, c), 0) for c in range(self.plan.classes))
+
+    def _ugal_target(self, p: RefPacket, counts: dict) -> None:
+        """UGAL's one choice: toward the intermediate when q_min * H_min > q_val * H_val +
+        threshold, a first link's q the packets waiting for it plus its used credits."""
+        def q(target: int) -> int:
+            return min(counts.get(e, 0) + self.used_credits(e) for e in self.productive(p.src, target))
+        h_min = self.dist[p.src][p.dst]
+        h_val = self.dist[p.src][p.via] + self.dist[p.via][p.dst]
+        if q(p.dst) * h_min > q(p.via) * h_val + self.view.threshold:
+            p.target = p.via
+        p.via = -1
 
     def _room(self, p: RefPacket, e: int, c: int) -> bool:
         """Whether ``p`` may cross ``e`` into class ``c``: the class buffer had room at the start
@@ -275,13 +289,7 @@ class ReferenceCore:
         than ``p`` itself, then the non-* class; ties by the tie number of the decision."""
         view, geo, plan = self.view, self.plan.geometry, self.plan
         if view.kind == "ugal" and p.via >= 0:
-            def q(target: int) -> int:
-                return min(counts.get(e, 0) for e in self.productive(p.src, target))
-            h_min = self.dist[p.src][p.dst]
-            h_val = self.dist[p.src][p.via] + self.dist[p.via][p.dst]
-            if q(p.dst) * h_min > q(p.via) * h_val + view.threshold:
-                p.target = p.via
-            p.via = -1
+            self._ugal_target(p, counts)
         if view.kind == "goal":
             links = [self.torus_link(p.node, i, p.signs[i]) for i in range(view.n) if p.remaining[i] > 0]
         else:

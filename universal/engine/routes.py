@@ -22,10 +22,12 @@ waiting for it at the start of the step, ties broken at random:
     in the dimensions still to be corrected (k-ary n-cubes only).
 ``ugal:threshold=T``
     UGAL: at creation compare ``q_min * H_min`` with ``q_val * H_val + T`` (``q`` = the fewest
-    packets waiting for a first link of the candidate, ``H`` = its hops; the Valiant candidate
-    goes through a uniformly random intermediate node); on ``<=`` route minimally adaptively to
-    the destination, else minimally adaptively to the intermediate and then to the destination
-    (Singh, "Load-balanced routing in interconnection networks", 2005, §3; threshold 0 by default).
+    packets waiting for a first link of the candidate, plus, with bounded buffers, that link's
+    used credits, every VC class: :func:`universal.engine.adaptive.used_credits`; ``H`` = its
+    hops; the Valiant candidate goes through a uniformly random intermediate node); on ``<=``
+    route minimally adaptively to the destination, else minimally adaptively to the
+    intermediate and then to the destination (Singh, "Load-balanced routing in interconnection
+    networks", 2005, §3; threshold 0 by default).
 ``chaos[:queue=S]``
     CHAOS (Konstantinidou & Snyder, "The Chaos router", 1994): MIN AD's choice among the links
     with room, a shared queue of S places per node for the packets that find none, deflection
