@@ -119,3 +119,17 @@ def test_screening_without_random_permutations_is_one_error_line(tmp_path, capsy
     line = assert_refused(["openloop", "--network", "torus:k=4,n=2", "--saturation", "--worst-case",
                            "--screen-perms"], tmp_path, capsys)
     assert "give their number with --worst-case --random-perms M" in line, line
+
+
+def test_a_scenario_takes_the_screen_key(tmp_path):
+    from universal.errors import UserError
+    from universal.scenario import load_scenario
+
+    f = tmp_path / "s.toml"
+    head = ('kind = "openloop"\nnetwork = "torus:k=4,n=2"\nrouting = "goal"\ntraffic = "uniform"\nsaturation = true\n'
+            'worst_case = true\nrandom_perms = 20\n')
+    f.write_text(head + "screen_perms = true\n")
+    assert load_scenario(str(f)).openloop.screen_perms
+    f.write_text(head + "screen_perms = 1\n")
+    with pytest.raises(UserError, match="'screen_perms' must be true or false"):
+        load_scenario(str(f))
