@@ -41,6 +41,7 @@ A scenario with ``kind = "openloop"`` runs open-loop studies (SPEC §11), its ke
     pool_translates = true # each pair pooled with its translates (--pool-translates)
     worst_case = true      # with saturation: each routing's worst case (--worst-case)
     random_perms = 8       # with worst_case: random permutations for the adaptive routings (--random-perms)
+    screen_perms = true    # with random_perms: only their lowest Θ, screened (--screen-perms)
 A scenario with ``kind = "design"`` solves the routing-design LPs of SPEC §10 (Towles, Dally &
 Boyd 2003) and compares the named algorithms with the optimal tradeoff curves::
 
@@ -93,7 +94,8 @@ KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds"
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
-                 "histogram", "router_delay", "pool_translates", "worst_case", "random_perms", "source_queue"}
+                 "histogram", "router_delay", "pool_translates", "worst_case", "random_perms", "source_queue",
+                 "screen_perms"}
 ADVERSARY_KEYS = {"description", "kind", "dims", "congestion", "protocols", "seeds", "seed"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
@@ -410,7 +412,7 @@ def _latency_options(data: dict, path: Path) -> dict:
     from universal.openloop.histograms import check_router_delay
 
     options = {}
-    for key in ("histogram", "pool_translates", "worst_case"):
+    for key in ("histogram", "pool_translates", "worst_case", "screen_perms"):
         if key in data:
             if not isinstance(data[key], bool):
                 raise UserError(f"{path}: '{key}' must be true or false")

@@ -78,6 +78,10 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
     ol.add_argument("--random-perms", type=nonnegative, default=0, metavar="M",
                     help="with --worst-case: random permutations searched for each routing without an exact worst "
                          "case, e.g. the adaptive ones (default 0: the named patterns only; the paper has 1,000)")
+    ol.add_argument("--screen-perms", action="store_true",
+                    help="with --worst-case --random-perms M: only the lowest Θ of the M permutations, found by "
+                         "running each one once at the lowest Θ found so far and searching only those judged "
+                         "unstable there (no mean or histogram of the M: random-perms:M --saturation gives those)")
     ol.add_argument("--plot", type=output_file("plot"), metavar="FILE",
                     help="with --loads: latency and accepted against offered load (.png or .svg), and with "
                          "--histogram the latency histograms in FILE's sibling NAME.histogram.png; with "
@@ -135,7 +139,8 @@ def run(args: argparse.Namespace) -> None:
                           source_queue=args.source_queue, window=args.window,
                           tolerance=args.tolerance, histogram=args.histogram, router_delay=args.router_delay,
                           pairs=[f"{a}->{b}" for a, b in args.pair or []], pool_translates=args.pool_translates,
-                          worst_case=args.worst_case, random_perms=args.random_perms)
+                          worst_case=args.worst_case, random_perms=args.random_perms,
+                          screen_perms=args.screen_perms)
     view = None
     if html is not None:  # the view's run first: one too large to draw is refused before the study
         from universal.reporting.html.data import openloop_view

@@ -37,6 +37,7 @@ from universal.networks import build_network
 from universal.openloop.histograms import (check_invariant_routing, check_invariant_traffic, delayed_latency,
                                           latency_histogram, pair_mask, translate_mask, translations_of)
 from universal.openloop.saturation import find_saturations, rate_ceiling
+from universal.openloop.screen import screened_minimum
 from universal.openloop.workload import capacity_rate, offered_traffic
 from universal.openloop.worstcase import (WORST_CASE, exact_routings, exact_worst_case, has_exact_worst_case,
                                           perm_traffic_name, worst_case_cells)
@@ -730,6 +731,10 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
                                  vcs=study.vcs, source_queue=study.source_queue)
         yield [_load_line(study, p, c, res) for c, res in zip(cells, results)]
         return
+    for c in cells:     # a screened worst case: one cell for M permutations (screen.py)
+        if "screen" in c:
+            yield [_screened_line(study, p, c, spec)]
+    cells = [c for c in cells if "screen" not in c]
     # the zero-load latency of each (routing, traffic); the permutations of random-perms:M have
     # only their saturation throughput (GOAL's Figure 9)
     named = [c for c in cells if "permutation" not in c]
@@ -748,6 +753,24 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
                                 source_queue=study.source_queue, measurement=search_measurement(study),
                                 starts=[_search_start(study, p, c) for c in group])
         yield [_saturation_line(study, p, c, sat, zero_of.get(cell_key(c))) for c, sat in zip(group, sats)]
+
+
+def _screened_line(study, p: Prepared, c: dict, spec: Callable) -> dict:
+    """The results-file line of a screened worst case (:mod:`universal.openloop.screen`): the
+    lowest Θ over the cell's M permutations, the permutation that gave it, every permutation
+    searched in full with its Θ, and the screening passes (rate, permutations run, unstable)."""
+    count = p.random_perms[c["traffic"]]
+    specs = [spec({**c, "permutation": i}, 1.0) for i in range(count)]
+    # a pilot of at most 8 (the scenario's first 8 of 1,000), fewer for small M so that some are screened
+    got = screened_minimum(specs, pilot=min(8, max(1, count // 8)), tolerance=study.tolerance, bandwidth=study.bandwidth, buffer=study.buffer,
+                           vcs=study.vcs, source_queue=study.source_queue, measurement=search_measurement(study))
+    low = got.searched[got.index]
+    row = {**_base(c), "saturation": got.theta / p.scale, "upper": low.upper / p.scale, "limited": low.limited,
+           "analytic": None, "analytic_value": None, "ratio": None, "zero_load_latency": None, "hops_mean": None,
+           "runs": got.runs, "screened": count, "screen_permutation": got.index,
+           "searched": {str(i): s.theta / p.scale for i, s in sorted(got.searched.items())},
+           "screens": [[s.rate / p.scale, s.tested, s.unstable] for s in got.steps]}
+    return {"cell": c, "row": row, "pairs": []}
 
 
 def search_measurement(study) -> Measurement:
@@ -795,7 +818,8 @@ def run_chunk(study, cells: list[dict]) -> list[dict]:
 
 def _base(c: dict) -> dict:
     return {"routing": c["routing"], "traffic": c["traffic"], "priority": c["priority"], "seed": c["seed"],
-            **({"permutation": c["permutation"]} if "permutation" in c else {})}
+            **({"permutation": c["permutation"]} if "permutation" in c else {}),
+            **({"screen": True} if "screen" in c else {})}
 
 
 def _load_line(study, p: Prepared, c: dict, res: RunResult) -> dict:

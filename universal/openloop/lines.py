@@ -32,6 +32,9 @@ SATURATION_FIELDS = {**_CELL, "saturation": _NUM, "upper": _NUM, "limited": _BOO
 _PERMUTATION = {"permutation": _INT}
 #: A saturation row of a routing's exact worst-case permutation also has the ideal network's Θ of it.
 _WORST_CASE = {"worst_case_exact": _NUM}
+#: A screened worst case's row (:mod:`universal.openloop.screen`): M, the permutation of the
+#: lowest Θ, the Θ of each one searched in full and the screening passes.
+_SCREENED = {"screen": _BOOL, "screened": _INT, "screen_permutation": _INT, "searched": (dict,), "screens": (list,)}
 PAIR_FIELDS = {**_CELL, "offered": _NUM, "pair": _STR, "latency_mean": _NUM + _NONE, "hops_mean": _NUM + _NONE,
                "packets": _INT}
 
@@ -85,7 +88,8 @@ def parse_line(study, cells: dict[str, dict]) -> Callable[[object], tuple[str, d
         cell = data["cell"]
         if not isinstance(cell, dict) or cell_key(cell) not in cells:
             raise BadLine(f"cell {json.dumps(cell)} is not a cell of this study")
-        extra = _PERMUTATION if "permutation" in cell else _WORST_CASE if cell["traffic"] == WORST_CASE else {}
+        extra = (_PERMUTATION if "permutation" in cell else _WORST_CASE if cell["traffic"] == WORST_CASE
+                 else _SCREENED if "screen" in cell else {})
         _check_row(data["row"], {**fields, **extra}, cell, "the row")
         _check_histogram(data["row"], "the row")
         pairs = data["pairs"]

@@ -115,6 +115,9 @@ class OpenLoopStudy:
     worst_case: bool = False
     #: With ``worst_case``: random permutations searched for each routing without an exact worst case
     random_perms: int = 0
+    #: With ``random_perms``: only their lowest Θ, screened instead of searching each one
+    #: (:mod:`universal.openloop.screen`; one cell per routing)
+    screen_perms: bool = False
 
     @property
     def priorities(self) -> list[str]:
@@ -165,7 +168,8 @@ class OpenLoopStudy:
                 **({"vcs": self.vcs} if self.vcs != 1 else {}),
                 **({"source_queue": self.source_queue} if self.source_queue != "all" else {}),
                 **({"pool_translates": True} if self.pool_translates else {}),
-                **({"worst_case": True, "random_perms": self.random_perms} if self.worst_case else {})}
+                **({"worst_case": True, "random_perms": self.random_perms,
+                     **({"screen_perms": True} if self.screen_perms else {})} if self.worst_case else {})}
 
     def cell_count(self) -> int:
         """Runs of a load sweep, or searches of a saturation table (without making the cells).
@@ -275,7 +279,7 @@ def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | Non
     if (resume or overwrite) and results_file is None:
         raise UserError(f"--{'resume' if resume else 'overwrite'} applies to a results file: name it with --out FILE")
     check_router_delay(study.router_delay)
-    check_worst_case_options(study.worst_case, study.random_perms, study.saturation)
+    check_worst_case_options(study.worst_case, study.random_perms, study.saturation, study.screen_perms)
     if study.histogram and study.loads is None:
         raise UserError("latency histograms come from a load sweep (loads), not from a saturation search")
     if study.cell_count() > MAX_CELLS:

@@ -46,9 +46,9 @@ def perm_traffic_name(count: int) -> str:
     return f"random-perms:{count}"
 
 
-def check_worst_case_options(worst_case: bool, random_perms: int, saturation: bool) -> None:
-    """Refuse ``random_perms`` without ``worst_case``, a negative count, and a worst case of a
-    load sweep (the column is of saturation throughput).
+def check_worst_case_options(worst_case: bool, random_perms: int, saturation: bool, screen: bool = False) -> None:
+    """Refuse ``random_perms`` without ``worst_case``, a negative count, a worst case of a
+    load sweep (the column is of saturation throughput) and a screen without permutations.
 
     Examples
     --------
@@ -66,6 +66,9 @@ def check_worst_case_options(worst_case: bool, random_perms: int, saturation: bo
                         "add --worst-case")
     if worst_case and not saturation:
         raise UserError("the worst-case column is of saturation throughput: use --worst-case with --saturation")
+    if screen and not random_perms:
+        raise UserError("screening (--screen-perms) finds the lowest Θ of the random permutations of the worst case: "
+                        "give their number with --worst-case --random-perms M")
 
 
 def has_exact_worst_case(network, routing: str) -> bool:
@@ -171,6 +174,8 @@ def worst_case_cells(study, exact: set[str]) -> list[dict]:
             for s in study.seeds:
                 if r in exact:
                     cells.append({"routing": r, "traffic": WORST_CASE, "priority": q, "seed": s})
+                elif getattr(study, "screen_perms", False):     # one screen of all M (screen.py)
+                    cells.append({"routing": r, "traffic": perms, "priority": q, "seed": s, "screen": True})
                 elif perms not in study.traffics:   # listed as a traffic: its cells are there already
                     cells += [{"routing": r, "traffic": perms, "priority": q, "seed": s, "permutation": i}
                               for i in range(study.random_perms)]
@@ -178,8 +183,15 @@ def worst_case_cells(study, exact: set[str]) -> list[dict]:
 
 
 def _pattern(row: dict) -> str:
-    """The pattern a row was measured on: its traffic, or ``random-perms:M#i`` for permutation i."""
-    return row["traffic"] + (f"#{row['permutation']}" if "permutation" in row else "")
+    """The pattern a row was measured on: its traffic, or ``random-perms:M#i`` for permutation i
+    (the one a screened row names as the lowest)."""
+    index = row.get("permutation", row.get("screen_permutation"))
+    return row["traffic"] + ("" if index is None else f"#{index}")
+
+
+def _perm_count(row: dict) -> int:
+    """Random permutations a row stands for: 1 for a searched one, M for a screened row."""
+    return row["screened"] if "screened" in row else int("permutation" in row)
 
 
 def worst_case_summary(rows: list[dict]) -> list[dict]:
@@ -197,7 +209,7 @@ def worst_case_summary(rows: list[dict]) -> list[dict]:
         ``routing``, ``priority``, ``seed``, ``theta`` (the lowest Θ), ``pattern`` (its traffic,
         ``random-perms:M#i`` for a permutation), ``limited`` (that Θ is a lower bound only),
         ``patterns`` (how many were simulated), ``random_perms`` (how many of them were random
-        permutations), and from a :data:`WORST_CASE` row ``exact_theta`` (the ideal network's Θ
+        permutations), ``screened`` (they were screened: only their lowest Θ is known), and from a :data:`WORST_CASE` row ``exact_theta`` (the ideal network's Θ
         of the routing's exact worst-case permutation) and ``worst_case_theta`` (its simulated
         Θ); both None for a routing without one.
 
@@ -224,8 +236,9 @@ def worst_case_summary(rows: list[dict]) -> list[dict]:
         low = min(mine, key=lambda r: r["saturation"])      # the first of equal ones: the study's order
         own = next((r for r in mine if r["traffic"] == WORST_CASE), None)
         out.append({"routing": routing, "priority": priority, "seed": seed, "theta": low["saturation"],
-                    "pattern": _pattern(low), "limited": bool(low.get("limited")), "patterns": len(mine),
-                    "random_perms": sum("permutation" in r for r in mine),
+                    "pattern": _pattern(low), "limited": bool(low.get("limited")), "patterns": sum(max(1, _perm_count(r)) for r in mine),
+                    "random_perms": sum(_perm_count(r) for r in mine),
+                    "screened": any("screened" in r for r in mine),
                     "exact_theta": None if own is None else own["worst_case_exact"],
                     "worst_case_theta": None if own is None else own["saturation"]})
     return out

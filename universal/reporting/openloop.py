@@ -10,7 +10,7 @@ from rich.table import Table
 from universal.reporting.layout import Col, FitTable
 
 __all__ = ["openloop_table", "print_openloop", "latency_histograms", "histogram_table", "permutation_tables",
-           "pairs_table", "worst_case_table"]
+           "pairs_table", "worst_case_table", "screen_table"]
 
 
 def _f(x, digits: int = 3) -> str:
@@ -34,7 +34,7 @@ def openloop_table(data: dict, wide: bool = False) -> Table | FitTable:
     seeds = len({r["seed"] for r in rows}) > 1
     rules = len({r.get("priority") for r in rows}) > 1      # several priorities: a column
     if rows and "saturation" in rows[0]:
-        rows = [r for r in rows if "permutation" not in r]  # random-perms:M: summarised apart
+        rows = [r for r in rows if "permutation" not in r and "screened" not in r]  # random-perms:M: apart
         t = Table(title=f"Saturation throughput on {data['network']['name']} ({unit}{router_setting(data)})",
                   caption=("analytic: capacity / max channel load (universal load), exact; " if data["units"] == "capacity"
                            else "analytic: B / max channel load at one packet per node and step (universal load), "
@@ -291,7 +291,7 @@ def worst_case_table(data: dict) -> Table:
     ['routing', 'UR', 'TOR', 'WC perm', 'WC', 'WC pattern', 'exact WC']
     """
     summary = data["worst_case"]
-    rows = [r for r in data["rows"] if "permutation" not in r and r["traffic"] != "worst-case"]
+    rows = [r for r in data["rows"] if "permutation" not in r and "screened" not in r and r["traffic"] != "worst-case"]
     traffics = list(dict.fromkeys(r["traffic"] for r in rows))
     rules = len({s["priority"] for s in summary}) > 1
     seeds = len({s["seed"] for s in summary}) > 1
@@ -303,6 +303,7 @@ def worst_case_table(data: dict) -> Table:
               caption=("WC perm: Θ on the routing's own exact worst-case permutation (Towles & Dally); " if own else "")
                       + "WC: the lowest Θ simulated, over the patterns named" + (" and that permutation" if own else "")
                       + (f", {perms:,} random permutations for the routings without one" if perms else "")
+                      + (" (screened: their lowest Θ only)" if any(s.get("screened") for s in summary) else "")
                       + ("; exact WC: the ideal network's Θ of that permutation (capacity / max channel load)"
                          if own else ""))
     cols = (["routing"] + (["priority"] if rules else []) + (["seed"] if seeds else [])
@@ -318,6 +319,33 @@ def worst_case_table(data: dict) -> Table:
         t.add_row(s["routing"], *([s["priority"]] if rules else []), *([str(s["seed"])] if seeds else []), *cells,
                   *([_f(s["worst_case_theta"])] if own else []), _f(s["theta"]) + ("+" if s["limited"] else ""),
                   _pattern_label(s["pattern"]), *([_f(s["exact_theta"])] if own else []))
+    return t
+
+
+def screen_table(data: dict) -> Table:
+    """The screened worst cases (``--screen-perms``; :mod:`universal.openloop.screen`): per
+    routing the lowest Θ over its M random permutations, the permutation that gave it, how many
+    were searched in full and the screening passes, each as rate: permutations run / unstable.
+
+    Examples
+    --------
+    >>> row = dict(routing="goal", traffic="random-perms:200", priority="age", seed=0, saturation=0.55,
+    ...            screened=200, screen_permutation=17, searched={"0": 0.6, "17": 0.55}, screens=[[0.6, 199, 5]])
+    >>> t = screen_table({"units": "capacity", "network": {"name": "torus:k=8,n=2"}, "rows": [row]})
+    >>> [c.header for c in t.columns]
+    ['routing', 'M', 'lowest Θ', 'perm', 'searched', 'screens (rate: run/unstable)']
+    """
+    rows = [r for r in data["rows"] if "screened" in r]
+    unit = "fraction of capacity" if data["units"] == "capacity" else "packets per node per step"
+    t = Table(title=f"Screened worst case of random permutations on {data['network']['name']} ({unit})",
+              caption="each permutation not searched ran once stable at a rate at least the lowest Θ; the lowest "
+                      "Θ is its permutation's full search; no mean or histogram (random-perms:M --saturation)")
+    for c in ("routing", "M", "lowest Θ", "perm", "searched", "screens (rate: run/unstable)"):
+        t.add_column(c, justify="left" if c in ("routing", "screens (rate: run/unstable)") else "right")
+    for r in rows:
+        t.add_row(r["routing"], f"{r['screened']:,}", _f(r["saturation"]) + ("+" if r.get("limited") else ""),
+                  f"#{r['screen_permutation']}", str(len(r["searched"])),
+                  ", ".join(f"{_f(rate)}: {run}/{bad}" for rate, run, bad in r["screens"]))
     return t
 
 
@@ -370,6 +398,8 @@ def print_openloop(data: dict, console: Console, wide: bool = False) -> None:
         console.print(openloop_table(data, wide=wide))
     if data.get("worst_case"):
         console.print(worst_case_table(data))
+    if any("screened" in r for r in data["rows"]):
+        console.print(screen_table(data))
     for table in permutation_tables(data):
         console.print(table)
     for h in latency_histograms(data):
