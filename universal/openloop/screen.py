@@ -123,8 +123,10 @@ class _Screen:
 
     def pending(self, theta: float, tolerance: float) -> list[int]:
         """The permutations not searched and not cleared against the minimum ``theta``: cleared is
-        stable at ``(1 + tolerance) theta`` or at a ceiling above ``theta``."""
-        need = np.where(self.ceilings > theta, np.minimum((1 + tolerance) * theta, self.ceilings), np.inf)
+        stable at ``(1 + tolerance) theta`` or at a ceiling at or above ``theta`` (a permutation
+        stable at its ceiling has that as its Θ, limited; one whose ceiling is below ``theta``
+        cannot be cleared and is searched)."""
+        need = np.where(self.ceilings >= theta, np.minimum((1 + tolerance) * theta, self.ceilings), np.inf)
         return [i for i in np.flatnonzero(self.cleared < need).tolist() if i not in self.searched]
 
     def minimum(self) -> tuple[float, int]:
@@ -256,5 +258,7 @@ def screened_minimum(specs: list[RunSpec], *, pilot: int = 8, candidates: int = 
         chosen = state.candidates(pending, clear, candidates, step)
         if chosen:
             state.search(chosen)
+        elif state.pending(theta, tolerance) == pending:
+            state.search(pending)   # a screen that clears none of them cannot end the loop: search them
     theta, index = state.minimum()
     return ScreenedMinimum(theta, index, state.searched, state.cleared, state.steps, state.runs)
