@@ -85,7 +85,7 @@ def test_unbounded_buffers_priorities_move_latency_not_capacity():
     node and step, DOR 1 of it, VAL 1/2). Short windows keep it quick; the 8-ary 2-cube check is
     in the closing report of issue 23."""
     tolerance = 0.1
-    quick = Measurement(window=500, latency_limit=60, drain=False, overload="stop")
+    quick = Measurement(window=300, latency_limit=60, drain=False, overload="stop")
     theta = {}
     for rule in RULES:
         specs = [spec("torus:k=4,n=2", r, "uniform", 1.0, injection="poisson", priority=rule) for r in ("dor", "val")]
