@@ -762,8 +762,9 @@ def _screened_line(study, p: Prepared, c: dict, spec: Callable) -> dict:
     count = p.random_perms[c["traffic"]]
     specs = [spec({**c, "permutation": i}, 1.0) for i in range(count)]
     # a pilot of at most 8 (the scenario's first 8 of 1,000), fewer for small M so that some are screened
-    got = screened_minimum(specs, pilot=min(8, max(1, count // 8)), tolerance=study.tolerance, bandwidth=study.bandwidth, buffer=study.buffer,
-                           vcs=study.vcs, source_queue=study.source_queue, measurement=search_measurement(study))
+    got = screened_minimum(specs, pilot=min(8, max(1, count // 8)), tolerance=study.tolerance,
+                           bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
+                           source_queue=study.source_queue, measurement=search_measurement(study))
     low = got.searched[got.index]
     row = {**_base(c), "saturation": got.theta / p.scale, "upper": low.upper / p.scale, "limited": low.limited,
            "analytic": None, "analytic_value": None, "ratio": None, "zero_load_latency": None, "hops_mean": None,

@@ -174,7 +174,7 @@ def worst_case_cells(study, exact: set[str]) -> list[dict]:
             for s in study.seeds:
                 if r in exact:
                     cells.append({"routing": r, "traffic": WORST_CASE, "priority": q, "seed": s})
-                elif getattr(study, "screen_perms", False):     # one screen of all M (screen.py)
+                elif study.screen_perms:     # one screen of all M (screen.py)
                     cells.append({"routing": r, "traffic": perms, "priority": q, "seed": s, "screen": True})
                 elif perms not in study.traffics:   # listed as a traffic: its cells are there already
                     cells += [{"routing": r, "traffic": perms, "priority": q, "seed": s, "permutation": i}
