@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine.compiled_levels import (DEADLOCK, DELIVERED, LEVELS_MAX_CONGESTION, STEP_LIMIT,
-                                              route_levels, route_levels_by_keys)
+from universal.engine.compiled_in_cache import route_levels_by_keys
+from universal.engine.compiled_levels import DEADLOCK, DELIVERED, LEVELS_MAX_CONGESTION, STEP_LIMIT, route_levels
 from universal.engine.hints import prefetch as _prefetch
 from universal.engine.result import RoutingResult
 from universal.memory import ROWS_FROM_HOPS
