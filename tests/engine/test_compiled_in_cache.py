@@ -25,17 +25,15 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed: the compiled loops are never dispatched to "
                                        "(test_compiled.py runs them as plain Python where it can)")
 
-IN_CACHE = ("_route_packed", "_order_packed", "_run_packed", "_count_packed")
+IN_CACHE = ("_route_packed", "_order_packed", "_run_packed")
 
 
 @pytest.fixture(params=["compiled", "plain"])
 def in_cache(request, monkeypatch):
-    """The small batches' path, compiled and as plain Python (with a tag period of 3 steps, so that
-    the tags start over); it must be the one taken."""
+    """The small batches' path, compiled and as plain Python; it must be the one taken."""
     if request.param == "plain":
         for name in IN_CACHE:
             monkeypatch.setattr(compiled_in_cache, name, getattr(compiled_in_cache, name).py_func)
-        monkeypatch.setattr(compiled_in_cache, "_PERIOD", 3)
     taken = []
     real = compiled_in_cache.route_levels_by_keys
     monkeypatch.setattr(compiled, "route_levels_by_keys", lambda *a: taken.append(real(*a)) or taken[-1])
@@ -54,10 +52,19 @@ def test_small_batches_from_their_keys_route_as_the_reference_does(in_cache, see
 
 @pytest.mark.parametrize("limit", [10**6, 30])
 def test_small_batches_with_counts_of_12_bits_and_past_63_steps(in_cache, limit):
-    """C = 80 (counts of 12 bits) and T = 81 (the tags start over even compiled)."""
+    """C = 80 (counts of 7 bits in 16-bit words) and T = 81."""
     paths = merging_streams()
     want = simulate_reference(paths, "random-rank", np.random.default_rng(2), step_limit=limit)
     assert want.max_buffer >= 16
+    same(run(paths, "random-rank", 2, limit), want)
+
+
+@pytest.mark.parametrize("limit", [10**6, 400])
+def test_small_batches_with_counts_of_15_bits(in_cache, limit):
+    """C = 600 (counts of 15 bits in 32-bit words): buffers past 127."""
+    paths = PathCollection.from_node_paths(butterfly(2), [[0, 4, 8]] * 300 + [[1, 4, 8]] * 300)
+    want = simulate_reference(paths, "random-rank", np.random.default_rng(2), step_limit=limit)
+    assert want.max_buffer >= 128
     same(run(paths, "random-rank", 2, limit), want)
 
 
@@ -98,6 +105,11 @@ def test_small_batches_leave_keys_of_a_wide_span_and_large_batches_to_route_leve
         assert compiled_in_cache.route_levels_by_keys(paths.links, wide // 2000, *args) is None
     finally:
         compiled_levels.IN_CACHE_HOPS = saved
+    # more than MAX_NODES_PER_PACKET nodes per packet: the node words, cleared every step, would cost
+    few = climbing_paths(5, 2, 2, 0)        # 2 packets, 320 nodes
+    assert compiled_in_cache.route_levels_by_keys(few.links, np.zeros(2, np.int64), np.full(2, -1, dtype=np.int64),
+                                                  few.network.num_links, few.congestion, 100, 4 * 32, 10) is None
+    same(run(few, "random-rank", 1, 10**6), simulate_reference(few, "random-rank", np.random.default_rng(1)))
 
 
 def climbing_paths(d: int, passes: int, n: int, seed: int) -> PathCollection:

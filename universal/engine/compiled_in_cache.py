@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine import compiled_levels
-from universal.engine.compiled_levels import _COUNTS_FROM, _TAG_BITS, DELIVERED, STEP_LIMIT, _node_words
+from universal.engine.compiled_levels import DELIVERED, STEP_LIMIT
 
 try:
     from numba import njit
@@ -41,10 +41,31 @@ except ImportError:        # plain Python: correct, slow, and never dispatched t
     def njit(**options):
         return lambda function: function
 
-__all__ = ["here_bits", "route_levels_by_keys"]
+__all__ = ["MAX_NODES_PER_PACKET", "here_bits", "node_words", "route_levels_by_keys"]
 
-#: The tag's period (the tests run the plain-Python loop with 3, so that the tags start over).
-_PERIOD = (1 << _TAG_BITS) - 1
+#: Bits of a node word below the counts: whether each of the node's two out-links let a packet
+#: across in the step.
+_FLAG_BITS = 2
+
+#: The node words are cleared every step, so batches run here only on hosts of at most this many
+#: nodes per packet (above, the tagged words of :mod:`universal.engine.compiled_levels`, never
+#: cleared, cost less): clearing a 2-byte word costs about 0.03 ns, a packet's visit about 3 ns.
+MAX_NODES_PER_PACKET = 8
+
+
+def node_words(nodes: int, congestion: int) -> tuple[np.ndarray, int]:
+    """The node words (all zero) and the bits of each of their two counts, which never exceed C:
+    3 in 8-bit words while C < 8, 7 in 16-bit words while C < 128, else 15 in 32-bit words.
+
+    Examples
+    --------
+    >>> [(words.dtype.name, bits) for words, bits in (node_words(4, c) for c in (7, 9, 200))]
+    [('uint8', 3), ('uint16', 7), ('uint32', 15)]
+    """
+    if congestion >= 1 << 15:
+        raise ValueError(f"congestion {congestion} does not fit the node words (at most {(1 << 15) - 1})")
+    kind, bits = (np.uint8, 3) if congestion < 8 else (np.uint16, 7) if congestion < 128 else (np.uint32, 15)
+    return np.zeros(nodes, dtype=kind), bits
 
 
 def here_bits(depth: int, d: int) -> int:
@@ -93,7 +114,7 @@ def _order_packed(links, keys, d, width, here, packed):
 @njit(cache=True, nogil=True)
 def _run_packed(packed, delivery, state, limit, d, depth, bits, here_width):
     """The steps on the packets' words (``packed``, in priority order, packed in place) and the
-    node words (``state``, all zero; counts of ``bits`` bits each).
+    node words (``state``; counts of ``bits`` bits each, :func:`node_words`).
     Returns ``(status, step, count, max_buffer, hops)``.
 
     The rules of :func:`universal.engine.compiled_levels._run_rows_in_cache`: a waiting packet is
@@ -111,13 +132,9 @@ def _run_packed(packed, delivery, state, limit, d, depth, bits, here_width):
     flip = np.empty(depth, dtype=np.int64)      # the row's bit a cross link flips, by level
     for level in range(depth):
         flip[level] = level % d
-    # what LLVM would make branches the processor cannot predict, read from tables instead (a
-    # select or a mask from a comparison both became branches, at 2.2 times the loop's time):
-    # -1 where a word's tag is this step's (the difference 0), else 0 (the node's first packet
-    # in the step: all clear); and the shift of the count of the in-buffer a packet came by
-    keep_word = np.zeros(_PERIOD + 1, dtype=np.int64)
-    keep_word[0] = -1
-    count_shift = np.array([_COUNTS_FROM, _COUNTS_FROM + bits], dtype=np.int64)
+    # the shift of the count of the in-buffer a packet came by, read from a table: LLVM makes a
+    # select of it a branch, which the processor cannot predict
+    count_shift = np.array([_FLAG_BITS, _FLAG_BITS + bits], dtype=np.int64)
     count = n
     step = 0
     max_buffer = 0
@@ -127,9 +144,7 @@ def _run_packed(packed, delivery, state, limit, d, depth, bits, here_width):
             status = STEP_LIMIT
             break
         step += 1
-        tag = (step - 1) % _PERIOD + 1
-        if tag == 1 and step > 1:       # the tags start over: forget the old ones
-            state[:] = 0
+        state[:] = 0                    # a few kilobytes, in cache
         kept = np.uint64(0)             # unsigned: its stores need no check for negative indices
         for w in range(count):
             packet = packed[w]
@@ -140,12 +155,11 @@ def _run_packed(packed, delivery, state, limit, d, depth, bits, here_width):
             pair = packet >> (here_width - 1 + level)
             cross = (pair >> 1) & 1
             word = np.int64(state[here])
-            word = (word & keep_word[(word ^ tag) & _PERIOD] & ~np.int64(_PERIOD)) | tag
             shift = count_shift[pair & 1]
             word += np.int64(here >= first) << shift
             occupancy = (word >> shift) & mask
             max_buffer = max(max_buffer, occupancy)
-            out = np.int64(1) << (_TAG_BITS + cross)
+            out = np.int64(1) << cross
             if word & out:                  # another packet crossed this link in this step
                 state[here] = word
                 packed[kept] = packet
@@ -162,33 +176,18 @@ def _run_packed(packed, delivery, state, limit, d, depth, bits, here_width):
     for w in range(count):
         hops += (packed[w] & here_mask) >> d
     if status == STEP_LIMIT:
-        max_buffer = max(max_buffer, _count_packed(packed, count, state, step, d, bits, here_width))
-    return status, step, count, max_buffer, hops
-
-
-@njit(cache=True, nogil=True)
-def _count_packed(packed, count, state, step, d, bits, here_width):
-    """The largest buffer after ``step`` steps, counted from the ``count`` waiting packets' words
-    as a pass of the next step would count them."""
-    mask = (1 << bits) - 1
-    here_mask = (np.int64(1) << here_width) - 1
-    tag = step % _PERIOD + 1
-    if tag == 1:
+        # the buffers at the end of the last step, which no further pass counted
         state[:] = 0
-    largest = 0
-    for w in range(count):
-        here = packed[w] & here_mask
-        level = here >> d
-        if level == 0:                  # still at its source
-            continue
-        word = np.int64(state[here])
-        if (word & _PERIOD) != tag:
-            word = np.int64(tag)
-        shift = _COUNTS_FROM + bits * ((packed[w] >> (here_width - 1 + level)) & 1)
-        word += 1 << shift
-        state[here] = word
-        largest = max(largest, (word >> shift) & mask)
-    return largest
+        for w in range(count):
+            here = packed[w] & here_mask
+            level = here >> d
+            if level == 0:              # still at its source
+                continue
+            shift = count_shift[(packed[w] >> (here_width - 1 + level)) & 1]
+            word = np.int64(state[here]) + (np.int64(1) << shift)
+            state[here] = word
+            max_buffer = max(max_buffer, (word >> shift) & mask)
+    return status, step, count, max_buffer, hops
 
 
 @njit(cache=True, nogil=True)
@@ -247,10 +246,11 @@ def route_levels_by_keys(links: np.ndarray, keys: np.ndarray, delivery: np.ndarr
     n = len(keys)
     d = (first_below >> 2).bit_length() - 1
     here = here_bits(width, d)
+    nodes = width << d                  # every node a hop starts from
     if (not compiled_levels.FROM_ROWS or len(links) >= compiled_levels.IN_CACHE_HOPS
-            or here + width + max(n - 1, 1).bit_length() > 63):
+            or here + width + max(n - 1, 1).bit_length() > 63 or nodes > MAX_NODES_PER_PACKET * n):
         return None
-    state, bits = _node_words(num_links, congestion)
+    state, bits = node_words(nodes, congestion)
     packed = np.empty(n, dtype=np.int64)
     result = tuple(int(x) for x in _route_packed(links, keys, delivery, state, limit, d, width, bits, here, packed))
     if result[0] < 0:
