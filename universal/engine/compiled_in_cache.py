@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine import compiled_levels
+import universal.engine.compiled_levels as compiled_levels
 from universal.engine.compiled_levels import DELIVERED, STEP_LIMIT
 
 try:
