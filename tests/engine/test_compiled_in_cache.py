@@ -77,8 +77,8 @@ def test_small_batches_leave_the_waiting_packets_where_route_levels_does(seed):
     keys = np.random.default_rng(seed).integers(0, 9, size=paths.size)
     order = np.lexsort((np.arange(paths.size), keys))
     got_delivery, want_delivery = (np.full(paths.size, -1, dtype=np.int64) for _ in range(2))
-    got, cur = compiled_in_cache.route_levels_by_keys(paths.links, keys, got_delivery, paths.network.num_links,
-                                                      paths.congestion, 3, 4 * rows, width)
+    got, cur = compiled_in_cache.route_levels_by_keys(paths.links, keys, got_delivery, paths.congestion, 3, 4 * rows,
+                                                      width)
     want_cur = order * width
     want = compiled_levels.route_levels(paths.links, want_cur, want_delivery, paths.network.num_links,
                                         paths.congestion, 3, 4 * (width - 1) * rows, 4 * rows, width)
@@ -94,7 +94,7 @@ def test_small_batches_leave_keys_of_a_wide_span_and_large_batches_to_route_leve
     paths = case(1)
     width, rows = paths.dilation, 1 << paths.network.params["d"]
     delivery = np.full(paths.size, -1, dtype=np.int64)
-    args = (delivery, paths.network.num_links, paths.congestion, 100, 4 * rows, width)
+    args = (delivery, paths.congestion, 100, 4 * rows, width)
     wide = np.arange(paths.size) * 2000
     assert compiled_in_cache.route_levels_by_keys(paths.links, wide, *args) is None
     assert (delivery == -1).all()
@@ -108,7 +108,7 @@ def test_small_batches_leave_keys_of_a_wide_span_and_large_batches_to_route_leve
     # more than MAX_NODES_PER_PACKET nodes per packet: the node words, cleared every step, would cost
     few = climbing_paths(5, 2, 2, 0)        # 2 packets, 320 nodes
     assert compiled_in_cache.route_levels_by_keys(few.links, np.zeros(2, np.int64), np.full(2, -1, dtype=np.int64),
-                                                  few.network.num_links, few.congestion, 100, 4 * 32, 10) is None
+                                                  few.congestion, 100, 4 * 32, 10) is None
     same(run(few, "random-rank", 1, 10**6), simulate_reference(few, "random-rank", np.random.default_rng(1)))
 
 
@@ -135,10 +135,9 @@ def test_paths_too_long_for_one_word_route_on_two():
     assert compiled_in_cache.here_bits(width, 3) + width > 63
     delivery = np.full(paths.size, -1, dtype=np.int64)
     assert compiled_in_cache.route_levels_by_keys(paths.links, np.zeros(paths.size, np.int64), delivery,
-                                                  paths.network.num_links, paths.congestion, 100, 4 * rows,
-                                                  width) is None
+                                                  paths.congestion, 100, 4 * rows, width) is None
     same(run(paths, "random-rank", 3, 10**6), simulate_reference(paths, "random-rank", np.random.default_rng(3)))
     shorter = climbing_paths(3, 2, 40, 0)        # two passes fit: one word
     assert compiled_in_cache.route_levels_by_keys(shorter.links, np.zeros(40, np.int64),
-                                                  np.full(40, -1, dtype=np.int64), shorter.network.num_links,
-                                                  shorter.congestion, 100, 32, 6) is not None
+                                                  np.full(40, -1, dtype=np.int64), shorter.congestion, 100, 32,
+                                                  6) is not None

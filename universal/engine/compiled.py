@@ -560,8 +560,7 @@ def _route_rows(collection: PathCollection, keys: np.ndarray, levels: tuple[int,
     if words:
         # small batches: sorting by priority and the words in one compiled call
         delivery = np.full(collection.size, -1, dtype=np.int64)
-        done = route_levels_by_keys(collection.links, keys, delivery, collection.network.num_links,
-                                    collection.congestion, limit, levels[1], width)
+        done = route_levels_by_keys(collection.links, keys, delivery, collection.congestion, limit, levels[1], width)
         if done is not None:
             WARM = True
             (status, step, count, max_buffer, hops), cur = done

@@ -199,8 +199,8 @@ def _route_packed(links, keys, delivery, state, limit, d, width, bits, here_widt
     return _run_packed(packed, delivery, state, limit, d, width, bits, here_width)
 
 
-def route_levels_by_keys(links: np.ndarray, keys: np.ndarray, delivery: np.ndarray, num_links: int, congestion: int,
-                         limit: int, first_below: int, width: int) -> tuple[tuple[int, int, int, int, int],
+def route_levels_by_keys(links: np.ndarray, keys: np.ndarray, delivery: np.ndarray, congestion: int, limit: int,
+                         first_below: int, width: int) -> tuple[tuple[int, int, int, int, int],
                                                                             np.ndarray] | None:
     """:func:`universal.engine.compiled_levels.route_levels` for a batch whose paths and node words
     sit in a core's caches, from the packets' keys instead of their order: one compiled call
@@ -216,8 +216,6 @@ def route_levels_by_keys(links: np.ndarray, keys: np.ndarray, delivery: np.ndarr
         Every packet's key: the lowest goes first, ties to the lower id.
     delivery : ndarray of int64
         Every packet's delivery step, written as packets arrive.
-    num_links : int
-        The host's number of link ids.
     congestion : int
         C, which no buffer's occupancy exceeds.
     limit : int
@@ -240,7 +238,7 @@ def route_levels_by_keys(links: np.ndarray, keys: np.ndarray, delivery: np.ndarr
     --------
     >>> # BF(2): packets 0 and 1 from rows 0 and 1 to row 3, both over link 22 at level 1
     >>> links, delivery = np.array([2, 22, 4, 22], dtype=np.int32), np.full(2, -1, dtype=np.int64)
-    >>> route_levels_by_keys(links, np.array([0, 0]), delivery, 32, 2, 10, 16, 2)[0], delivery.tolist()
+    >>> route_levels_by_keys(links, np.array([0, 0]), delivery, 2, 10, 16, 2)[0], delivery.tolist()
     ((0, 3, 0, 1, 4), [2, 3])
     """
     n = len(keys)
@@ -252,11 +250,13 @@ def route_levels_by_keys(links: np.ndarray, keys: np.ndarray, delivery: np.ndarr
         return None
     state, bits = node_words(nodes, congestion)
     packed = np.empty(n, dtype=np.int64)
-    result = tuple(int(x) for x in _route_packed(links, keys, delivery, state, limit, d, width, bits, here, packed))
-    if result[0] < 0:
+    status, step, count, max_buffer, hops = _route_packed(links, keys, delivery, state, limit, d, width, bits, here,
+                                                          packed)
+    if status < 0:
         return None
-    count = result[2]
-    cur = np.empty(n, dtype=np.int64)
+    # plain ints whether the loop ran compiled or (without numba) as Python on numpy scalars
+    result = int(status), int(step), int(count), int(max_buffer), int(hops)
+    if not count:                       # all delivered (the usual case): no places to compute
+        return result, packed[:0]
     words = packed[:count]
-    cur[:count] = (words >> (here + width)) * width + ((words & ((1 << here) - 1)) >> d)
-    return result, cur
+    return result, (words >> (here + width)) * width + ((words & ((1 << here) - 1)) >> d)
