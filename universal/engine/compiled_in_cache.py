@@ -4,10 +4,11 @@ BF(d) (SPEC §2, §6; Meyer auf der Heide & Scheideler, "Communication in Parall
 §2.1 and §4.1).
 
 :func:`universal.engine.compiled.route_static` hands such a batch (fewer than
-:data:`universal.engine.compiled_levels.IN_CACHE_HOPS` hops) to :func:`route_levels_by_keys`
-with the packets' keys: one compiled call sorts the packets by priority (by counting), packs
-each into one 64-bit word and runs the steps (:func:`_route_packed`). The rules, the node words
-and the results are those of :func:`universal.engine.compiled_levels.route_levels`.
+:data:`universal.engine.compiled_levels.IN_CACHE_HOPS` hops, at most
+:data:`MAX_NODES_PER_PACKET` nodes per packet) to :func:`route_levels_by_keys` with the
+packets' keys: one compiled call sorts the packets by priority (by counting), packs each into
+one 64-bit word and runs the steps (:func:`_route_packed`). The rules and the results are those
+of :func:`universal.engine.compiled_levels.route_levels`.
 
 A packet's word holds the node it is at (``level * 2**d + row``, the low :func:`here_bits`
 bits), then one bit per level of its path (whether its hop from that level takes the cross
@@ -18,10 +19,18 @@ crosses, and the in-buffer a packet waits in (which of its node's two, by the ki
 came by) is the bit of the level below. Against the two words of
 :func:`universal.engine.compiled_levels._run_rows_in_cache` (the node, the target rows of the
 passes): one load and one store per visit instead of two each, and no branch for the turn from
-one pass to the next. The check whether a node's word is of the current step is written as
-arithmetic: LLVM otherwise makes it a branch, which the processor cannot predict (a variant
-with a select ran at 2.2 times the time). BF(10), Valiant 4-relation, sort, words and steps:
-0.69-0.85 of the two-word path's time in one run (see ``git log`` of this file for the numbers).
+one pass to the next. The node words (:func:`node_words`: the out-links' flags and the two
+in-buffers' counts, no tag) are few enough to clear every step.
+
+The shift to the count of the in-buffer a packet came by is read from a two-entry table: as a
+select LLVM compiled it, and the check of a tag, as branches the processor cannot predict.
+BF(10), Valiant 4-relation, the step loop alone (microseconds of CPU time, load about 5, one run
+each): one word with tags, the tag check and the shift as selects 927-952, from tables 362-477;
+the words cleared every step instead of tags 264-294 against 312-336; fully without branches
+(the waiting packets kept by masks, the deliveries listed) 398-457 against 282-348. The two
+words' path before (sort, words and the steps of
+:func:`~universal.engine.compiled_levels._run_rows_in_cache`) took 444-470, the tagged one-word
+loop 364-372 plus 26 for its sort and words (other runs).
 
 Without numba the module imports and its functions run as plain Python
 (``tests/engine/test_compiled_in_cache.py`` checks both, against the reference engine).
