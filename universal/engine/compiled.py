@@ -16,7 +16,8 @@ paths are copied once in priority order, so that the pass reads every packet's n
 moving forward through memory instead of at random (on BF(16) the copy made the step loop three
 times faster). A butterfly's level paths run on their own rows instead (:func:`_level_rows`), and
 with B = 1 and buffers that never refuse on the node words of
-:mod:`universal.engine.compiled_levels`, at every size (:func:`on_node_words`).
+:mod:`universal.engine.compiled_levels`, at every size (:func:`on_node_words`); small batches of
+them on one word per packet (:mod:`universal.engine.compiled_in_cache`).
 
 This is the one engine's batch case: :func:`universal.engine.batch.simulate` hands a batch to it
 when numba is installed and the batch is large enough for the compiled code to pay
