@@ -1,9 +1,8 @@
 """The node-word loops of :mod:`universal.engine.compiled_levels`: the loop on the rows the packets
 pass (:func:`~universal.engine.compiled_levels._run_rows`) routes a butterfly's level paths exactly
 as the loop on the path array (``_run_levels``) and the reference engine do, compiled and as
-plain Python, through the tags starting over, step limits and counts of 12 bits; so do small
-batches routed from their keys (``route_levels_by_keys``: the sort by priority and the words in
-one compiled call, then the in-cache loop ``_run_rows_in_cache``).
+plain Python, through the tags starting over, step limits and counts of 12 bits, without
+prefetching (the in-cache loop ``_run_rows_in_cache``) and with.
 
 Oracle: :func:`universal.engine.simulate_reference` on the same seed (delivery steps, T, steps,
 largest buffer, hops, status), and the path-array loop for the waiting packets' places.
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed: the compiled loops are never dispatched to "
                                        "(test_compiled.py runs them as plain Python where it can)")
 
-PLAIN = ("_run_rows", "_fill_words", "_run_levels", "_count_waiting")
+PLAIN = ("_run_rows", "_run_rows_in_cache", "_count_rows", "_fill_words", "_run_levels", "_count_waiting")
 
 
 def case(seed: int) -> PathCollection:
@@ -65,6 +64,8 @@ def loop(request, monkeypatch):
     taken = []
     real = compiled_levels._run_rows
     monkeypatch.setattr(compiled_levels, "_run_rows", lambda *a: taken.append(1) or real(*a))
+    # small batches too (test_compiled_in_cache.py tests their own path from the keys)
+    monkeypatch.setattr(compiled, "route_levels_by_keys", lambda *a: None)
     yield request.param
     assert bool(taken) == (request.param != "path-array")
 
@@ -128,80 +129,3 @@ def test_the_words_are_refused_where_they_do_not_fit():
     wide = np.zeros(4 * 21, dtype=np.int64)      # 4 paths of 21 hops, 3 passes of 7: 21 + 2 bits fit
     assert compiled_levels._packet_words(wide, np.arange(0, 84, 21), 7, 21) is not None
     assert compiled_levels._packet_words(wide[:42], np.arange(0, 42, 21), 21, 21 * 3) is None  # 63 + 1 bits
-
-
-# Small batches from their keys (:func:`~universal.engine.compiled_levels.route_levels_by_keys`):
-# one compiled call sorts by priority and fills the words, the in-cache loop routes them.
-
-IN_CACHE = ("_run_rows_in_cache", "_count_rows", "_order_words", "_fill_words", "_run_rows")
-
-
-@pytest.fixture(params=["compiled", "plain"])
-def in_cache(request, monkeypatch):
-    """The small batches' path, compiled and as plain Python (with a tag period of 3 steps, so that
-    the tags start over); it must be the one taken."""
-    if request.param == "plain":
-        for name in IN_CACHE:
-            monkeypatch.setattr(compiled_levels, name, getattr(compiled_levels, name).py_func)
-        monkeypatch.setattr(compiled_levels, "_PERIOD", 3)
-    taken = []
-    real = compiled_levels.route_levels_by_keys
-    monkeypatch.setattr(compiled, "route_levels_by_keys", lambda *a: taken.append(real(*a)) or taken[-1])
-    yield request.param
-    assert taken and all(done is not None for done in taken)
-
-
-@pytest.mark.parametrize("limit", [10**6, 3, 66])
-@pytest.mark.parametrize("seed", range(8))
-def test_small_batches_from_their_keys_route_as_the_reference_does(in_cache, seed, limit):
-    paths = case(seed)
-    for protocol in ("random-rank", "longest-in-system"):
-        same(run(paths, protocol, seed, limit),
-             simulate_reference(paths, protocol, np.random.default_rng(seed), step_limit=limit))
-
-
-@pytest.mark.parametrize("limit", [10**6, 30])
-def test_small_batches_with_counts_of_12_bits_and_past_63_steps(in_cache, limit):
-    """C = 80 (counts of 12 bits) and T = 81 (the tags start over even compiled)."""
-    paths = merging_streams()
-    want = simulate_reference(paths, "random-rank", np.random.default_rng(2), step_limit=limit)
-    assert want.max_buffer >= 16
-    same(run(paths, "random-rank", 2, limit), want)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_small_batches_leave_the_waiting_packets_where_route_levels_does(seed):
-    """At a step limit, the places in the path array of the packets still waiting, in priority
-    order, and every result are those of :func:`route_levels` on the same order."""
-    paths = case(seed)
-    width, rows = paths.dilation, 1 << paths.network.params["d"]
-    keys = np.random.default_rng(seed).integers(0, 9, size=paths.size)
-    order = np.lexsort((np.arange(paths.size), keys))
-    got_delivery, want_delivery = (np.full(paths.size, -1, dtype=np.int64) for _ in range(2))
-    got, cur = compiled_levels.route_levels_by_keys(paths.links, keys, got_delivery, paths.network.num_links,
-                                                    paths.congestion, 3, 4 * rows, width)
-    want_cur = order * width
-    want = compiled_levels.route_levels(paths.links, want_cur, want_delivery, paths.network.num_links,
-                                        paths.congestion, 3, 4 * (width - 1) * rows, 4 * rows, width)
-    assert got == want and got[2] > 0
-    assert cur[:got[2]].tolist() == want_cur[:want[2]].tolist()
-    assert got_delivery.tolist() == want_delivery.tolist()
-
-
-def test_small_batches_leave_keys_of_a_wide_span_and_large_batches_to_route_levels():
-    """Keys spanning more values than max(n, 1024), and batches of IN_CACHE_HOPS hops or more: None,
-    nothing routed (the general sort and :func:`route_levels` then route them)."""
-    paths = case(1)
-    width, rows = paths.dilation, 1 << paths.network.params["d"]
-    delivery = np.full(paths.size, -1, dtype=np.int64)
-    args = (delivery, paths.network.num_links, paths.congestion, 100, 4 * rows, width)
-    wide = np.arange(paths.size) * 2000
-    assert compiled_levels.route_levels_by_keys(paths.links, wide, *args) is None
-    assert (delivery == -1).all()
-    assert compiled_levels.route_levels_by_keys(paths.links, wide // 2000, *args) is not None
-    saved = compiled_levels.IN_CACHE_HOPS
-    compiled_levels.IN_CACHE_HOPS = len(paths.links)
-    try:
-        assert compiled_levels.route_levels_by_keys(paths.links, wide // 2000, *args) is None
-    finally:
-        compiled_levels.IN_CACHE_HOPS = saved

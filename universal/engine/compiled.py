@@ -16,7 +16,8 @@ paths are copied once in priority order, so that the pass reads every packet's n
 moving forward through memory instead of at random (on BF(16) the copy made the step loop three
 times faster). A butterfly's level paths run on their own rows instead (:func:`_level_rows`), and
 with B = 1 and buffers that never refuse on the node words of
-:mod:`universal.engine.compiled_levels`, at every size (:func:`on_node_words`).
+:mod:`universal.engine.compiled_levels`, at every size (:func:`on_node_words`); small batches of
+them on one word per packet (:mod:`universal.engine.compiled_in_cache`).
 
 This is the one engine's batch case: :func:`universal.engine.batch.simulate` hands a batch to it
 when numba is installed and the batch is large enough for the compiled code to pay
@@ -34,8 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from universal.engine.compiled_levels import (DEADLOCK, DELIVERED, LEVELS_MAX_CONGESTION, STEP_LIMIT,
-                                              route_levels, route_levels_by_keys)
+from universal.engine.compiled_in_cache import route_levels_by_keys
+from universal.engine.compiled_levels import DEADLOCK, DELIVERED, LEVELS_MAX_CONGESTION, STEP_LIMIT, route_levels
 from universal.engine.hints import prefetch as _prefetch
 from universal.engine.result import RoutingResult
 from universal.memory import ROWS_FROM_HOPS
@@ -560,8 +561,7 @@ def _route_rows(collection: PathCollection, keys: np.ndarray, levels: tuple[int,
     if words:
         # small batches: sorting by priority and the words in one compiled call
         delivery = np.full(collection.size, -1, dtype=np.int64)
-        done = route_levels_by_keys(collection.links, keys, delivery, collection.network.num_links,
-                                    collection.congestion, limit, levels[1], width)
+        done = route_levels_by_keys(collection.links, keys, delivery, collection.congestion, limit, levels[1], width)
         if done is not None:
             WARM = True
             (status, step, count, max_buffer, hops), cur = done

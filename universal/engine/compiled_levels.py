@@ -27,13 +27,11 @@ one, so a waiting packet carries its node and its target rows with it, in order,
 random access of a step is the node's word. Valiant 4-relations, route_levels on BF(20): 2.3-2.5 s
 of CPU time against 5.0-5.1 s on the path array (load 7, one run each).
 
-Small batches (fewer than :data:`IN_CACHE_HOPS` hops, all in a core's caches) come with their
-keys instead (:func:`route_levels_by_keys`): one compiled call sorts the packets by priority and
-fills their words, and the steps run on a loop with branches where the one for large batches
-has selects (:func:`_run_rows_in_cache`). BF(10), Valiant 4-relation, one call of
-:func:`universal.engine.simulate` (microseconds of CPU time, load 4.5, before and after):
-rank draw 26 and 26-33, front end with allocations and result 82 and 24-29, sort and words 60
-and 33-38, step loop 647 and 468-498, in all 815 and 559-591.
+Without prefetching (batches of fewer than :data:`IN_CACHE_HOPS` hops, all in a core's caches)
+the steps run on a loop with branches where the one for large batches has selects
+(:func:`_run_rows_in_cache`). Such batches usually come with their keys and run on one word
+per packet instead (:func:`universal.engine.compiled_in_cache.route_levels_by_keys`); this loop
+routes those whose words do not fit one.
 
 The butterfly numbers the link from node ``(i, r)`` climbing to level ``i + 1`` as
 ``4 * (i * 2**d + r) + 2 * c`` (``c`` = 1 for the cross link; :func:`universal.networks.butterfly`):
@@ -57,8 +55,7 @@ except ImportError:        # the loop runs as plain Python: correct, slow, and n
     def njit(**options):
         return lambda function: function
 
-__all__ = ["DEADLOCK", "DELIVERED", "STEP_LIMIT", "IN_CACHE_HOPS", "LEVELS_MAX_CONGESTION", "route_levels",
-           "route_levels_by_keys"]
+__all__ = ["DEADLOCK", "DELIVERED", "STEP_LIMIT", "IN_CACHE_HOPS", "LEVELS_MAX_CONGESTION", "route_levels"]
 
 #: Status codes of the compiled kernels.
 DELIVERED, DEADLOCK, STEP_LIMIT = 0, 1, 2
@@ -376,44 +373,6 @@ def _count_rows(node, count, state, step, d, bits):
 
 
 @njit(cache=True, nogil=True)
-def _order_words(links, keys, d, width, node, rest):
-    """:func:`_fill_words`'s words of every packet (packet ``i``'s path at ``i * width``), highest
-    priority first: the lowest key, ties to the lower id, sorted by counting. Returns False (and
-    fills nothing) when the keys span more values than ``max(len(keys), 1024)``, as
-    :func:`universal.engine.compiled.priority_order` sorts by counting only then."""
-    n = len(keys)
-    low = keys[0]
-    high = keys[0]
-    for i in range(n):
-        low = min(low, keys[i])
-        high = max(high, keys[i])
-    span = high - low + 1
-    if span > max(n, 1024):
-        return False
-    start = np.zeros(span + 1, dtype=np.int64)
-    for i in range(n):
-        start[keys[i] - low + 1] += 1
-    for k in range(span):
-        start[k + 1] += start[k]
-    passes = width // d
-    rows = (1 << d) - 1
-    for i in range(n):
-        k = keys[i] - low
-        w = start[k]
-        start[k] += 1
-        # _fill_words's words of packet i, whose id is known here (no division by the width)
-        first = i * width
-        node[w] = links[first] >> 2
-        word = np.int64(i) << (passes * d)
-        for p in range(1, passes):      # the row the next pass starts from is this pass's target
-            word |= (np.int64(links[first + p * d] >> 2) & rows) << ((p - 1) * d)
-        last = np.int64(links[first + width - 1])       # its head's row: its tail's, bit d - 1 flipped if it crosses
-        word |= (((last >> 2) & rows) ^ (((last >> 1) & 1) << (d - 1))) << ((passes - 1) * d)
-        rest[w] = word
-    return True
-
-
-@njit(cache=True, nogil=True)
 def _fill_words(links, cur, d, width, node, rest):
     """:func:`_run_rows`'s words of the packets whose paths start at ``cur``, read from the path
     array where every pass starts and from the last link."""
@@ -516,48 +475,3 @@ def _on_rows(words, cur, delivery, state, limit, d, width, bits, ahead) -> tuple
     passes_left = width // d - level // d
     cur[:count] = (rest[:count] >> (passes_left * d)) * width + level
     return tuple(int(x) for x in result)
-
-
-def route_levels_by_keys(links: np.ndarray, keys: np.ndarray, delivery: np.ndarray, num_links: int, congestion: int,
-                         limit: int, first_below: int, width: int) -> tuple[tuple[int, int, int, int, int],
-                                                                            np.ndarray] | None:
-    """:func:`route_levels` for a batch whose paths and node words sit in a core's caches, from the
-    packets' keys instead of their order: one compiled call sorts the packets by priority and
-    fills their words (:func:`_order_words`), one more routes them (:func:`_run_rows_in_cache`).
-
-    Parameters
-    ----------
-    links : ndarray of int32 or int64
-        The paths, ``width`` link ids each, packet ``i``'s at ``i * width``; fewer than
-        :data:`IN_CACHE_HOPS`.
-    keys : ndarray of int64
-        Every packet's key: the lowest goes first, ties to the lower id.
-    delivery, num_links, congestion, limit, first_below, width
-        As for :func:`route_levels`.
-
-    Returns
-    -------
-    tuple or None
-        ``(result, cur)``: :func:`route_levels`'s result and the waiting packets' places in the
-        path array, in priority order; None (nothing routed) when the words do not fit, the keys
-        span too many values to sort by counting, or the batch is not small enough.
-
-    Examples
-    --------
-    >>> # BF(2): packets 0 and 1 from rows 0 and 1 to row 3, both over link 22 at level 1
-    >>> links, delivery = np.array([2, 22, 4, 22], dtype=np.int32), np.full(2, -1, dtype=np.int64)
-    >>> route_levels_by_keys(links, np.array([0, 0]), delivery, 32, 2, 10, 16, 2)[0], delivery.tolist()
-    ((0, 3, 0, 1, 4), [2, 3])
-    """
-    n = len(keys)
-    d = (first_below >> 2).bit_length() - 1
-    passes = width // d
-    if (not FROM_ROWS or len(links) >= IN_CACHE_HOPS or passes * d != width
-            or passes * d + max(n - 1, 1).bit_length() > 63):
-        return None
-    node, rest = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    if not _order_words(links, keys, d, width, node, rest):
-        return None
-    state, bits = _node_words(num_links, congestion)
-    cur = np.empty(n, dtype=np.int64)
-    return _on_rows((node, rest), cur, delivery, state, limit, d, width, bits, 0), cur
