@@ -7,10 +7,12 @@ that they neither read nor write the user's.
 Every test sees the output of a command piped into a file: no ``COLUMNS`` or ``LINES``, so that
 the CLI's tables are 120 columns wide (``universal.reporting.tables.make_console``) whatever
 terminal, runner or earlier test the run has. Tests that want a width set ``COLUMNS`` themselves.
-The variables have to go from the C environment too: GNU readline, once anything in a process
-imports it, exports ``COLUMNS=80`` and ``LINES=24`` there without ``os.environ`` showing them, and
-child processes inherit them; that is how pytest-xdist's workers start with an 80-column
-``COLUMNS`` that a serial run does not have.
+The variables have to go from the C environment too: GNU readline, once imported, exports
+``COLUMNS`` and ``LINES`` there (80 and 24 off a terminal) without ``os.environ`` showing them, and
+pytest imports it at start-up (``_pytest.capture._readline_workaround``). Child processes inherit
+them: pytest-xdist's workers start with an 80-column ``COLUMNS`` in ``os.environ`` that a serial
+run does not have, and a subprocess that a test starts with the inherited environment gets it in
+either run.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def _no_terminal_size_for_the_session():
 
 @pytest.fixture(autouse=True)
 def _no_terminal_size():
-    """Again before each test: a test before it may have imported readline."""
+    """Again before each test: a test before it may have set them."""
     _forget_the_terminal_size()
 
 
