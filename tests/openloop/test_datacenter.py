@@ -20,6 +20,9 @@ from universal.openloop.workload import capacity_rate
 from .helpers import network, spec
 
 QUICK = Measurement(warmup_min=300, window=2000, latency_limit=300, drain=False, overload="stop", extensions=1)
+# UGAL's searches on 1,000-step windows: half the cost, and UGAL-L without its used credits still
+# stops at 0.76 of Valiant on wc-group (0.85 passes; the found Θ are 0.92-1.0 of the oblivious)
+UGAL_QUICK = Measurement(warmup_min=300, window=1000, latency_limit=300, drain=False, overload="stop", extensions=1)
 
 
 def test_only_terminals_inject():
@@ -93,5 +96,5 @@ def _ugal_saturations(net: str, traffic: str) -> dict[str, float]:
     search ends as it would alone (test_saturation.py checks that)."""
     routings = ("ugal-g", "ugal-l")
     sats = find_saturations([spec(net, r, traffic, 1.0, injection="poisson", seed=6) for r in routings],
-                            tolerance=0.03, measurement=QUICK)
+                            tolerance=0.03, measurement=UGAL_QUICK)
     return {r: s.theta for r, s in zip(routings, sats)}

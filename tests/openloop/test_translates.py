@@ -5,6 +5,7 @@ distribution, so their packets can be pooled."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -56,6 +57,8 @@ def test_the_pooled_pair_holds_exactly_the_packets_of_its_translates_counted_one
     means = np.array([p["latency_mean"] for p in each.pairs])
     assert pooled["latency_mean"] == pytest.approx(weights @ means / weights.sum())
     assert each.rows == one.rows            # pooling reads the run; it does not change it
+    # so do pairs: the pair recorded alone is the first of its translates recorded together
+    assert run_study(study([pair], routing=routing, traffic=traffic)).pairs[0] == each.pairs[0]
 
 
 def test_translate_mask_against_pairs_listed_by_hand():
@@ -82,7 +85,7 @@ def test_the_pooled_mean_agrees_with_the_single_pair_within_sampling_error():
     # random-rank has no ties by packet id, so every translate sees the pair's distribution; a long
     # run gives the single pair about 1,100 packets and the pooled one 16 times as many
     base = dict(priority="random-rank", window=20000)
-    single = run_study(study(["0,0->1,3"], **base)).pairs[0]
+    single = random_rank_translates().pairs[0]          # (0,0)->(1,3) itself, by the run's first pair
     pooled = run_study(study(["0,0->1,3"], pool_translates=True, **base)).pairs[0]
     a, b = values(single["histogram"]), values(pooled["histogram"])
     assert len(b) > 15 * len(a) > 15_000
@@ -96,9 +99,20 @@ def test_the_pooled_mean_agrees_with_the_single_pair_within_sampling_error():
     assert other.mean() - b.mean() > 1.5
 
 
-def chi_square_of_translates(priority: str, **kw) -> float:
-    """Homogeneity of the mean latency over the 16 translates of (0,0)->(1,3) (15 degrees of freedom)."""
-    rep = run_study(study(translates_by_hand(0, 0, 1, 3), priority=priority, **{"window": 20000, **kw}))
+def translates_run(priority: str, **kw):
+    """A run that records each of the 16 translates of (0,0)->(1,3) as a pair of its own."""
+    return run_study(study(translates_by_hand(0, 0, 1, 3), priority=priority, **{"window": 20000, **kw}))
+
+
+@functools.cache
+def random_rank_translates():
+    """The random-rank run of the translates, shared by the two tests above and below. Pairs only
+    read a run, so its first pair, (0,0)->(1,3), holds exactly what a run of that pair alone gives."""
+    return translates_run("random-rank")
+
+
+def chi_square(rep) -> float:
+    """Homogeneity of the mean latency over the 16 translates of a run (15 degrees of freedom)."""
     groups = [values(p["histogram"]) for p in rep.pairs]
     pooled = np.concatenate(groups).mean()
     return float(sum((g.mean() - pooled) ** 2 / (g.var() / len(g)) for g in groups))
@@ -108,8 +122,8 @@ def test_age_ties_make_translates_differ_slightly_and_random_rank_does_not():
     # Under age, packets created in the same step tie and the lower packet id wins; ids follow
     # the source node, so low-numbered sources are favoured (what the pairs table's caption says).
     # 37.7 is the 99.9% quantile of chi-square with 15 degrees of freedom.
-    assert chi_square_of_translates("random-rank") < 37.7
-    assert chi_square_of_translates("age") > 37.7
+    assert chi_square(random_rank_translates()) < 37.7
+    assert chi_square(translates_run("age")) > 37.7
 
 
 def test_chaos_treats_the_translates_of_a_pair_alike():
@@ -120,7 +134,7 @@ def test_chaos_treats_the_translates_of_a_pair_alike():
     # queue, so no packet of the pair is deflected (its hops are its distance, 2): deflection's
     # draws are alike by the same argument, not by this test.
     chaos = dict(routing="chaos:queue=1", buffer=1, loads=[0.4], window=6000)
-    assert chi_square_of_translates("random-rank", **chaos) < 37.7
+    assert chi_square(translates_run("random-rank", **chaos)) < 37.7
     pooled = run_study(study(["0,0->1,3"], pool_translates=True, **chaos))
     assert pooled.pairs[0]["translates"] == K * K and pooled.pairs[0]["hops_mean"] == 2.0
 
