@@ -50,8 +50,13 @@ __all__ = ["VC_BUFFERS", "check_vc_buffer", "FifoVCs", "vc_ranges"]
 VC_BUFFERS = ("set", "fifo")
 
 
-def check_vc_buffer(name: str, buffer: int | None = None, bandwidth: int = 1, routing: str | None = None) -> str:
-    """``name`` if it is a VC buffer model that fits the run, else a :class:`UserError`.
+#: ``buffer`` not given: :func:`check_vc_buffer` checks the name alone (a scenario file's key).
+_UNCHECKED = object()
+
+
+def check_vc_buffer(name: str, buffer=_UNCHECKED, bandwidth: int = 1, routing: str | None = None) -> str:
+    """``name`` if it is a VC buffer model (and, given ``buffer``, one that fits the run: FIFO
+    VCs need bounded buffers, B = 1 and a routing with VCs), else a :class:`UserError`.
 
     Examples
     --------
@@ -65,7 +70,7 @@ def check_vc_buffer(name: str, buffer: int | None = None, bandwidth: int = 1, ro
     if name not in VC_BUFFERS:
         raise UserError(f"unknown VC buffer {name!r}: choose one of {', '.join(VC_BUFFERS)} (set: any packet of a "
                         "VC class may leave; fifo: each VC a FIFO whose head alone may leave)")
-    if name == "fifo":
+    if name == "fifo" and buffer is not _UNCHECKED:
         if buffer is None:
             raise UserError("--vc-buffer fifo needs bounded buffers: give --buffer b (each VC a FIFO of b packets)")
         if bandwidth != 1:
