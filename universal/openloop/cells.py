@@ -770,7 +770,8 @@ def _screened_line(study, p: Prepared, c: dict, spec: Callable) -> dict:
     # a pilot of at most 8 (the scenario's first 8 of 1,000), fewer for small M so that some are screened
     got = screened_minimum(specs, pilot=min(8, max(1, count // 8)), tolerance=study.tolerance,
                            bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
-                           source_queue=study.source_queue, measurement=search_measurement(study))
+                           source_queue=study.source_queue, measurement=search_measurement(study),
+                           vc_buffer=study.vc_buffer)
     low = got.searched[got.index]
     row = {**_base(c), "saturation": got.theta / p.scale, "upper": low.upper / p.scale, "limited": low.limited,
            "analytic": None, "analytic_value": None, "ratio": None, "zero_load_latency": None, "hops_mean": None,
