@@ -15,6 +15,8 @@ Usage::
     python benchmarks/beyond_saturation.py --buffer 1 --vcs scheme --offered 1.0 --seeds 1 --window 2000 \
         --traffic uniform,bitcomp,transpose,tornado --routing dor,val,romm,rlb,min-adaptive,goal,ugal \
         --source-queue fifo     # the same with the paper's source queue (a FIFO, its head alone leaves)
+    python benchmarks/beyond_saturation.py --buffer 8 --vcs 6 --offered 1.0 --seeds 1 --window 2000 \
+        --traffic bitcomp,tornado --routing val,rlb,goal --vc-buffer fifo   # FIFO VCs, the paper's depth
 
 With ``--buffer`` and ``--vcs`` the runs (search included) have bounded buffers and virtual
 channels (``universal openloop --buffer b --vcs V``); ``--offered X`` runs the second load at X
@@ -24,7 +26,8 @@ deadlocked. ``--vcs scheme`` gives every routing the VCs its deadlock-free schem
 the rate falls beyond saturation with b = 1 the cause is the source queue's model (every queued
 packet contends for its first link), not the routing: ``benchmarks/source_queue_probe.py`` and the
 README's "One packet per VC, and beyond saturation"; ``--source-queue fifo`` runs the GOAL paper's
-source queue instead (:mod:`universal.engine.source_queue`).
+source queue instead (:mod:`universal.engine.source_queue`), and ``--vc-buffer fifo`` its FIFO
+virtual channels (:mod:`universal.engine.fifo_vcs`; with b = 1 these are the sets of the default).
 
 For every routing it finds the saturation throughput Θ as ``universal openloop --saturation``
 does (same search, same measurement, seed ``--seed``), then runs ``--seeds`` seeds at offered Θ
