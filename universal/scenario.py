@@ -94,8 +94,8 @@ KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds"
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
-                 "histogram", "router_delay", "pool_translates", "worst_case", "random_perms", "source_queue", "vc_buffer",
-                 "screen_perms"}
+                 "histogram", "router_delay", "pool_translates", "worst_case", "random_perms", "source_queue",
+                 "vc_buffer", "screen_perms"}
 ADVERSARY_KEYS = {"description", "kind", "dims", "congestion", "protocols", "seeds", "seed"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 

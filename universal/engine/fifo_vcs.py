@@ -137,8 +137,8 @@ class FifoVCs:
             first, count = self.first[run, cls], self.count[run, cls]
             j = np.arange(self.widest)
             v = first[:, None] + j[None, :]
-            occ = np.where(j[None, :] < count[:, None], self.occ[np.minimum(v, self.vcs - 1) * self.span + link[:, None]],
-                           np.iinfo(np.int32).max)
+            held = self.occ[np.minimum(v, self.vcs - 1) * self.span + link[:, None]]
+            occ = np.where(j[None, :] < count[:, None], held, np.iinfo(np.int32).max)
             vb = (first + np.argmin(occ, axis=1)) * self.span + link
         inside = old >= 0
         np.subtract.at(self.occ, old[inside], ONE)
