@@ -122,3 +122,19 @@ def test_a_scenario_names_its_vc_buffer(tmp_path):
     f.write_text(body + 'vc_buffer = "lifo"\n')
     with pytest.raises(UserError, match="unknown VC buffer 'lifo'"):
         load_scenario(str(f))
+
+
+def test_a_study_runs_the_vc_buffer_it_names():
+    """The option reaches the engine through a load sweep (OpenLoopStudy -> cells -> engine): DOR
+    with one 2-deep VC per class at 0.45 of capacity has a higher mean latency with FIFOs than with
+    sets (2.568 against 2.514 measured: head-of-line blocking), and ``set`` is the default."""
+    from universal.openloop.study import OpenLoopStudy, run_study
+
+    def latency(**kwargs) -> float:
+        study = OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.45], buffer=2, vcs=2, window=300,
+                              **kwargs)
+        row, = run_study(study).rows
+        return row["latency_mean"]
+
+    fifo, unset = latency(vc_buffer="fifo"), latency()
+    assert fifo > unset == latency(vc_buffer="set")
