@@ -13,10 +13,11 @@ Two models of a VC buffer (``--vc-buffer``):
     taken holds every packet behind it in that VC, even those that want an idle link
     (head-of-line blocking). A packet crossing a link into a VC class takes one VC of its class
     that had a free place at the start of the step (the credit rule, as for sets); of those the
-    one holding the fewest packets, ties to the lowest VC number. This is a deterministic form of
-    BookSim's VC allocation with ``vc_prioritize_empty``: with one-flit packets a VC is free to
-    allocate whenever it has a credit, and preferring the emptiest VC keeps a class's VCs as
-    even as it can, so one blocked head holds as few packets as the class allows.
+    one holding the fewest packets, ties to the lowest VC number. With one-flit packets a VC may be
+    allocated whenever it has a credit; BookSim's allocator can be told to put empty VCs first
+    (its ``vc_prioritize_empty`` option, off by default), and we go one step further to the
+    emptiest, deterministically: it keeps a class's VCs as even as it can, so one blocked head
+    holds as few packets as the class allows.
     With one VC per link (``--vcs 1``) the link's one buffer is a FIFO.
 
 Every packet still routes as before while it waits (an adaptive packet re-chooses its link and
