@@ -26,7 +26,8 @@ Source queues and link buffers are unbounded by default: every packet waits dire
 next link, the ideal output-queued network of Towles, Dally & Boyd (2003, §2.1), whose
 saturation throughput is capacity over the largest channel load. With ``source_queue="fifo"``
 a source queue is instead the input-queued router's FIFO: its first B packets alone are routed
-and they leave in order (:mod:`universal.engine.source_queue`).
+and they leave in order (:mod:`universal.engine.source_queue`). With ``vc_buffer="fifo"`` every
+virtual channel is a FIFO whose head alone may leave (:mod:`universal.engine.fifo_vcs`).
 
 Batching. A run's links are numbered ``run * L + link`` in one array state, so a step costs the
 same few dozen numpy calls for one run or two hundred; on small networks the per-call overhead
