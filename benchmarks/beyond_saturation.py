@@ -15,6 +15,8 @@ Usage::
     python benchmarks/beyond_saturation.py --buffer 1 --vcs scheme --offered 1.0 --seeds 1 --window 2000 \
         --traffic uniform,bitcomp,transpose,tornado --routing dor,val,romm,rlb,min-adaptive,goal,ugal \
         --source-queue fifo     # the same with the paper's source queue (a FIFO, its head alone leaves)
+    python benchmarks/beyond_saturation.py --buffer 8 --vcs 6 --offered 1.0 --seeds 1 --window 2000 \
+        --traffic bitcomp,tornado --routing val,rlb,goal --vc-buffer fifo   # FIFO VCs, the paper's depth
 
 With ``--buffer`` and ``--vcs`` the runs (search included) have bounded buffers and virtual
 channels (``universal openloop --buffer b --vcs V``); ``--offered X`` runs the second load at X
@@ -24,7 +26,8 @@ deadlocked. ``--vcs scheme`` gives every routing the VCs its deadlock-free schem
 the rate falls beyond saturation with b = 1 the cause is the source queue's model (every queued
 packet contends for its first link), not the routing: ``benchmarks/source_queue_probe.py`` and the
 README's "One packet per VC, and beyond saturation"; ``--source-queue fifo`` runs the GOAL paper's
-source queue instead (:mod:`universal.engine.source_queue`).
+source queue instead (:mod:`universal.engine.source_queue`), and ``--vc-buffer fifo`` its FIFO
+virtual channels (:mod:`universal.engine.fifo_vcs`; with b = 1 these are the sets of the default).
 
 For every routing it finds the saturation throughput Θ as ``universal openloop --saturation``
 does (same search, same measurement, seed ``--seed``), then runs ``--seeds`` seeds at offered Θ
@@ -83,22 +86,25 @@ def scheme_vcs(router, buffer: int | None) -> int:
 def beyond(network: str, traffic: str, routing: str, seeds: list[int], priority: str,
            tolerance: float = 0.01, factor: float = 1.5, window: int | None = 4000, buffer: int | None = None,
            vcs: int | str = 1, offered: float | None = None, latency_limit: int = 2000,
-           source_queue: str = "all") -> dict:
+           source_queue: str = "all", vc_buffer: str = "set") -> dict:
     """Θ of ``routing`` and α' at Θ and ``factor`` Θ (or at ``offered``) for every seed (rates in
     fractions of capacity); ``vcs="scheme"`` gives the routing the VCs its scheme needs;
-    ``source_queue`` the sources' model (``fifo``: the input-queued router's, search included)."""
+    ``source_queue`` the sources' model (``fifo``: the input-queued router's, search included);
+    ``vc_buffer`` the VC buffers' (``fifo``: each VC a FIFO whose head alone leaves)."""
     net = build_network(network)
     cap = float(capacity_rate(net))
     tr, router, inj = offered_traffic(net, traffic), build_router(routing, net), build_injection("bernoulli")
     if vcs == "scheme":
         vcs = scheme_vcs(router, buffer)
     sat = find_saturation(RunSpec(tr, router, inj, 1.0, seed=seeds[0], priority=priority),
-                          tolerance=tolerance, measurement=SEARCH, buffer=buffer, vcs=vcs, source_queue=source_queue)
+                          tolerance=tolerance, measurement=SEARCH, buffer=buffer, vcs=vcs, source_queue=source_queue,
+                         vc_buffer=vc_buffer)
     second = offered * cap if offered is not None else sat.theta * factor
     specs = [RunSpec(tr, router, inj, rate, seed=s, priority=priority)
              for s in seeds for rate in (sat.theta, second)]
     res = simulate_batch(specs, measurement=Measurement(window=window, latency_limit=latency_limit),
-                         buffer=buffer, vcs=vcs, source_queue=source_queue)
+                         buffer=buffer, vcs=vcs, source_queue=source_queue,
+                         vc_buffer=vc_buffer)
     at = np.array([r.accepted_min for r in res[0::2]]) / cap
     over = np.array([r.accepted_min for r in res[1::2]]) / cap
     mean_at = np.array([r.accepted for r in res[0::2]]) / cap
@@ -127,6 +133,8 @@ def main() -> None:
                         help="a run far beyond saturation opens its window once its backlog holds this many steps' "
                              "worth of offered packets (default 2000, openloop's; less is faster: with b = 1 the "
                              "accepted rate settles within 1000 steps, see benchmarks/source_queue_probe.py)")
+    parser.add_argument("--vc-buffer", choices=["set", "fifo"], default="set",
+                        help="each VC a set (default) or a FIFO whose head alone leaves")
     parser.add_argument("--source-queue", choices=["all", "fifo"], default="all",
                         help="the sources' model: all (default, every queued packet contends for its first link) "
                              "or fifo (the GOAL paper's input-queued router: the head alone leaves, B per step)")
@@ -137,7 +145,7 @@ def main() -> None:
     seeds = list(range(args.seed, args.seed + args.seeds))
     window = args.window or None
     buffers = "unbounded buffers" if args.buffer is None else f"b = {args.buffer}, V = {args.vcs}"
-    buffers += f", {args.source_queue} source queue"
+    buffers += f", {args.source_queue} source queue, {args.vc_buffer} VCs"
     print(f"{args.network}, {', '.join(args.traffic.split(','))}, bernoulli, {args.priority} priority, {buffers}; "
           f"seeds {seeds[0]}..{seeds[-1]}; window {window or 'max(1000, 200/rate)'} steps"
           f"{'' if args.latency_limit == 2000 else f' (opened at a backlog of {args.latency_limit} steps of load)'}; "
@@ -150,7 +158,7 @@ def main() -> None:
         start = time.perf_counter()
         r = beyond(args.network, traffic, routing, seeds, args.priority, tolerance=args.tolerance, window=window,
                    buffer=args.buffer, vcs=args.vcs, offered=args.offered, latency_limit=args.latency_limit,
-                   source_queue=args.source_queue)
+                   source_queue=args.source_queue, vc_buffer=args.vc_buffer)
         ratios = r["over"] / r["at"]
         dead = "yes" if "deadlock" in r["status"] else "no"
         print(f"{routing:<14} {traffic:<8} {r['vcs']:>2} {r['theta']:6.3f} {r['at'].mean():8.3f} {r['over'].mean():10.3f} "

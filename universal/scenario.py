@@ -95,7 +95,7 @@ LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase"
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
                  "histogram", "router_delay", "pool_translates", "worst_case", "random_perms", "source_queue",
-                 "screen_perms"}
+                 "vc_buffer", "screen_perms"}
 ADVERSARY_KEYS = {"description", "kind", "dims", "congestion", "protocols", "seeds", "seed"}
 DESIGN_KEYS = {"description", "kind", "network", "objectives", "paths", "points", "samples", "seed"}
 
@@ -367,7 +367,7 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
             raise UserError(f"{path}: 'priority' must be a name or a non-empty list of names")
         options["priority"] = rules[0] if len(rules) == 1 else rules
     for key, kind in (("injection", str), ("units", str), ("bandwidth", int), ("vcs", int), ("window", int),
-                      ("tolerance", float), ("source_queue", str)):
+                      ("tolerance", float), ("source_queue", str), ("vc_buffer", str)):
         if key in data:
             ok = isinstance(data[key], (int, float) if kind is float else kind)
             if not ok or isinstance(data[key], bool):
@@ -379,6 +379,13 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
 
         try:
             check_source_queue(options["source_queue"])
+        except UserError as exc:
+            raise UserError(f"{path}: {exc}") from None
+    if "vc_buffer" in options:
+        from universal.engine.fifo_vcs import check_vc_buffer
+
+        try:
+            check_vc_buffer(options["vc_buffer"])
         except UserError as exc:
             raise UserError(f"{path}: {exc}") from None
     buffer = _buffer_setting(data.get("buffer", "unbounded"), path)

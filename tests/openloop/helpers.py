@@ -23,9 +23,10 @@ def spec(net: str, routing: str, traffic: str, rate: float, *, injection: str = 
                    seed=seed, priority=priority)
 
 
-def assert_run_equals_reference(case: tuple, steps: int, least_delivered: int, source_queue: str = "all") -> None:
+def assert_run_equals_reference(case: tuple, steps: int, least_delivered: int, source_queue: str = "all",
+                                vc_buffer: str = "set") -> None:
     """One open-loop run of ``case`` = (network, routing, traffic, rate, injection, priority, B, b,
-    V) on the engine and on the plain reference, same seed and source-queue model: the same
+    V) on the engine and on the plain reference, same seed, source-queue and VC-buffer model: the same
     packets delivered in the same steps, and enough of them that the comparison says something."""
     from universal.engine.measure import Measurement
     from universal.engine.reference_runs import simulate_reference
@@ -34,8 +35,8 @@ def assert_run_equals_reference(case: tuple, steps: int, least_delivered: int, s
     net, routing, traffic, rate, injection, priority, B, b, V = case
     s = spec(net, routing, traffic, rate, injection=injection, priority=priority, seed=5)
     fast = simulate_batch([s], bandwidth=B, buffer=b, vcs=V, measurement=Measurement(steps=steps),
-                          source_queue=source_queue)[0]
-    ref = simulate_reference(s, steps, bandwidth=B, buffer=b, vcs=V, source_queue=source_queue)
+                          source_queue=source_queue, vc_buffer=vc_buffer)[0]
+    ref = simulate_reference(s, steps, bandwidth=B, buffer=b, vcs=V, source_queue=source_queue, vc_buffer=vc_buffer)
     assert fast.status == ref["status"] == "steps"
     delivered = fast.records["delivered"]
     assert (delivered >= 0).sum() > least_delivered

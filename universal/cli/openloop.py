@@ -51,6 +51,10 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                          "any free place on its node's links, by priority; fifo (the GOAL paper's input-queued "
                          "router): a FIFO whose first B packets alone are routed and leave in order, so with "
                          "B = 1 the head alone, one packet per step")
+    ol.add_argument("--vc-buffer", choices=["set", "fifo"], default="set",
+                    help="a virtual channel's buffer (with --buffer b): set (default): any packet of a VC class "
+                         "may leave, by priority; fifo (the GOAL paper's input-queued router): every VC a FIFO "
+                         "of b packets whose head alone may leave (head-of-line blocking; B = 1)")
     ol.add_argument("--window", type=positive, default=None,
                     help="measurement window in steps (default max(1000, 200/rate))")
     ol.add_argument("--tolerance", type=float, default=0.01, help="relative width of the saturation bracket (0.01)")
@@ -136,7 +140,7 @@ def run(args: argparse.Namespace) -> None:
                           injection=args.injection, units=args.units,
                           seeds=seeds_from(args.seeds, args.seed, "command line"), priority=_priorities(args.priority),
                           bandwidth=args.bandwidth, buffer=args.buffer[0], vcs=args.vcs,
-                          source_queue=args.source_queue, window=args.window,
+                          source_queue=args.source_queue, vc_buffer=args.vc_buffer, window=args.window,
                           tolerance=args.tolerance, histogram=args.histogram, router_delay=args.router_delay,
                           pairs=[f"{a}->{b}" for a, b in args.pair or []], pool_translates=args.pool_translates,
                           worst_case=args.worst_case, random_perms=args.random_perms,

@@ -52,7 +52,9 @@ class RefPacket:
     link whose buffer it sits in (None: its source), ``arrived`` the step it reached its current
     node (the fifo rule's key), ``injected`` the step it crossed its first link (-1: not yet; the
     injection-age rule's key), ``alt`` a UGAL-L/G packet's second candidate path and ``classes``
-    the virtual channel class of every hop of ``path`` (with virtual channels). With GOAL's
+    the virtual channel class of every hop of ``path`` (with virtual channels). With FIFO VCs
+    ``fifo_vc`` is the (link, VC) queue it sits in (None: its source) and ``next_vc`` the VC it
+    was granted for the hop it is about to make. With GOAL's
     *-channels an adaptive packet keeps ``vc``, the class of the hop it waits to make (chosen
     with ``want``), and ``wrapped``, bit i set once it has crossed dimension i's wrap-around.
     """
@@ -79,6 +81,8 @@ class RefPacket:
     classes: list | None = None
     vc: int | None = None
     wrapped: int = 0
+    fifo_vc: tuple | None = None
+    next_vc: int = 0
 
 
 @dataclass
@@ -115,6 +119,12 @@ class ReferenceCore:
     plan : VCPlan, optional
         Virtual channel classes (:mod:`universal.engine.vcs`): a packet then enters the buffer of
         its hop's class at the link's head, which holds the class's VCs times b packets.
+    vcs : int
+        V, virtual channels per link (read with ``fifo_vcs`` only).
+    fifo_vcs : bool
+        FIFO VCs (:mod:`universal.engine.fifo_vcs`): every VC (link, v) is a queue of b packets
+        whose head alone may leave; a packet entering a class takes the VC of the class with
+        the fewest packets at the start of the step, ties to the lowest v.
 
     Examples
     --------
@@ -127,8 +137,13 @@ class ReferenceCore:
     [0]
     """
 
-    def __init__(self, view: RoutingView, bandwidth: int, buffer: int | None, plan=None) -> None:
+    def __init__(self, view: RoutingView, bandwidth: int, buffer: int | None, plan=None, vcs: int = 1,
+                 fifo_vcs: bool = False) -> None:
         net = view.network
+        self.fifo_vcs = fifo_vcs
+        #: with FIFO VCs, the packets in every VC (link, v), head first
+        self.fifos: dict[tuple, list[RefPacket]] = defaultdict(list)
+        self.vcs = vcs if plan is not None else 1
         self.view, self.bandwidth, self.buffer = view, bandwidth, buffer
         self.plan = plan if buffer is not None else None
         self.star = self.plan is not None and self.plan.scheme == "star"
@@ -372,6 +387,8 @@ class ReferenceCore:
             for p in ranked:
                 if len(crossed) == self.bandwidth:
                     break
+                if self.fifo_vcs and p.fifo_vc is not None and self.fifos[p.fifo_vc][0] is not p:
+                    continue              # FIFO VCs: behind its VC's head, it cannot leave
                 if self.chaos is not None and self.chaos.held(p):
                     continue              # CHAOS's injection gate: not this step
                 final = self.final(p)
@@ -381,10 +398,22 @@ class ReferenceCore:
                         no_room.append(p)
                         continue          # no room in the buffer: it stays where it is
                     entered[into] += 1
+                    if self.fifo_vcs:
+                        p.next_vc = self._emptiest_vc(p.want, into)
                 crossed.append(p)
             moving += crossed
             links.append((e, ranked, crossed, no_room))
         return moving, links
+
+    def _emptiest_vc(self, link: int, into) -> int:
+        """The VC a packet entering the class buffer ``into`` on ``link`` is granted: of its
+        class's VCs the one holding the fewest packets now (the start of the step), ties to the
+        lowest number (class c owns the VCs v with v * classes // V == c)."""
+        if self.plan is None:
+            return 0
+        c, G = into[1], self.plan.classes
+        mine = [v for v in range(self.vcs) if v * G // self.vcs == c]
+        return min(mine, key=lambda v: (len(self.fifos[(link, v)]), v))
 
     def cross(self, p: RefPacket, t: int) -> bool:
         """Move ``p`` across its wanted link in step ``t``; True when that delivers it."""
@@ -392,6 +421,10 @@ class ReferenceCore:
         into = self.buffer_of(p)[0]         # the link's buffer, or its class's with VCs
         if p.buffer is not None:
             self.occupancy[p.buffer] -= 1
+        if p.fifo_vc is not None:
+            if self.fifos[p.fifo_vc].pop(0) is not p:      # the head alone leaves
+                raise AssertionError(f"packet {p.pid} left its VC from behind its head")
+            p.fifo_vc = None
         if p.injected < 0:              # injection-age's stamp: the first link crossed
             p.injected = t
         p.hops += 1
@@ -420,4 +453,7 @@ class ReferenceCore:
         else:
             p.buffer = into
             self.occupancy[into] += 1
+            if self.fifo_vcs:
+                p.fifo_vc = (link, p.next_vc)
+                self.fifos[p.fifo_vc].append(p)
         return done

@@ -61,7 +61,7 @@ def _priority(rule: str, core: ReferenceCore, ranks: tuple | None = None):
 
 def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer: int | None = None,
                        create_until: int | None = None, record: dict | None = None, vcs: int = 1,
-                       source_queue: str = "all") -> dict:
+                       source_queue: str = "all", vc_buffer: str = "set") -> dict:
     """Run ``spec`` alone for ``steps`` steps, one packet at a time.
 
     Parameters
@@ -77,6 +77,9 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         ``fifo``: a node's source queue is a FIFO whose first B packets alone are routed (join
         ``waiting``) and leave in queue order (:mod:`universal.engine.source_queue`); ``all``:
         every queued packet waits for its first link.
+    vc_buffer : {"set", "fifo"}
+        ``fifo``: every VC a FIFO of b packets whose head alone may leave
+        (:mod:`universal.engine.fifo_vcs`); ``set``: any packet of a class buffer may leave.
     create_until : int, optional
         Packets are created in steps ``0 .. create_until - 1`` only (the same packets as the
         full run; the later ones of the last creation chunk are dropped), and the run ends as
@@ -116,7 +119,10 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         from universal.engine.chaos import queue_sizes
 
         view.queue = queue_sizes(spec.router, buffer, vcs).tolist()
-    core = ReferenceCore(view, bandwidth, buffer, plan)
+    from universal.engine.fifo_vcs import check_vc_buffer
+
+    check_vc_buffer(vc_buffer, buffer, bandwidth, spec.router.kind)
+    core = ReferenceCore(view, bandwidth, buffer, plan, vcs, vc_buffer == "fifo")
     key = _priority(spec.priority, core, spec.injection.ranks)
     if core.chaos is not None:          # CHAOS: shared queue first, then input buffers, then sources
         rule = key

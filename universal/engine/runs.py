@@ -26,7 +26,8 @@ Source queues and link buffers are unbounded by default: every packet waits dire
 next link, the ideal output-queued network of Towles, Dally & Boyd (2003, §2.1), whose
 saturation throughput is capacity over the largest channel load. With ``source_queue="fifo"``
 a source queue is instead the input-queued router's FIFO: its first B packets alone are routed
-and they leave in order (:mod:`universal.engine.source_queue`).
+and they leave in order (:mod:`universal.engine.source_queue`). With ``vc_buffer="fifo"`` every
+virtual channel is a FIFO whose head alone may leave (:mod:`universal.engine.fifo_vcs`).
 
 Batching. A run's links are numbered ``run * L + link`` in one array state, so a step costs the
 same few dozen numpy calls for one run or two hundred; on small networks the per-call overhead
@@ -139,7 +140,7 @@ class _Batch:
     """State of one batch of runs (see the module docstring)."""
 
     def __init__(self, specs: list[RunSpec], bandwidth: int, buffer: int | None, measurement: Measurement,
-                 vcs: int = 1, source_queue: str = "all") -> None:
+                 vcs: int = 1, source_queue: str = "all", vc_buffer: str = "set") -> None:
         net = specs[0].router.network
         if any(s.router.network is not net for s in specs):
             raise ValueError("the runs of a batch share one network object")
@@ -194,6 +195,11 @@ class _Batch:
         if source_queue == "fifo":
             self.track = True                   # "prev" tells the packets still in their source queue
         self._plan_vcs(vcs)
+        self.vcfifo = None                      # FIFO VCs (universal.engine.fifo_vcs)
+        if vc_buffer == "fifo":
+            from universal.engine.fifo_vcs import FifoVCs
+
+            self.vcfifo = FifoVCs(self, vcs)
         self.occupancy = np.zeros(self.classes * self.links_span, dtype=np.int32) if self.track else None
         # CHAOS (a batch of CHAOS runs only, see simulate_batch): a shared queue per node
         self.chaos = bool((self.kinds == 5).any())
@@ -267,6 +273,8 @@ class _Batch:
             f["vc"] = (np.int8,)                # the class of the hop the packet waits to make
             if self.adaptive:
                 f["wrapped"] = (np.int64,)      # *-channels: bit i, dimension i's wrap-around crossed
+        if self.vcfifo is not None:
+            f.update(vcbuf=(np.int64,), seq=(np.int64,))    # the VC buffer a packet is in, its place
         if self.priority in ("fifo", "protocol"):
             f["arrived"] = (np.int64,)
         if self.priority in RANKED:
@@ -552,6 +560,8 @@ class _Batch:
                 np.add.at(self.waiting, want, ONE)
         if self.track:
             a["prev"][lo_:hi_] = self.inject_slot
+        if self.vcfifo is not None:
+            a["vcbuf"][lo_:hi_] = -1
         if self.vc is not None:
             from universal.engine.vcs import first_class
 
@@ -825,6 +835,7 @@ class _Batch:
             self._check_deadlock(t, crossed)
         if self.track:
             np.subtract.at(self.occupancy, a["prev"][gi], ONE)
+        old_vc = a["vcbuf"][gi] if self.vcfifo is not None else None
         if not len(gi):
             if self.chaos:
                 self._chaos_queue(t, gi, crossed, order)
@@ -848,6 +859,8 @@ class _Batch:
             entered = crossed if moved_on is gi else crossed[~done]
             if self.vc is not None:
                 entered = self._enter_classes(moved_on, entered)
+            if self.vcfifo is not None:
+                self.vcfifo.move(a, gi, old_vc, moved_on, entered, a["run"][moved_on])
             a["prev"][moved_on] = entered
             np.add.at(self.occupancy, entered, ONE)
             if self.batch_stats and len(entered) and not self.chaos:
@@ -899,6 +912,9 @@ class _Batch:
             final = final[order]
         w = np.where(want < 0, self.trash, want)
         real = w < self.trash                     # not dead, held or undecided
+        if self.vcfifo is not None:               # FIFO VCs: a VC's head alone may leave
+            head = self.vcfifo.at_head(a["vcbuf"][h:], a["seq"][h:])
+            real &= head if order is None else head[order]
         if self.chaos:                            # source packets the injection gate holds back
             from universal.engine.chaos import gate
 
@@ -1071,6 +1087,8 @@ class _Batch:
         mine = np.flatnonzero(ended[a["run"][h:]] & (a["want"][h:] != self.trash)) + h
         if self.track:
             np.subtract.at(self.occupancy, a["prev"][mine], ONE)
+        if self.vcfifo is not None:
+            self.vcfifo.drop(a["vcbuf"][mine])
         w = a["want"][mine]
         if self.count_waiting:
             np.subtract.at(self.waiting, w[w >= 0], ONE)
@@ -1207,7 +1225,7 @@ def _check_window(spec: RunSpec, measurement: Measurement) -> None:
 
 def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | None = None,
                    measurement: Measurement | None = None, progress=None, vcs: int = 1,
-                   source_queue: str = "all") -> list[RunResult]:
+                   source_queue: str = "all", vc_buffer: str = "set") -> list[RunResult]:
     """Run several open-loop runs together in one array state (see the module docstring).
 
     Parameters
@@ -1230,6 +1248,10 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         packet may take a free place on its node's links (SPEC §11's ideal network); ``fifo``,
         the input-queued router's FIFO, whose first B packets alone are routed and leave in order
         (with B = 1 the head alone).
+    vc_buffer : {"set", "fifo"}
+        The VC buffer's model (:mod:`universal.engine.fifo_vcs`): ``set``, any packet of a class
+        buffer may leave; ``fifo``, every VC a FIFO of ``buffer`` packets whose head alone may
+        leave (head-of-line blocking; needs ``buffer`` and B = 1).
 
     Returns
     -------
@@ -1252,6 +1274,10 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
     from universal.engine.source_queue import check_source_queue
 
     check_source_queue(source_queue)
+    from universal.engine.fifo_vcs import check_vc_buffer
+
+    for s in specs:
+        check_vc_buffer(vc_buffer, buffer, bandwidth, s.router.kind)
     if bandwidth < 1:
         raise UserError("bandwidth B must be at least 1")
     if buffer is not None and buffer < 1:
@@ -1269,10 +1295,10 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         for part in split:
             for i, res in zip(part, simulate_batch([specs[i] for i in part], bandwidth=bandwidth, buffer=buffer,
                                                    measurement=measurement, progress=progress, vcs=vcs,
-                                                   source_queue=source_queue)):
+                                                   source_queue=source_queue, vc_buffer=vc_buffer)):
                 out[i] = res
         return out
-    batch = _Batch(specs, bandwidth, buffer, measurement, vcs, source_queue)
+    batch = _Batch(specs, bandwidth, buffer, measurement, vcs, source_queue, vc_buffer)
     batch.progress = progress
     return batch.run()
 

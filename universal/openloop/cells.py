@@ -525,6 +525,10 @@ def _check_runs(study, p: Prepared) -> None:
     from universal.engine.source_queue import check_source_queue
 
     check_source_queue(study.source_queue)
+    from universal.engine.fifo_vcs import check_vc_buffer
+
+    for routing in study.routings:
+        check_vc_buffer(study.vc_buffer, study.buffer, study.bandwidth, routing)
     seconds, longest = estimate_seconds(study, p.scale)
     if seconds > MAX_STUDY_SECONDS:
         hours = seconds / 3600
@@ -728,7 +732,8 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
     if study.loads is not None:
         results = simulate_batch([spec(c, c["offered"]) for c in cells], bandwidth=study.bandwidth,
                                  buffer=study.buffer, measurement=Measurement(window=study.window), progress=progress,
-                                 vcs=study.vcs, source_queue=study.source_queue)
+                                 vcs=study.vcs, source_queue=study.source_queue,
+                                 vc_buffer=study.vc_buffer)
         yield [_load_line(study, p, c, res) for c, res in zip(cells, results)]
         return
     for c in cells:     # a screened worst case: one cell for M permutations (screen.py)
@@ -740,7 +745,8 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
     named = [c for c in cells if "permutation" not in c]
     zero = simulate_batch([spec(c, ZERO_LOAD) for c in named], bandwidth=study.bandwidth, buffer=study.buffer,
                           measurement=Measurement(window=study.window or 3000, drain=True),
-                          vcs=study.vcs, source_queue=study.source_queue) if named else []
+                          vcs=study.vcs, source_queue=study.source_queue,
+                                 vc_buffer=study.vc_buffer) if named else []
     zero_of = {cell_key(c): z for c, z in zip(named, zero)}
     # Searches run in groups whose rounds share the engine's batches (find_saturations); each
     # group's lines are handed back when it ends. Oblivious and adaptive searches are grouped
@@ -751,7 +757,7 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
         sats = find_saturations([spec(c, 1.0) for c in group], tolerance=study.tolerance,
                                 bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
                                 source_queue=study.source_queue, measurement=search_measurement(study),
-                                starts=[_search_start(study, p, c) for c in group])
+                                vc_buffer=study.vc_buffer, starts=[_search_start(study, p, c) for c in group])
         yield [_saturation_line(study, p, c, sat, zero_of.get(cell_key(c))) for c, sat in zip(group, sats)]
 
 
@@ -764,7 +770,8 @@ def _screened_line(study, p: Prepared, c: dict, spec: Callable) -> dict:
     # a pilot of at most 8 (the scenario's first 8 of 1,000), fewer for small M so that some are screened
     got = screened_minimum(specs, pilot=min(8, max(1, count // 8)), tolerance=study.tolerance,
                            bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
-                           source_queue=study.source_queue, measurement=search_measurement(study))
+                           source_queue=study.source_queue, measurement=search_measurement(study),
+                           vc_buffer=study.vc_buffer)
     low = got.searched[got.index]
     row = {**_base(c), "saturation": got.theta / p.scale, "upper": low.upper / p.scale, "limited": low.limited,
            "analytic": None, "analytic_value": None, "ratio": None, "zero_load_latency": None, "hops_mean": None,

@@ -132,7 +132,8 @@ def hop_bound(spec: RunSpec, bandwidth: int = 1) -> float:
 
 def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, rounds: int = 12,
                     bandwidth: int = 1, buffer: int | None = None, measurement: Measurement | None = None,
-                    seeds=None, progress=None, vcs: int = 1, source_queue: str = "all") -> Saturation:
+                    seeds=None, progress=None, vcs: int = 1, source_queue: str = "all",
+                    vc_buffer: str = "set") -> Saturation:
     """Search the saturation rate Θ of ``spec``'s routing and traffic (see the module docstring).
 
     Parameters
@@ -145,7 +146,7 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
         Relative width of the final bracket.
     rounds : int
         At most this many rounds.
-    bandwidth, buffer, measurement, vcs, source_queue
+    bandwidth, buffer, measurement, vcs, source_queue, vc_buffer
         As for :func:`universal.engine.runs.simulate_batch`.
     progress : callable, optional
         Called with the number of runs finished after each round.
@@ -169,7 +170,7 @@ def find_saturation(spec: RunSpec, *, points: int = 8, tolerance: float = 0.01, 
     """
     return find_saturations([spec], points=points, tolerance=tolerance, rounds=rounds, bandwidth=bandwidth,
                             buffer=buffer, measurement=measurement, progress=progress, vcs=vcs,
-                            source_queue=source_queue)[0]
+                            source_queue=source_queue, vc_buffer=vc_buffer)[0]
 
 
 def _own_sequence(seed) -> np.random.SeedSequence:
@@ -267,7 +268,8 @@ def start_grid(start: float, points: int, tolerance: float) -> np.ndarray:
 def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float = 0.01, rounds: int = 12,
                      bandwidth: int = 1, buffer: int | None = None, measurement: Measurement | None = None,
                      batch_runs: int = 64, progress=None, vcs: int = 1,
-                     source_queue: str = "all", starts: list | None = None) -> list[Saturation]:
+                     source_queue: str = "all", starts: list | None = None,
+                     vc_buffer: str = "set") -> list[Saturation]:
     """:func:`find_saturation` for several specs at once, their rounds run together.
 
     Round by round, the runs of every search still open go through the fast engine in batches
@@ -279,7 +281,7 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
     ----------
     specs : list of RunSpec
         One template per search (sharing one network object and priority rule).
-    points, tolerance, rounds, bandwidth, buffer, measurement, progress, vcs, source_queue
+    points, tolerance, rounds, bandwidth, buffer, measurement, progress, vcs, source_queue, vc_buffer
         As for :func:`find_saturation`.
     batch_runs : int
         Runs per batch of the engine, at most (whole searches per batch, fewer on networks of
@@ -330,7 +332,7 @@ def find_saturations(specs: list[RunSpec], *, points: int = 8, tolerance: float 
         for group in groups:
             batch = [run for _, runs in group for run in runs]
             results = simulate_batch(batch, bandwidth=bandwidth, buffer=buffer, measurement=measurement, vcs=vcs,
-                                     source_queue=source_queue)
+                                     source_queue=source_queue, vc_buffer=vc_buffer)
             at = 0
             for search, runs in group:
                 search.take(results[at:at + len(runs)])

@@ -187,7 +187,8 @@ class _Screen:
 def screened_minimum(specs: list[RunSpec], *, pilot: int = 8, candidates: int = 8, step: float = 0.03,
                      points: int = 8, tolerance: float = 0.01, rounds: int = 12, bandwidth: int = 1,
                      buffer: int | None = None, measurement: Measurement | None = None, vcs: int = 1,
-                     source_queue: str = "all", batch_runs: int = 64, progress=None) -> ScreenedMinimum:
+                     source_queue: str = "all", batch_runs: int = 64, progress=None,
+                     vc_buffer: str = "set") -> ScreenedMinimum:
     """The lowest saturation throughput over ``specs`` (one per permutation), searching in full
     only the permutations a screen at the running minimum cannot clear (see the module docstring).
 
@@ -204,7 +205,7 @@ def screened_minimum(specs: list[RunSpec], *, pilot: int = 8, candidates: int = 
         again ``step`` lower.
     step : float
         Relative drop of the screening rate from one pass to the next.
-    points, tolerance, rounds, bandwidth, buffer, measurement, vcs, source_queue
+    points, tolerance, rounds, bandwidth, buffer, measurement, vcs, source_queue, vc_buffer
         As for :func:`~universal.openloop.saturation.find_saturations` (a screening run is
         measured as a search's runs are).
     batch_runs : int
@@ -241,7 +242,7 @@ def screened_minimum(specs: list[RunSpec], *, pilot: int = 8, candidates: int = 
         raise UserError("a screened worst case needs pilot >= 1, candidates >= 1 and 0 < step < 1")
     measurement = measurement or Measurement(latency_limit=500, drain=False, overload="stop", latencies=False)
     run_options = dict(bandwidth=bandwidth, buffer=buffer, measurement=measurement, vcs=vcs,
-                       source_queue=source_queue)
+                       source_queue=source_queue, vc_buffer=vc_buffer)
     search_options = dict(points=points, tolerance=tolerance, rounds=rounds, **run_options)
     nodes = specs[0].router.network.num_nodes
     state = _Screen(specs, search_options, run_options, max(1, min(batch_runs, 4096 // nodes)), progress)

@@ -96,6 +96,8 @@ class OpenLoopStudy:
     vcs: int = 1
     #: The source queue's model (:mod:`universal.engine.source_queue`): ``all`` or ``fifo``.
     source_queue: str = "all"
+    #: The VC buffer's model (:mod:`universal.engine.fifo_vcs`): ``set`` or ``fifo``.
+    vc_buffer: str = "set"
     window: int | None = None
     tolerance: float = 0.01
     name: str = "openloop"
@@ -167,6 +169,7 @@ class OpenLoopStudy:
                 **({"router_delay": self.router_delay} if self.router_delay else {}),
                 **({"vcs": self.vcs} if self.vcs != 1 else {}),
                 **({"source_queue": self.source_queue} if self.source_queue != "all" else {}),
+                **({"vc_buffer": self.vc_buffer} if self.vc_buffer != "set" else {}),
                 **({"pool_translates": True} if self.pool_translates else {}),
                 **({"worst_case": True, "random_perms": self.random_perms,
                      **({"screen_perms": True} if self.screen_perms else {})} if self.worst_case else {})}
@@ -218,6 +221,8 @@ class OpenLoopReport:
         if s.vcs != 1:
             out["vcs"] = s.vcs
         out["source_queue"] = s.source_queue
+        if s.vc_buffer != "set":
+            out["vc_buffer"] = s.vc_buffer
         if s.pool_translates:
             out["pool_translates"] = True
         if self.shared_queues:

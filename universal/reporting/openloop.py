@@ -93,6 +93,7 @@ def router_setting(data: dict) -> str:
     parts += [f"b={data['buffer']}"] if data.get("buffer") is not None else []
     queues = data.get("shared_queues") or {}
     fifo = ["FIFO source queues"] if data.get("source_queue", "all") != "all" else []
+    fifo += ["FIFO VCs"] if data.get("vc_buffer", "set") != "set" else []
     # one rule for every row and not the default: named here (several get a column of their own)
     rules = {r.get("priority") for r in data.get("rows", [])}
     fifo += [f"priority {rules.pop()}"] if len(rules) == 1 and not rules & {None, "age"} else []
