@@ -135,9 +135,10 @@ def main() -> None:
                              "accepted rate settles within 1000 steps, see benchmarks/source_queue_probe.py)")
     parser.add_argument("--vc-buffer", choices=["set", "fifo"], default="set",
                         help="each VC a set (default) or a FIFO whose head alone leaves")
-    parser.add_argument("--source-queue", choices=["all", "fifo"], default="all",
+    parser.add_argument("--source-queue", default="all", metavar="{all,fifo,fifo:w=W}",
                         help="the sources' model: all (default, every queued packet contends for its first link) "
-                             "or fifo (the GOAL paper's input-queued router: the head alone leaves, B per step)")
+                             "or fifo (the GOAL paper's input-queued router: the head alone leaves, B per step), "
+                             "or fifo:w=W (the first W packets contend, each may leave)")
     parser.add_argument("--tolerance", type=float, default=0.01, help="the saturation search's tolerance (0.01)")
     args = parser.parse_args()
     if args.vcs != "scheme":

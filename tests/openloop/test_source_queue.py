@@ -145,9 +145,10 @@ def test_a_bad_source_queue_on_the_command_line_is_one_error_line():
     import subprocess
     import sys
 
-    for command in ("openloop --network torus:k=4,n=2 --loads 0.2", "route --network torus:k=4,n=2 --problem "
-                    "permutation:random"):
-        out = subprocess.run([sys.executable, "-m", "universal", *command.split(), "--source-queue", "lifo"],
+    for command, value in (("openloop --network torus:k=4,n=2 --loads 0.2", "lifo"), ("route --network "
+                           "torus:k=4,n=2 --problem permutation:random", "lifo"),
+                           ("openloop --network torus:k=4,n=2 --loads 0.2", "fifo:w=0")):
+        out = subprocess.run([sys.executable, "-m", "universal", *command.split(), "--source-queue", value],
                              capture_output=True, text=True)
         assert out.returncode == 2 and out.stdout == ""
         assert out.stderr.count("\n") <= 1 and out.stderr.startswith("error: argument --source-queue")
@@ -181,3 +182,40 @@ def test_saturation_searches_of_an_oblivious_and_an_adaptive_routing_together_en
     together = find_saturations(specs, **kwargs)
     alone = [find_saturations([s], **kwargs)[0] for s in specs]
     assert [t.theta for t in together] == [a.theta for a in alone]
+
+
+# the look-ahead window (``fifo:w=W``): the first W packets routed, each may leave on its own
+WINDOW_CASES = [
+    ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "age", 1, None, 1, 2),
+    ("torus:k=4,n=2", "val", "bitcomp", 0.9, "poisson", "age", 1, 2, 4, 3),
+    ("torus:k=4,n=2", "rlb", "tornado", 0.9, "bernoulli", "age", 1, 1, 6, 2),
+    ("torus:k=4,n=2", "min-adaptive", "bitcomp", 0.9, "bernoulli", "age", 1, 1, 3, 2),
+    ("torus:k=4,n=2", "goal", "tornado", 0.9, "poisson", "age", 2, 1, 3, 3),
+    ("torus:k=5,n=2", "ugal", "uniform", 1.0, "poisson", "age", 1, 2, 6, 2),
+]
+
+
+@pytest.mark.parametrize("case", WINDOW_CASES, ids=lambda c: "-".join(str(x) for x in c))
+def test_a_source_window_equals_reference(case):
+    assert_run_equals_reference(case[:-1], STEPS, 100, source_queue=f"fifo:w={case[-1]}")
+
+
+def test_a_source_window_lets_w_packets_leave_per_step_and_spans_fifo_to_all():
+    """Node 0 backlogged with one-hop packets for its four neighbours: W = 1 is ``fifo`` and a
+    window longer than the queue is ``all`` (every delivery step equal); W = 2 sends at most 2 per
+    step, more than one on average (two front packets for two links often differ)."""
+    s = _to_neighbours()
+    def got(queue):
+        return simulate_batch([s], measurement=Measurement(steps=200), source_queue=queue)[0].records["delivered"]
+    assert got("fifo:w=1").tolist() == got("fifo").tolist()
+    assert got("fifo:w=100000").tolist() == got("all").tolist()
+    two = got("fifo:w=2")
+    per_step = np.bincount(two[two >= 0])
+    assert per_step.max() == 2 and 1.2 * 150 < ((two >= 50) & (two < 200)).sum() < 2 * 150
+    assert two.tolist() == simulate_reference(s, 200, source_queue="fifo:w=2")["delivered"]
+
+
+@pytest.mark.parametrize("value", ["fifo:w=0", "fifo:w=x", "fifo:w=", "fifo:w=-1"])
+def test_a_bad_source_window_is_refused(value):
+    with pytest.raises(UserError, match="unknown source queue"):
+        simulate_batch([spec("torus:k=4,n=2", "dor", "uniform", 0.5)], source_queue=value)

@@ -109,6 +109,23 @@ def buffer_list(text: str) -> list[int | None]:
     return [None if part.strip() == "unbounded" else positive(part.strip()) for part in text.split(",")]
 
 
+def source_queue(text: str) -> str:
+    """An argparse type: a source-queue model (:mod:`universal.engine.source_queue`).
+
+    Examples
+    --------
+    >>> source_queue("fifo:w=4")
+    'fifo:w=4'
+    """
+    from universal.engine.source_queue import check_source_queue
+    from universal.errors import UserError
+
+    try:
+        return check_source_queue(text)
+    except UserError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def positive_list(text: str) -> list[int]:
     """An argparse type: one positive integer or several separated by commas.
 

@@ -9,6 +9,7 @@ import argparse
 from universal.cli.common import (buffer_list, command_line, executor, executor_options, html_path, machine, names,
                                   nonnegative, output_file, output_options, plot_path, plotted, positive, print_json,
                                   progress_bar, protect_run_inputs, table_options, wrote_html, writable)
+from universal.cli.common import source_queue
 from universal.errors import UserError
 
 HELP = "open-loop runs: latency against offered load, saturation throughput"
@@ -46,11 +47,12 @@ def add_arguments(ol: argparse.ArgumentParser) -> None:
                          "GOAL's *-channels: min-adaptive and goal 3, ugal 6 on a torus); "
                          "a routing that needs more than V is refused; chaos has no VCs and gives the V x b "
                          "budget of every input link beyond its one buffer of b to its shared queue")
-    ol.add_argument("--source-queue", choices=["all", "fifo"], default="all",
+    ol.add_argument("--source-queue", type=source_queue, default="all", metavar="{all,fifo,fifo:w=W}",
                     help="a node's source queue: all (default, the ideal network's): every queued packet may take "
                          "any free place on its node's links, by priority; fifo (the GOAL paper's input-queued "
                          "router): a FIFO whose first B packets alone are routed and leave in order, so with "
-                         "B = 1 the head alone, one packet per step")
+                         "B = 1 the head alone, one packet per step; fifo:w=W (a look-ahead window): the first W "
+                         "packets are routed and each may leave, up to W per step")
     ol.add_argument("--vc-buffer", choices=["set", "fifo"], default="set",
                     help="a virtual channel's buffer (with --buffer b): set (default): any packet of a VC class "
                          "may leave, by priority; fifo (the GOAL paper's input-queued router): every VC a FIFO "

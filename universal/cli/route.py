@@ -10,6 +10,7 @@ from universal.cli.common import (buffer_list, command_line, html_path, machine,
                                   output_file, output_options, plot_path, plotted, positive, positive_list, print_json,
                                   protect_run_inputs, table_options, wrote_html, writable)
 from universal.cli.outputs import emit_experiment, run_experiment_with_bar
+from universal.cli.common import source_queue
 from universal.errors import UserError
 
 HELP = "route a problem on a network"
@@ -34,10 +35,10 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                          "every hop enters the dateline class of its place on its path, each class a buffer of "
                          "its VCs x b, so that no deadlock occurs; the classes are counted on the paths and more "
                          "than V are refused")
-    rt.add_argument("--source-queue", choices=["all", "fifo"], default="all",
+    rt.add_argument("--source-queue", type=source_queue, default="all", metavar="{all,fifo,fifo:w=W}",
                     help="a node's packets: all (default): every one waits for its first link from step 1; fifo "
                          "(an input-queued router's source queue): they leave in packet order, the first B alone "
-                         "routed, so with B = 1 one per node and step")
+                         "routed, so with B = 1 one per node and step; fifo:w=W: the first W routed, each may leave")
     rt.add_argument("--engine", choices=["one", "fast", "reference"], default="one", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")

@@ -316,7 +316,7 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         raise ValueError("buffer must be >= 1 (or None for unbounded buffers)")
     from universal.engine.source_queue import check_source_queue
 
-    fifo = check_source_queue(source_queue) == "fifo"
+    fifo = check_source_queue(source_queue) != "all"
     if protocol.bufferless and fifo:
         raise UserError(f"{protocol.name} is bufferless: it has no source queue to make a FIFO (leave out "
                         "--source-queue fifo)")

@@ -76,7 +76,8 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     source_queue : {"all", "fifo"}
         ``fifo``: a node's source queue is a FIFO whose first B packets alone are routed (join
         ``waiting``) and leave in queue order (:mod:`universal.engine.source_queue`); ``all``:
-        every queued packet waits for its first link.
+        every queued packet waits for its first link; ``fifo:w=W``: the first W packets are
+        routed and each may leave on its own.
     vc_buffer : {"set", "fifo"}
         ``fifo``: every VC a FIFO of b packets whose head alone may leave
         (:mod:`universal.engine.fifo_vcs`); ``set``: any packet of a class buffer may leave.
@@ -137,7 +138,10 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     crossings = None if record is None else record.setdefault("crossings", [])
     limit = None if record is None else record.get("limit")
     packets: list[RefPacket] = []
-    fifo = source_queue == "fifo"
+    from universal.engine.source_queue import source_window
+
+    fifo = source_window(source_queue, bandwidth) is not None
+    cap, ordered = source_window(source_queue, bandwidth) or (bandwidth, True)
     front: dict[int, list[RefPacket]] = defaultdict(list)      # the routed packets of every source queue
     behind: dict[int, list[RefPacket]] = defaultdict(list)     # the packets behind them, in queue order
     for t in range(steps):
@@ -157,7 +161,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
             if p.alt is not None:                      # UGAL-L/G, from the counts before the step's new packets
                 core.choose_path(p, counts)
             core.join(p)
-            if fifo and (behind[p.src] or len(front[p.src]) >= bandwidth):
+            if fifo and (behind[p.src] or len(front[p.src]) >= cap):
                 behind[p.src].append(p)                # not routed yet: waits for nothing
                 unrouted.add(p.pid)
                 continue
@@ -167,7 +171,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
             if p.want is not None and delivered[p.pid] < 0 and p.pid not in unrouted:
                 counts[p.want] += 1
         core.decide(waiting, counts)
-        moving = _contend(core, waiting, key, front if fifo else None)
+        moving = _contend(core, waiting, key, front if fifo and ordered else None)
         if buffer is not None and waiting and not moving and core.chaos is None:
             status, last = "deadlock", t
             break
@@ -186,7 +190,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
             moved = {p.pid for p in moving}
             for v in list(front):
                 front[v] = [p for p in front[v] if p.pid not in moved]
-                while behind[v] and len(front[v]) < bandwidth:
+                while behind[v] and len(front[v]) < cap:
                     p = behind[v].pop(0)
                     front[v].append(p)
                     waiting.append(p)

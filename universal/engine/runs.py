@@ -192,7 +192,7 @@ class _Batch:
         self.batch_stats = measurement.until_delivered and self.R == 1
         self.track = buffer is not None or bool(self.ugal_mode.any()) or self.batch_stats
         self.fifo = None                        # a FIFO source queue (universal.engine.source_queue)
-        if source_queue == "fifo":
+        if source_queue != "all":
             self.track = True                   # "prev" tells the packets still in their source queue
         self._plan_vcs(vcs)
         self.vcfifo = None                      # FIFO VCs (universal.engine.fifo_vcs)
@@ -217,13 +217,13 @@ class _Batch:
         # without it, and two ufunc.at passes per step are saved
         self.count_waiting = self.adaptive or bool(self.ugal_mode.any())
         self._alloc(4096)
-        if source_queue == "fifo":
-            from universal.engine.source_queue import FifoSources
+        if source_queue != "all":
+            from universal.engine.source_queue import FifoSources, source_window
 
             if self.release is not None:
                 raise UserError("a FIFO source queue (--source-queue fifo) does not take a protocol's release "
                                 "delays: leave it out, or use --source-queue all")
-            self.fifo = FifoSources(self)
+            self.fifo = FifoSources(self, *source_window(source_queue, bandwidth))
         self.store = np.empty(1 << 16, dtype=np.int64)
         self.store_len = 0
         self.next_pid = 0
@@ -784,7 +784,7 @@ class _Batch:
         order = self._order()
         want = a["want"][h:] if order is None else a["want"][h:][order]
         at = self._winners_now(want, order, n)
-        if self.fifo is not None and self.B > 1:    # a queue's front leaves in order
+        if self.fifo is not None and self.fifo.ordered and self.B > 1:    # a queue's front leaves in order
             at = self.fifo.in_order(at, lambda out: self._winners_now(_held_out(want, order, out, self.held_link),
                                                                       order, n))
         crossed = a["want"][h:][at]

@@ -20,6 +20,13 @@ algorithm for torus networks", ISCA 2003, §5.1; BookSim's injection queue is th
     the end of the step by the next ones of the queue, which are routed (and, adaptive, decide)
     at the start of the next step, as a packet arriving at a node does. (UGAL-L/G on networks
     with terminals still choose between their two paths when the packet is created.)
+``fifo:w=W`` (a FIFO with a look-ahead window of W packets; a prototype between the two)
+    The first W packets of the queue (in creation order) are routed, as ``fifo``'s front is, but
+    each of them may leave whenever it wins its first link, whatever the packets before it do;
+    a packet that leaves is replaced at the end of the step by the next one of the queue. So a
+    node sends up to W packets per step (one per free place on its links) and a blocked packet
+    holds the queue only while W packets are blocked. With B = 1, W = 1 is ``fifo``; W at least
+    the queue's length is ``all``.
 
 In the engine a packet behind the front waits for the dummy *held* link, which never lets it
 across (:class:`universal.engine.runs._Batch`'s ``held_link``), and is not counted in the links'
@@ -41,10 +48,10 @@ import numpy as np
 from universal.engine.contention import ONE
 from universal.errors import UserError
 
-__all__ = ["SOURCE_QUEUES", "check_source_queue", "FifoSources", "front_violations"]
+__all__ = ["SOURCE_QUEUES", "check_source_queue", "source_window", "FifoSources", "front_violations"]
 
 #: The source-queue models (see the module docstring); the first is the default.
-SOURCE_QUEUES = ("all", "fifo")
+SOURCE_QUEUES = ("all", "fifo", "fifo:w=W")
 
 
 def check_source_queue(name: str) -> str:
@@ -54,12 +61,30 @@ def check_source_queue(name: str) -> str:
     --------
     >>> check_source_queue("all")
     'all'
+    >>> check_source_queue("fifo:w=4")
+    'fifo:w=4'
     """
-    if name not in SOURCE_QUEUES:
+    if name in ("all", "fifo"):
+        return name
+    w = name[len("fifo:w="):] if isinstance(name, str) and name.startswith("fifo:w=") else ""
+    if not (w.isdigit() and int(w) >= 1 and w == str(int(w))):
         raise UserError(f"unknown source queue {name!r}: choose one of {', '.join(SOURCE_QUEUES)} (all: every "
                         "queued packet may take a free place on its node's links; fifo: the head alone, "
-                        "B per step in order)")
+                        "B per step in order; fifo:w=W: the first W packets, each may leave, W >= 1)")
     return name
+
+
+def source_window(name: str, bandwidth: int) -> tuple[int, bool] | None:
+    """The routed front's size of a queue and whether it leaves in order; None for ``all``.
+
+    Examples
+    --------
+    >>> source_window("fifo", 2), source_window("fifo:w=4", 1), source_window("all", 1)
+    ((2, True), (4, False), None)
+    """
+    if check_source_queue(name) == "all":
+        return None
+    return (bandwidth, True) if name == "fifo" else (int(name[len("fifo:w="):]), False)
 
 
 def front_violations(src_key: np.ndarray, pid: np.ndarray, won: np.ndarray) -> np.ndarray:
@@ -101,10 +126,16 @@ class FifoSources:
     ----------
     batch : universal.engine.runs._Batch
         The batch (its runs, nodes, bandwidth B and packet arrays).
+    window : int, optional
+        The front's size (default B, ``fifo``; W for ``fifo:w=W``).
+    ordered : bool
+        Whether the front leaves in queue order (``fifo``) or each packet on its own (``fifo:w=W``).
     """
 
-    def __init__(self, batch) -> None:
+    def __init__(self, batch, window: int | None = None, ordered: bool = True) -> None:
         self.batch = batch
+        self.cap = batch.B if window is None else window      # routed packets of a queue at most
+        self.ordered = ordered                                # the front leaves in order (fifo)
         self.front = np.zeros(batch.R * batch.N, dtype=np.int64)     # routed packets of each queue (<= B)
         self.behind = np.zeros(batch.R * batch.N, dtype=np.int64)    # packets behind the front
 
@@ -119,7 +150,7 @@ class FifoSources:
         turn = np.arange(len(k)) - np.maximum.accumulate(np.where(first, np.arange(len(k)), 0))
         place = np.empty(len(k), dtype=np.int64)
         place[o] = turn                                   # 0, 1, ... among this step's packets of the queue
-        behind = (self.behind[key] > 0) | (self.front[key] + place >= b.B)
+        behind = (self.behind[key] > 0) | (self.front[key] + place >= self.cap)
         self.front += np.bincount(key[~behind], minlength=len(self.front))
         self.behind += np.bincount(key[behind], minlength=len(self.behind))
         if not behind.any():
@@ -139,7 +170,7 @@ class FifoSources:
         if not len(left):
             return
         self.front -= np.bincount(left, minlength=len(self.front))
-        take = np.minimum(self.behind, b.B - self.front)
+        take = np.minimum(self.behind, self.cap - self.front)
         if not take.any():
             return
         h = b.head

@@ -92,7 +92,8 @@ def router_setting(data: dict) -> str:
     parts = [f"B={data['bandwidth']}"] if data.get("bandwidth", 1) != 1 else []
     parts += [f"b={data['buffer']}"] if data.get("buffer") is not None else []
     queues = data.get("shared_queues") or {}
-    fifo = ["FIFO source queues"] if data.get("source_queue", "all") != "all" else []
+    sq = data.get("source_queue", "all")
+    fifo = [] if sq == "all" else ["FIFO source queues" + ("" if sq == "fifo" else f" (window {sq[7:]})")]
     fifo += ["FIFO VCs"] if data.get("vc_buffer", "set") != "set" else []
     # one rule for every row and not the default: named here (several get a column of their own)
     rules = {r.get("priority") for r in data.get("rows", [])}

@@ -54,8 +54,10 @@ def _caption(result: ExperimentResult) -> list[str]:
     if result.vcs != 1:
         buffers += (f", V = {result.vcs} virtual channels per link (buf: in one class's VCs on paths fixed in "
                     "advance, in all of a link's VCs with adaptive routing)")
-    if result.source_queue != "all":
+    if result.source_queue == "fifo":
         buffers += "; FIFO source queues (a node's packets leave in order, B per step)"
+    elif result.source_queue != "all":
+        buffers += f"; FIFO source queues, look-ahead window {result.source_queue[7:]} (any of the first W may leave)"
     lines = [
         f"{net.num_nodes:,} nodes, {net.num_links:,} links; {bandwidth}; {buffers}; {seeds} seed{'s' if seeds != 1 else ''}",
         "T: routing time in steps, mean (range) over seeds; LB = max(C/B, D), a lower bound on T; "
