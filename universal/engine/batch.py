@@ -282,10 +282,11 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         occur; the classes are counted on the paths themselves
         (:func:`universal.engine.vcs.classes_of_paths`) and more than V are refused. Bufferless
         protocols have no buffers and ignore it.
-    source_queue : {"all", "fifo"}
+    source_queue : {"all", "fifo", "fifo:w=W"}
         ``fifo``: every node's packets leave it in packet order, its first B alone routed (the
         input-queued router's source queue, :mod:`universal.engine.source_queue`); ``all``: every
-        packet waits for its first link from step 1. Bufferless protocols refuse ``fifo``.
+        packet waits for its first link from step 1; ``fifo:w=W``: its first W routed, each may
+        leave on its own. Bufferless protocols refuse both FIFOs.
 
     Returns
     -------
@@ -471,7 +472,7 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
         packet at a time: the oracle the fast engine must equal).
     vcs : int
         V, virtual channels per link (:mod:`universal.engine.vcs`).
-    source_queue : {"all", "fifo"}
+    source_queue : {"all", "fifo", "fifo:w=W"}
         The sources' model (:func:`simulate`).
 
     Returns

@@ -113,9 +113,9 @@ class FifoVCs:
         self.first = np.zeros((batch.R, classes), dtype=np.int64)
         self.count = np.ones((batch.R, classes), dtype=np.int64)
         if batch.vc is not None:
-            for r, s in enumerate(batch.specs):
-                from universal.engine.vcs import plan_vcs
+            from universal.engine.vcs import plan_vcs
 
+            for r, s in enumerate(batch.specs):
                 g = plan_vcs(s.router, vcs, batch.buffer, s.injection.vc_classes).classes
                 first, count = vc_ranges(vcs, g)
                 self.first[r, :g], self.count[r, :g] = first, count

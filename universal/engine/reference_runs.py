@@ -73,7 +73,7 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         B and the link-buffer size b (None: unbounded).
     vcs : int
         V, virtual channels per link (:mod:`universal.engine.vcs`).
-    source_queue : {"all", "fifo"}
+    source_queue : {"all", "fifo", "fifo:w=W"}
         ``fifo``: a node's source queue is a FIFO whose first B packets alone are routed (join
         ``waiting``) and leave in queue order (:mod:`universal.engine.source_queue`); ``all``:
         every queued packet waits for its first link; ``fifo:w=W``: the first W packets are
@@ -140,8 +140,9 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     packets: list[RefPacket] = []
     from universal.engine.source_queue import source_window
 
-    fifo = source_window(source_queue, bandwidth) is not None
-    cap, ordered = source_window(source_queue, bandwidth) or (bandwidth, True)
+    window = source_window(source_queue, bandwidth)
+    fifo = window is not None
+    cap, ordered = window or (bandwidth, True)
     front: dict[int, list[RefPacket]] = defaultdict(list)      # the routed packets of every source queue
     behind: dict[int, list[RefPacket]] = defaultdict(list)     # the packets behind them, in queue order
     for t in range(steps):

@@ -1243,11 +1243,11 @@ def simulate_batch(specs: list[RunSpec], *, bandwidth: int = 1, buffer: int | No
         V, virtual channels per link (:mod:`universal.engine.vcs`): with V >= 2 and bounded
         buffers every hop enters its route's deadlock-free class; a routing that needs more than
         V classes, or has none, is refused.
-    source_queue : {"all", "fifo"}
+    source_queue : {"all", "fifo", "fifo:w=W"}
         The source queue's model (:mod:`universal.engine.source_queue`): ``all``, every queued
         packet may take a free place on its node's links (SPEC §11's ideal network); ``fifo``,
         the input-queued router's FIFO, whose first B packets alone are routed and leave in order
-        (with B = 1 the head alone).
+        (with B = 1 the head alone); ``fifo:w=W``, its first W packets routed, each may leave.
     vc_buffer : {"set", "fifo"}
         The VC buffer's model (:mod:`universal.engine.fifo_vcs`): ``set``, any packet of a class
         buffer may leave; ``fifo``, every VC a FIFO of ``buffer`` packets whose head alone may

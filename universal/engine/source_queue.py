@@ -136,7 +136,7 @@ class FifoSources:
         self.batch = batch
         self.cap = batch.B if window is None else window      # routed packets of a queue at most
         self.ordered = ordered                                # the front leaves in order (fifo)
-        self.front = np.zeros(batch.R * batch.N, dtype=np.int64)     # routed packets of each queue (<= B)
+        self.front = np.zeros(batch.R * batch.N, dtype=np.int64)     # routed packets of each queue (<= cap)
         self.behind = np.zeros(batch.R * batch.N, dtype=np.int64)    # packets behind the front
 
     def join(self, lo: int, hi: int) -> None:
