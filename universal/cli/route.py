@@ -39,6 +39,11 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                     help="a node's packets: all (default): every one waits for its first link from step 1; fifo "
                          "(an input-queued router's source queue): they leave in packet order, the first B alone "
                          "routed, so with B = 1 one per node and step; fifo:w=W: the first W routed, each may leave")
+    rt.add_argument("--vc-buffer", choices=["set", "fifo"], default="set",
+                    help="a virtual channel's buffer (with --buffer b): set (default): any packet of a VC class "
+                         "may leave, by priority; fifo (the GOAL paper's input-queued router): every VC (with "
+                         "--vcs 1 the link's one buffer) a FIFO of b packets whose head alone may leave "
+                         "(head-of-line blocking; B = 1)")
     rt.add_argument("--engine", choices=["one", "fast", "reference"], default="one", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
@@ -68,6 +73,8 @@ def run(args: argparse.Namespace) -> None:
         raise UserError("--trace and --html follow a run with one buffer per link; leave out --vcs")
     if args.source_queue != "all" and (args.trace or html is not None):
         raise UserError("--trace and --html follow a run with the default source queue; leave out --source-queue")
+    if args.vc_buffer != "set" and args.trace:
+        raise UserError("--trace follows a run whose link buffers are sets; leave out --vc-buffer fifo")
     if args.trace:
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
@@ -93,6 +100,7 @@ def run(args: argparse.Namespace) -> None:
         buffer=args.buffer[0] if len(args.buffer) == 1 else args.buffer,
         vcs=args.vcs,
         source_queue=args.source_queue,
+        vc_buffer=args.vc_buffer,
         engine=args.engine,
         name="route",
         analyze=args.analyze,
