@@ -61,7 +61,8 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
                     help="also write one run as a self-contained HTML page: the network, packets moving step by "
                          "step, link queues, the delivery curve and the table row (one problem, paths, protocol, "
-                         "B, b and seed; at most 4,096 nodes and 200,000 packet-hops)")
+                         "B, b and seed, with the run's --vcs, --source-queue and --vc-buffer; at most 4,096 nodes "
+                         "and 200,000 packet-hops)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -69,12 +70,13 @@ def run(args: argparse.Namespace) -> None:
     plot = plot_path(args)
     links = writable(args.links, "links")
     html = html_path(args)
-    if args.vcs != 1 and (args.trace or html is not None):
-        raise UserError("--trace and --html follow a run with one buffer per link; leave out --vcs")
-    if args.source_queue != "all" and (args.trace or html is not None):
-        raise UserError("--trace and --html follow a run with the default source queue; leave out --source-queue")
-    if args.vc_buffer != "set" and args.trace:
-        raise UserError("--trace follows a run whose link buffers are sets; leave out --vc-buffer fifo")
+    if args.trace:      # the trace's reference has one set buffer per link and every packet routed
+        if args.vcs != 1:
+            raise UserError("--trace follows a run with one buffer per link; leave out --vcs")
+        if args.source_queue != "all":
+            raise UserError("--trace follows a run with the default source queue; leave out --source-queue")
+        if args.vc_buffer != "set":
+            raise UserError("--trace follows a run whose link buffers are sets; leave out --vc-buffer fifo")
     if args.trace:
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
@@ -118,7 +120,8 @@ def run(args: argparse.Namespace) -> None:
         (collection, run_result), = result.runs
         wrote_html(*write_view(html, batch_view(collection, run_result, asdict(result.rows[0]),
                                                 protocol=exp.protocols[0], captions=result.captions,
-                                                command=command_line(args))))
+                                                command=command_line(args), vcs=exp.vcs,
+                                                source_queue=exp.source_queue, vc_buffer=exp.vc_buffer)))
     emit_experiment(result, args)
     if links is not None:
         from universal.reporting.links import experiment_link_lines, write_links

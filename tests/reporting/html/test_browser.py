@@ -104,3 +104,23 @@ def test_a_broken_page_fails_the_same_checks(pages, tmp_path):
     broken.write_text(text.replace('"bend":', '"bent":', 1), encoding="utf-8")
     verdict, console = self_test(broken)
     assert verdict["errors"] and console
+
+
+def test_a_page_of_fifo_virtual_channels_loads_and_names_them(tmp_path, monkeypatch):
+    """``route --html`` with ``--vcs 2 --buffer 2 --vc-buffer fifo --source-queue fifo``: the page
+    passes its self-test in the browser (every packet delivered at the last step) and its
+    subtitle, as drawn, names the router model."""
+    from tests.reporting.html.browser import _run, console_lines
+
+    chromium()
+    monkeypatch.chdir(tmp_path)
+    assert main(["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=4", "--vcs", "2", "--buffer",
+                 "2", "--vc-buffer", "fifo", "--source-queue", "fifo", "--html", "v.html", "--json"]) == 0
+    run = _run(tmp_path / "v.html", "selftest", "--dump-dom")     # self_test's run, the DOM kept
+    verdict = json.loads(re.search(r'<pre id="selftest">([^<]*)</pre>', run.stdout).group(1).replace("&quot;", '"'))
+    assert console_lines(run.stderr) == [] and verdict["errors"] == []
+    assert verdict["packets"] == 64 and verdict["delivered"] == 64
+    dom = run.stdout
+    subtitle = re.search(r'id="subtitle"[^>]*>([^<]*)<', dom).group(1)
+    assert "link buffers b = 2, V = 2 virtual channels per link, FIFO VCs" in subtitle
+    assert "FIFO source queues" in subtitle

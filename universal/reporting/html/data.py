@@ -101,7 +101,43 @@ def _clean(value):
     return value
 
 
-def batch_view(collection, result, row: dict, *, protocol, captions=(), command: str = "") -> dict:
+def router_model(buffer: int | None, vcs: int = 1, source_queue: str = "all", vc_buffer: str = "set") -> dict:
+    """The router-model settings a view's run ran with, as the page's data holds them.
+
+    Examples
+    --------
+    >>> router_model(2, vcs=2, vc_buffer="fifo")
+    {'buffer': 2, 'vcs': 2, 'source_queue': 'all', 'vc_buffer': 'fifo'}
+    """
+    return {"buffer": buffer, "vcs": vcs, "source_queue": source_queue, "vc_buffer": vc_buffer}
+
+
+def router_text(model: dict) -> str:
+    """The router model in words, for a view's subtitle: the buffers, the virtual channels, the VC
+    buffer's model and the source queue (the last three only where they are not the defaults).
+
+    Examples
+    --------
+    >>> router_text(router_model(None))
+    'unbounded link buffers'
+    >>> router_text(router_model(2, vcs=2, source_queue="fifo", vc_buffer="fifo"))
+    'link buffers b = 2, V = 2 virtual channels per link, FIFO VCs (the head of a VC alone leaves), FIFO source queues'
+    """
+    parts = ["unbounded link buffers" if model["buffer"] is None else f"link buffers b = {model['buffer']}"]
+    if model["vcs"] != 1:
+        parts.append(f"V = {model['vcs']} virtual channels per link")
+    if model["vc_buffer"] == "fifo":
+        parts.append("FIFO VCs (the head of a VC alone leaves)" if model["vcs"] != 1
+                     else "FIFO link buffers (the head of a buffer alone leaves)")
+    if model["source_queue"] == "fifo":
+        parts.append("FIFO source queues")
+    elif model["source_queue"] != "all":
+        parts.append(f"FIFO source queues, look-ahead window {model['source_queue'][7:]}")
+    return ", ".join(parts)
+
+
+def batch_view(collection, result, row: dict, *, protocol, captions=(), command: str = "", vcs: int = 1,
+               source_queue: str = "all", vc_buffer: str = "set") -> dict:
     """The view of one ``route`` run: a path collection routed by the fast engine with
     ``record_hops=True``.
 
@@ -120,6 +156,9 @@ def batch_view(collection, result, row: dict, *, protocol, captions=(), command:
         The table's notes.
     command : str
         The command line, shown in the page.
+    vcs, source_queue, vc_buffer : int, str, str
+        The router model the run had (:func:`universal.engine.batch.simulate`), named in the
+        subtitle and kept under ``router`` (a bufferless protocol has none of them).
 
     Returns
     -------
@@ -163,12 +202,12 @@ def batch_view(collection, result, row: dict, *, protocol, captions=(), command:
         last_crossing = int(steps.max()) if len(steps) else 0
     D = collection.dilation
     last = max(int(result.T), last_crossing, 0)
+    router = None if protocol.bufferless else router_model(row["buffer"], vcs, source_queue, vc_buffer)
     return {
         "kind": "batch", "command": command, "title": f"{row['protocol']} on {net.name}",
         "subtitle": f"{row['problem']}, {row['paths']} paths, seed {row['seed']}, B = {row['bandwidth']}, "
-                    + ("bufferless" if protocol.bufferless else
-                       "unbounded link buffers" if row["buffer"] is None else f"link buffers b = {row['buffer']}"),
-        "bufferless": bool(protocol.bufferless), "start_offset": 1,
+                    + ("bufferless" if protocol.bufferless else router_text(router)),
+        "router": router, "bufferless": bool(protocol.bufferless), "start_offset": 1,
         "round_length": protocol.round_length(D) if protocol.bufferless else None,
         "network": _network(net),
         "static_load": collection.link_loads.tolist(),
@@ -238,8 +277,10 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
                    priority=study.priorities[0])
     record: dict = {"limit": MAX_HOPS}
     # the drain is bounded by the hop limit: every step before it ends moves a packet (or deadlocks)
-    run = simulate_reference(spec, steps + MAX_HOPS + 1, bandwidth=study.bandwidth, buffer=study.buffer,
-                             create_until=steps, record=record)
+    # the study's router model, whole: the view is the study's run at this load and seed
+    router = router_model(study.buffer, study.vcs, study.source_queue, study.vc_buffer)
+    run = simulate_reference(spec, steps + MAX_HOPS + 1, bandwidth=study.bandwidth, create_until=steps, record=record,
+                             **router)
     if run["status"] == "record-limit":
         raise UserError(f"--html holds at most {MAX_HOPS:,} packet-hops; {steps} steps of {routing} {traffic} "
                         f"at offered {load:g} on {net.name} make more: give fewer --html-steps, a lower load "
@@ -253,10 +294,11 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     view = {
         "kind": "openloop", "command": command, "title": f"{routing} on {net.name}, {traffic} traffic",
         "subtitle": f"offered {load:g} ({units}), {study.injection} injection, priority {study.priorities[0]}, "
-                    f"seed {seed}, B = {study.bandwidth}, "
-                    + ("unbounded buffers" if study.buffer is None else f"link buffers b = {study.buffer}")
-                    + f"; packets created in steps 0..{steps - 1}, then the network drains",
-        "bufferless": False, "start_offset": 0, "round_length": None,
+                    f"seed {seed}, B = {study.bandwidth}, " + router_text(router)
+                    + f"; packets created in steps 0..{steps - 1}, then the network drains"
+                    + (f"; the sweep's latencies add a router delay of {study.router_delay} steps per hop, the "
+                       "steps shown do not" if study.router_delay else ""),
+        "router": router, "bufferless": False, "start_offset": 0, "round_length": None,
         "network": _network(net), "static_load": None,
         "packets": {"src": record["src"], "dst": record["dst"], "created": record["created"],
                     "delivered": run["delivered"]},
