@@ -118,10 +118,11 @@ def run(args: argparse.Namespace) -> None:
         from universal.reporting.html.page import write_view
 
         (collection, run_result), = result.runs
+        chaos = _chaos_queues(exp, collection, run_result)
         wrote_html(*write_view(html, batch_view(collection, run_result, asdict(result.rows[0]),
                                                 protocol=exp.protocols[0], captions=result.captions,
                                                 command=command_line(args), vcs=exp.vcs,
-                                                source_queue=exp.source_queue, vc_buffer=exp.vc_buffer)))
+                                                source_queue=exp.source_queue, vc_buffer=exp.vc_buffer, **chaos)))
     emit_experiment(result, args)
     if links is not None:
         from universal.reporting.links import experiment_link_lines, write_links
@@ -131,6 +132,34 @@ def run(args: argparse.Namespace) -> None:
         from universal.reporting.plots import plot_experiment
 
         plotted(plot_experiment(result, plot))
+
+
+def _chaos_queues(exp, collection, run_result) -> dict:
+    """For a CHAOS run drawn by ``--html``: when its packets moved into their nodes' shared queues
+    and the queues' places per node (:func:`universal.reporting.html.data.batch_view`'s
+    ``queued`` and ``shared_queue``); nothing for another routing. The one engine does not record
+    the moves into the queues, so they come from the reference engine's run of the same batch,
+    which delivers every packet in the same step and crosses the same links (checked here)."""
+    import numpy as np
+
+    from universal.engine.batch import is_adaptive_routing, route_batch
+    from universal.engine.routes import build_router
+    from universal.registry import parse_spec
+
+    name = exp.paths[0] if exp.paths else None
+    if name is None or not is_adaptive_routing(name) or parse_spec(name).name != "chaos":
+        return {}
+    protocol_ss = np.random.SeedSequence(exp.seeds[0]).spawn(3)[2]       # the experiment's protocol stream
+    ref = route_batch(collection.network, collection.sources, collection.dests, name, exp.protocols[0],
+                      seed=protocol_ss, bandwidth=exp.bandwidth, buffer=exp.buffer, vcs=exp.vcs,
+                      source_queue=exp.source_queue, vc_buffer=exp.vc_buffer, engine="reference")
+    if not (np.array_equal(ref.result.delivery, run_result.delivery)
+            and np.array_equal(ref.result.crossings, run_result.crossings)):
+        raise RuntimeError("CHAOS: the reference engine's run differs from the one engine's")
+    from universal.reporting.html.data import shared_queue_text
+
+    return {"queued": ref.queued, "shared_queue": shared_queue_text(build_router(name, collection.network), exp.buffer,
+                                                                exp.vcs)}
 
 
 def _default_paths(args: argparse.Namespace) -> str:

@@ -96,10 +96,14 @@ class BatchRun:
     result : RoutingResult
         Delivery step of every packet (batch-engine numbering, -1 if never), status, steps run,
         the largest link buffer and the link crossings.
+    queued : list of (int, int), optional
+        CHAOS run by the reference engine: ``(step, packet)`` whenever a packet moved from an
+        input buffer into its node's shared queue (batch-engine numbering); else None.
     """
 
     paths: PathCollection
     result: RoutingResult
+    queued: list | None = None
 
 
 def batch_spec(router, sources: np.ndarray, dests: np.ndarray, priority: str, *, seed=0, ranks: tuple | None = None):
@@ -523,13 +527,17 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
         raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal, chaos, ugal-l, ugal-g)")
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
     spec = batch_spec(router, sources, dests, ADAPTIVE_PROTOCOLS[protocol], seed=seed)
+    queued = None
     if engine == "reference":
-        delivered, crossings, status, most = _reference(spec, limit, bandwidth, buffer, vcs, source_queue, vc_buffer)
+        delivered, crossings, status, most, queued = _reference(spec, limit, bandwidth, buffer, vcs, source_queue,
+                                                                vc_buffer)
     else:
         delivered, crossings, status, most = _fast(spec, limit, bandwidth, buffer, vcs, source_queue, vc_buffer)
     run = _batch_run(network, sources, dests, routing, delivered, crossings, status, limit, buffer)
     if router.kind == "chaos":      # a packet may leave its link buffer for the shared queue unseen
         run.result.max_buffer = most
+        if queued is not None:      # packets first move in step 1 here
+            run.queued = [(int(t) + 1, int(p)) for t, p in queued]
     return run
 
 
@@ -549,7 +557,8 @@ def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 
     run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record, vcs=vcs,
                              source_queue=source_queue, vc_buffer=vc_buffer)
     crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
-    return np.array(run["delivered"], dtype=np.int64), crossings, run["status"], record.get("max_buffer", 0)
+    return (np.array(run["delivered"], dtype=np.int64), crossings, run["status"], record.get("max_buffer", 0),
+            record.get("queued"))
 
 
 def _batch_run(network: Network, sources, dests, routing: str, delivered: np.ndarray, crossings: np.ndarray,

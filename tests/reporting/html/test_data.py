@@ -275,3 +275,72 @@ def test_the_open_loop_page_runs_the_router_model_it_was_given(tmp_path, monkeyp
     assert pages["mine"]["router"] == kwargs and pages["default"]["router"]["vcs"] == 1
     assert ("FIFO VCs" in pages["mine"]["subtitle"]) == (kwargs["vc_buffer"] == "fifo")
     assert ("V = 2 virtual channels" in pages["mine"]["subtitle"]) == (kwargs["vcs"] == 2)
+
+
+# ---------------------------------------------------------------- CHAOS's shared queues
+
+def shared_at(view: dict, t: int) -> dict[int, int]:
+    """Packets in every node's shared queue at the end of step ``t``, from the view's data: a
+    packet that moved into its node's queue at step q while waiting for hop j is there from q
+    until it makes hop j."""
+    off, step, link, queued = (view["hops"][k] for k in ("offsets", "step", "link", "queued"))
+    tail = view["network"]["tail"]
+    count: dict[int, int] = {}
+    for p in range(len(off) - 1):
+        for j in range(off[p], off[p + 1]):
+            if 0 <= queued[j] <= t and (step[j] < 0 or step[j] > t):
+                count[tail[link[j]]] = count.get(tail[link[j]], 0) + 1
+    return count
+
+
+def assert_queue_stays_fit(view: dict, places: int) -> None:
+    """Every move into a shared queue comes after the packet's last crossing and before its next,
+    and no queue ever holds more than its places."""
+    off, step, queued = (view["hops"][k] for k in ("offsets", "step", "queued"))
+    for p in range(len(off) - 1):
+        for j in range(off[p], off[p + 1]):
+            if queued[j] >= 0:
+                assert j > off[p] and step[j - 1] < queued[j] and (step[j] < 0 or queued[j] < step[j])
+    most = max(max(shared_at(view, t).values(), default=0) for t in range(view["last_step"] + 1))
+    assert 1 <= most <= places
+
+
+def test_the_open_loop_page_draws_chaos_shared_queues():
+    """CHAOS beyond saturation (b = 1, the queue takes V = 2's budget: 4 places per node): the view
+    holds when packets moved into their nodes' shared queues, the queues never overflow, the
+    subtitle names them, and the deliveries are still the fast engine's."""
+    study = OpenLoopStudy("torus:k=4,n=2", ["chaos"], ["uniform"], loads=[1.2], injection="poisson", buffer=1, vcs=2,
+                          window=300)
+    S = 60
+    view = openloop_view(study, "chaos", "uniform", 1.2, 0, S)
+    assert sum(q >= 0 for q in view["hops"]["queued"]) > 100
+    assert_queue_stays_fit(view, 4)
+    assert "no virtual channels, a shared queue of 4 places per node (CHAOS)" in view["subtitle"]
+    from universal.openloop.cells import prepare
+    from universal.engine.creation import RunSpec
+
+    p = prepare(study)
+    spec = RunSpec(p.traffics["uniform"], p.routers["chaos"], p.injection, 1.2 * p.scale, seed=0)
+    fast = simulate(spec, measurement=Measurement(steps=S + 100), buffer=1, vcs=2).records["delivered"]
+    mine = np.array(view["packets"]["delivered"])
+    assert np.array_equal(fast[:len(mine)][mine < S], mine[mine < S])
+    assert "queued" not in openloop_view(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.3]),
+                                         "dor", "uniform", 0.3, 0, 20)["hops"]
+
+
+def test_the_route_page_draws_chaos_shared_queues(tmp_path, monkeypatch, capsys):
+    """``route --paths chaos --html``: the page holds the moves into the shared queues (from the
+    reference's run of the batch, which equals the run drawn), and its deliveries are the run's."""
+    from universal.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=8", "--paths", "chaos", "--buffer", "1",
+            "--vcs", "2"]
+    assert main([*argv, "--html", "v.html", "--json"]) == 0
+    row, = json.loads(capsys.readouterr()[0])["rows"]
+    view = _page_data(tmp_path / "v.html")
+    assert_queue_stays_fit(view, 4)
+    assert max(view["packets"]["delivered"]) == row["T"] and "(CHAOS)" in view["subtitle"]
+    res = run_experiment(Experiment("torus:k=4,n=2", "h-relation:h=8", ["chaos"], ["random-rank"], buffer=1, vcs=2),
+                         keep_runs=True)
+    assert view["packets"]["delivered"] == res.runs[0][1].delivery.tolist()
