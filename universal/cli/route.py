@@ -77,7 +77,6 @@ def run(args: argparse.Namespace) -> None:
             raise UserError("--trace follows a run with the default source queue; leave out --source-queue")
         if args.vc_buffer != "set":
             raise UserError("--trace follows a run whose link buffers are sets; leave out --vc-buffer fifo")
-    if args.trace:
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
         _trace(args)
