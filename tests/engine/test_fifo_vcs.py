@@ -270,6 +270,8 @@ def test_route_says_which_vc_buffer_ran(capsys):
     assert "vc_buffer" not in json.loads(run(capsys, *command, "--json")[1])
     assert "FIFO VCs" in " ".join(run(capsys, *command, "--vc-buffer", "fifo")[1].split())
     assert "FIFO VCs" not in " ".join(run(capsys, *command)[1].split())
+    one = ["route", "--network", "butterfly:d=3", "--problem", "h-relation:h=4", "--buffer", "2", "--vc-buffer", "fifo"]
+    assert "FIFO link buffers" in " ".join(run(capsys, *one)[1].split())       # no VCs: the link's one buffer
 
 
 def test_a_batch_scenario_names_its_vc_buffer(tmp_path):
