@@ -169,9 +169,11 @@ def _batch_and_reference(paths, protocol: str, buffer: int, vcs: int, vc_buffer:
     return got, want
 
 
-# (network, path system, problem, V): DOR with its dateline classes (2 on a torus), VAL (4)
+# (network, path system, problem, V): DOR with its dateline classes (2 on a torus), VAL (4), and
+# Valiant's trick on a butterfly, which has no VCs: every link's one buffer a FIFO
 FIXED = [("torus:k=4,n=2", "dimension-order", "h-relation:h=3", 2), ("torus:k=5,n=2", "dimension-order",
-         "h-relation:h=4", 2), ("torus:k=4,n=2", "valiant", "h-relation:h=2", 4)]
+         "h-relation:h=4", 2), ("torus:k=4,n=2", "valiant", "h-relation:h=2", 4),
+         ("butterfly:d=3", "valiant", "h-relation:h=4", 1)]
 
 
 @pytest.mark.parametrize("net_name,system,problem,vcs", FIXED, ids=lambda x: str(x))
