@@ -344,3 +344,11 @@ def test_the_route_page_draws_chaos_shared_queues(tmp_path, monkeypatch, capsys)
     res = run_experiment(Experiment("torus:k=4,n=2", "h-relation:h=8", ["chaos"], ["random-rank"], buffer=1, vcs=2),
                          keep_runs=True)
     assert view["packets"]["delivered"] == res.runs[0][1].delivery.tolist()
+
+
+def test_the_open_loop_page_says_the_router_delay_is_not_in_its_steps():
+    study = OpenLoopStudy("torus:k=4,n=1", ["dor"], ["tornado"], loads=[0.3], router_delay=2)
+    delayed = openloop_view(study, "dor", "tornado", 0.3, 0, 20)
+    plain = openloop_view(OpenLoopStudy("torus:k=4,n=1", ["dor"], ["tornado"], loads=[0.3]), "dor", "tornado", 0.3, 0, 20)
+    assert "router delay of 2 steps per hop, the steps shown do not" in delayed["subtitle"]
+    assert "router delay" not in plain["subtitle"] and delayed["packets"] == plain["packets"]
