@@ -130,6 +130,8 @@ class Experiment:
     vcs: int = 1
     #: The sources' model (:mod:`universal.engine.source_queue`): ``all`` or ``fifo``.
     source_queue: str = "all"
+    #: The VC buffer's model (:mod:`universal.engine.fifo_vcs`): ``set`` or ``fifo``.
+    vc_buffer: str = "set"
     engine: str = "one"
     name: str = ""
     base_dir: Path | None = None
@@ -157,11 +159,13 @@ class ExperimentResult:
     runs: list[tuple[PathCollection, object]] = field(default_factory=list, repr=False)
     vcs: int = 1
     source_queue: str = "all"
+    vc_buffer: str = "set"
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
         or a list when swept), ``buffer`` (null: unbounded; a list when swept), ``vcs`` (only when
-        the links have several virtual channels), ``source_queue`` (only when ``fifo``), ``rows`` (and ``collections`` and
+        the links have several virtual channels), ``source_queue`` (only when ``fifo``), ``vc_buffer``
+        (only when ``fifo``: every VC a FIFO whose head alone leaves), ``rows`` (and ``collections`` and
         ``path_systems`` when the run analysed its path collections)."""
         out = {
             "scenario": self.name,
@@ -171,6 +175,7 @@ class ExperimentResult:
             "buffer": self.buffer,
             **({"vcs": self.vcs} if self.vcs != 1 else {}),
             **({"source_queue": self.source_queue} if self.source_queue != "all" else {}),
+            **({"vc_buffer": self.vc_buffer} if self.vc_buffer != "set" else {}),
             "rows": [asdict(r) for r in self.rows],
         }
         if self.collections:
@@ -357,6 +362,7 @@ def _plan(exp: Experiment) -> _Plan:
     protocols = [build_protocol(p) for p in exp.protocols]
     if any(isinstance(system, AdaptiveRouting) for system in systems):
         _check_adaptive(exp, network, protocols)
+    _check_vc_buffer(exp, systems, protocols, bandwidths, buffers)
     problems = list(exp.problem) if isinstance(exp.problem, (list, tuple)) else [exp.problem]
     names = [p if isinstance(p, str) else p.name for p in problems]
     for spec in problems:
@@ -382,6 +388,25 @@ def _check_vcs(exp: Experiment, network: Network) -> None:
         raise UserError("the batch reference engine has one buffer per link; virtual channels run on the one engine")
     from universal.engine.vcs import require_channel_geometry
     require_channel_geometry(network)
+
+
+def _check_vc_buffer(exp: Experiment, systems: list, protocols: list[Protocol], bandwidths: list[int],
+                     buffers: list[int | None]) -> None:
+    """Refuse FIFO VCs where a run could not keep them (the rules of ``openloop --vc-buffer``),
+    before anything runs: they need bounded buffers, B = 1, buffered protocols and routings
+    with VCs (not CHAOS), and run on the one engine."""
+    from universal.engine.fifo_vcs import check_vc_buffer
+
+    if check_vc_buffer(exp.vc_buffer) == "set":
+        return
+    if exp.engine == "reference":
+        raise UserError("the batch reference engine has one set buffer per link; FIFO VCs run on the one engine")
+    for protocol in protocols:
+        if protocol.bufferless:
+            raise UserError(f"{protocol.name} is bufferless: it has no buffers to make FIFOs (leave out "
+                            "--vc-buffer fifo)")
+    for system, buffer, bandwidth in itertools.product(systems, buffers, bandwidths):
+        check_vc_buffer(exp.vc_buffer, buffer, bandwidth, system.name)
 
 
 def check_seed_count(count: int, where: str) -> None:
@@ -487,6 +512,8 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     with_vcs = {"vcs": exp.vcs} if exp.vcs != 1 else {}
     if exp.source_queue != "all":
         with_vcs["source_queue"] = exp.source_queue
+    if exp.vc_buffer != "set":
+        with_vcs["vc_buffer"] = exp.vc_buffer
     rows: list[Row] = []
     deliveries: list[np.ndarray] = []
     captions = [s.caption for s in systems if s.caption] + ([exp.note] if exp.note else [])
@@ -507,7 +534,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                         progress(f"{problem_name} / {system_label} / {protocol_label} / seed {seed}")
                     row, run = _adaptive_row(network, problem, problem_name, system, protocol, seed, protocol_ss,
                                              bandwidth, buffer, system_label, protocol_label, exp.vcs,
-                                             exp.source_queue)
+                                             exp.source_queue, exp.vc_buffer)
                     rows.append(row)
                     if keep_delivery:
                         deliveries.append(run.result.delivery)
@@ -560,17 +587,18 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
             progress(f"expected congestion of {label}")
         path_systems.append(_expected_congestion(label, network, exp))
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
-                            shown_buffer, deliveries, path_systems, link_loads, runs, exp.vcs, exp.source_queue)
+                            shown_buffer, deliveries, path_systems, link_loads, runs, exp.vcs, exp.source_queue,
+                            exp.vc_buffer)
 
 
 def _adaptive_row(network: Network, problem, problem_name: str, system: AdaptiveRouting, protocol: Protocol,
                   seed: int, protocol_ss, bandwidth: int, buffer: int | None, system_label: str,
-                  protocol_label: str, vcs: int = 1, source_queue: str = "all"):
+                  protocol_label: str, vcs: int = 1, source_queue: str = "all", vc_buffer: str = "set"):
     """One batch routed adaptively (:func:`universal.engine.batch.route_batch`) and its row."""
     from universal.engine.batch import route_batch
     start = time.perf_counter()
     run = route_batch(network, problem.sources, problem.dests, system.name, protocol.name, seed=protocol_ss,
-                      bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue)
+                      bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue, vc_buffer=vc_buffer)
     row = make_row(problem_name, run.paths, protocol, seed, run.result, bandwidth, time.perf_counter() - start,
                    system_label, protocol_label, adaptive=True)
     return row, run

@@ -90,7 +90,7 @@ from universal.protocols.adversary_study import AdversaryStudy
 from universal.sweep import Sweep
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
-              "vcs", "engine", "sweep", "note", "opt", "time_limit"}
+              "vcs", "vc_buffer", "engine", "sweep", "note", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
@@ -235,6 +235,15 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
     vcs = data.get("vcs", 1)
     if not isinstance(vcs, int) or isinstance(vcs, bool) or vcs < 1:
         raise UserError(f"{path}: 'vcs' must be an integer >= 1 (virtual channels per link)")
+    vc_buffer = data.get("vc_buffer", "set")
+    if not isinstance(vc_buffer, str):
+        raise UserError(f"{path}: 'vc_buffer' must be a name (set or fifo)")
+    from universal.engine.fifo_vcs import check_vc_buffer
+
+    try:
+        check_vc_buffer(vc_buffer)
+    except UserError as exc:
+        raise UserError(f"{path}: {exc}") from None
     experiment = Experiment(
         network=data["network"],
         problem=_string_list(data, "problem", path),
@@ -244,6 +253,7 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         bandwidth=bandwidth,
         buffer=buffer,
         vcs=vcs,
+        vc_buffer=vc_buffer,
         engine=str(data.get("engine", "one")),
         name=path.stem,
         base_dir=path.parent,

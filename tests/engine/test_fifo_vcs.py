@@ -138,3 +138,154 @@ def test_a_study_runs_the_vc_buffer_it_names():
 
     fifo, unset = latency(vc_buffer="fifo"), latency()
     assert fifo > unset == latency(vc_buffer="set")
+
+
+# ---------------------------------------------------------------- batches (route --vc-buffer)
+
+def _fixed_paths(net_name: str, system: str, problem: str, seed: int):
+    from universal.paths import route_paths
+    from universal.workloads import build_problem
+
+    net = network(net_name)
+    return route_paths(system, build_problem(problem, net, np.random.default_rng(seed)), net,
+                       np.random.default_rng(seed + 1))
+
+
+def _batch_and_reference(paths, protocol: str, buffer: int, vcs: int, vc_buffer: str, seed: int):
+    """The delivery steps of a batch on fixed paths by the one engine (``batch.simulate``) and by
+    the plain reference (the same packets, ranks and seed, batch step numbering)."""
+    from dataclasses import replace
+
+    from universal.engine.batch import fixed_paths_spec, simulate as simulate_paths
+    from universal.engine.vcs import classes_of_paths
+
+    got = simulate_paths(paths, protocol, np.random.default_rng(seed), buffer=buffer, vcs=vcs, vc_buffer=vc_buffer)
+    s = fixed_paths_spec(paths, protocol, None, np.random.default_rng(seed))
+    if vcs != 1:
+        s.injection = replace(s.injection, vc_classes=classes_of_paths(paths))
+    ref = simulate_reference(s, int(paths.lengths.sum()) + 1, buffer=buffer, create_until=1, vcs=vcs,
+                             vc_buffer=vc_buffer)
+    want = np.where(paths.lengths == 0, 0, np.array(ref["delivered"]) + 1)
+    return got, want
+
+
+# (network, path system, problem, V): DOR with its dateline classes (2 on a torus), VAL (4), and
+# Valiant's trick on a butterfly, which has no VCs: every link's one buffer a FIFO
+FIXED = [("torus:k=4,n=2", "dimension-order", "h-relation:h=3", 2), ("torus:k=5,n=2", "dimension-order",
+         "h-relation:h=4", 2), ("torus:k=4,n=2", "valiant", "h-relation:h=2", 4),
+         ("butterfly:d=3", "valiant", "h-relation:h=4", 1)]
+
+
+@pytest.mark.parametrize("net_name,system,problem,vcs", FIXED, ids=lambda x: str(x))
+@pytest.mark.parametrize("buffer", [1, 2])
+def test_batch_fifo_vcs_on_fixed_paths_equal_the_reference(net_name, system, problem, vcs, buffer):
+    """``route --vc-buffer fifo`` on paths fixed in advance: every packet delivered in the same
+    step by the one engine and by the reference, three protocols and two seeds each, and never a
+    deadlock (the classes of the paths). At b = 2 FIFOs change some run (not a no-op)."""
+    changed = False
+    for protocol in ("fifo", "random-rank", "farthest-to-go"):
+        for seed in range(2):
+            paths = _fixed_paths(net_name, system, problem, seed)
+            got, want = _batch_and_reference(paths, protocol, buffer, vcs, "fifo", seed)
+            assert got.status == "delivered" and np.array_equal(got.delivery, want)
+            as_sets, _ = _batch_and_reference(paths, protocol, buffer, vcs, "set", seed)
+            changed |= not np.array_equal(as_sets.delivery, got.delivery)
+    assert changed == (buffer > 1)
+
+
+@pytest.mark.parametrize("routing,vcs", [("min-adaptive", 3), ("goal", 3), ("ugal", 6)])
+@pytest.mark.parametrize("buffer", [1, 2])
+def test_adaptive_batches_with_fifo_vcs_equal_the_reference(routing, vcs, buffer):
+    """``route --paths min-adaptive,goal,ugal --vc-buffer fifo``: the same deliveries and the same
+    links crossed in the same steps by both engines, with GOAL's *-channels; at b = 2 FIFOs
+    change some run."""
+    from universal.engine.batch import route_batch
+
+    net = network("torus:k=4,n=2")
+    changed = False
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        src = np.repeat(np.arange(net.num_nodes), 6)
+        dst = rng.permutation(src)
+        runs = {(engine, model): route_batch(net, src, dst, routing, "fifo", seed=seed, buffer=buffer, vcs=vcs,
+                                             vc_buffer=model, engine=engine)
+                for engine in ("fast", "reference") for model in ("set", "fifo")}
+        a, b = runs["fast", "fifo"], runs["reference", "fifo"]
+        assert a.result.status == b.result.status == "delivered"
+        assert np.array_equal(a.result.delivery, b.result.delivery)
+        assert np.array_equal(a.result.crossings, b.result.crossings)
+        changed |= not np.array_equal(runs["fast", "set"].result.delivery, a.result.delivery)
+    assert changed == (buffer > 1)
+
+
+def _hol_fixed_paths(vcs: int, vc_buffer: str) -> list[int]:
+    from universal.engine.batch import simulate as simulate_paths
+    from universal.paths import PathCollection
+
+    net = network("torus:k=5,n=2")
+    node = lambda x, y: x + 5 * y        # noqa: E731
+    paths = [[node(1, 0), node(2, 0)]] * 4 + [[node(0, 0), node(1, 0), node(2, 0)],
+                                              [node(0, 0), node(1, 0), node(1, 1)]]
+    coll = PathCollection.from_node_paths(net, paths)
+    run = simulate_paths(coll, "longest-in-system", np.random.default_rng(0), buffer=2, vcs=vcs, vc_buffer=vc_buffer)
+    return run.delivery.tolist()
+
+
+def test_head_of_line_blocking_in_a_batch_by_hand():
+    """The hand-counted case above as ``route`` runs it (steps numbered from 1, ties to the lower
+    packet id). Packets 0-3 take (1,0) -> (2,0) in steps 1-4. Packet 4 enters (1,0)'s buffer in
+    step 1, packet 5 behind it in step 2 (the link's one crossing per step went to packet 4).
+    Packet 4 waits for the busy link until step 5. Packet 5 wants the idle +y link: with a set it
+    leaves in step 3; in a FIFO it is behind packet 4 and leaves in step 6. With 4 VCs (the
+    paths' one dateline class owns all four) it enters the empty second VC and leaves in step 3."""
+    assert _hol_fixed_paths(1, "set") == [1, 2, 3, 4, 5, 3]
+    assert _hol_fixed_paths(1, "fifo") == [1, 2, 3, 4, 5, 6]
+    assert _hol_fixed_paths(4, "fifo") == [1, 2, 3, 4, 5, 3]
+
+
+@pytest.mark.parametrize("extra,message", [
+    ([], "needs bounded buffers"),
+    (["--buffer", "2", "--bandwidth", "2"], "takes B = 1"),
+    (["--buffer", "1,unbounded"], "needs bounded buffers"),
+    (["--buffer", "2", "--paths", "chaos"], "CHAOS has none"),
+    (["--buffer", "2", "--protocols", "trial-and-failure"], "trial-and-failure is bufferless"),
+    (["--buffer", "2", "--trace"], "--trace follows a run whose link buffers are sets"),
+])
+def test_route_refuses_fifo_vcs_it_cannot_run_in_one_line(capsys, extra, message):
+    from tests.test_cli import assert_user_error, run
+
+    command = ["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=2", "--protocols", "fifo",
+               "--vc-buffer", "fifo", *extra]
+    status, out, err = run(capsys, *command)
+    assert_user_error(status, out, err, message)
+    assert out == ""
+
+
+def test_route_says_which_vc_buffer_ran(capsys):
+    """The JSON names ``vc_buffer`` only when it is ``fifo``, and the table's caption says FIFO VCs."""
+    import json
+
+    from tests.test_cli import run
+
+    command = ["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=3", "--buffer", "2", "--vcs", "2"]
+    assert json.loads(run(capsys, *command, "--vc-buffer", "fifo", "--json")[1])["vc_buffer"] == "fifo"
+    assert "vc_buffer" not in json.loads(run(capsys, *command, "--json")[1])
+    assert "FIFO VCs" in " ".join(run(capsys, *command, "--vc-buffer", "fifo")[1].split())
+    assert "FIFO VCs" not in " ".join(run(capsys, *command)[1].split())
+    one = ["route", "--network", "butterfly:d=3", "--problem", "h-relation:h=4", "--buffer", "2", "--vc-buffer", "fifo"]
+    assert "FIFO link buffers" in " ".join(run(capsys, *one)[1].split())       # no VCs: the link's one buffer
+
+
+def test_a_batch_scenario_names_its_vc_buffer(tmp_path):
+    from universal.experiment import run_experiment
+    from universal.scenario import load_scenario
+
+    f = tmp_path / "vb.toml"
+    body = ('network = "torus:k=4,n=2"\nproblem = "h-relation:h=3"\npaths = ["dimension-order"]\n'
+            'protocols = ["fifo"]\nbuffer = 2\nvcs = 2\n')
+    f.write_text(body + 'vc_buffer = "fifo"\n')
+    exp = load_scenario(str(f)).experiment
+    assert exp.vc_buffer == "fifo" and run_experiment(exp).to_json()["vc_buffer"] == "fifo"
+    f.write_text(body + 'vc_buffer = "lifo"\n')
+    with pytest.raises(UserError, match="unknown VC buffer 'lifo'"):
+        load_scenario(str(f))

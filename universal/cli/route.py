@@ -39,6 +39,11 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                     help="a node's packets: all (default): every one waits for its first link from step 1; fifo "
                          "(an input-queued router's source queue): they leave in packet order, the first B alone "
                          "routed, so with B = 1 one per node and step; fifo:w=W: the first W routed, each may leave")
+    rt.add_argument("--vc-buffer", choices=["set", "fifo"], default="set",
+                    help="a virtual channel's buffer (with --buffer b): set (default): any packet of a VC class "
+                         "may leave, by priority; fifo (the GOAL paper's input-queued router): every VC (with "
+                         "--vcs 1 the link's one buffer) a FIFO of b packets whose head alone may leave "
+                         "(head-of-line blocking; B = 1)")
     rt.add_argument("--engine", choices=["one", "fast", "reference"], default="one", help=argparse.SUPPRESS)
     rt.add_argument("--analyze", action="store_true",
                     help="also report each path collection: n, C, D, simple/shortest/leveled, link loads")
@@ -56,7 +61,8 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
                     help="also write one run as a self-contained HTML page: the network, packets moving step by "
                          "step, link queues, the delivery curve and the table row (one problem, paths, protocol, "
-                         "B, b and seed; at most 4,096 nodes and 200,000 packet-hops)")
+                         "B, b and seed, with the run's --vcs, --source-queue and --vc-buffer; at most 4,096 nodes "
+                         "and 200,000 packet-hops)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -64,11 +70,13 @@ def run(args: argparse.Namespace) -> None:
     plot = plot_path(args)
     links = writable(args.links, "links")
     html = html_path(args)
-    if args.vcs != 1 and (args.trace or html is not None):
-        raise UserError("--trace and --html follow a run with one buffer per link; leave out --vcs")
-    if args.source_queue != "all" and (args.trace or html is not None):
-        raise UserError("--trace and --html follow a run with the default source queue; leave out --source-queue")
-    if args.trace:
+    if args.trace:      # the trace's reference has one set buffer per link and every packet routed
+        if args.vcs != 1:
+            raise UserError("--trace follows a run with one buffer per link; leave out --vcs")
+        if args.source_queue != "all":
+            raise UserError("--trace follows a run with the default source queue; leave out --source-queue")
+        if args.vc_buffer != "set":
+            raise UserError("--trace follows a run whose link buffers are sets; leave out --vc-buffer fifo")
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
         _trace(args)
@@ -93,6 +101,7 @@ def run(args: argparse.Namespace) -> None:
         buffer=args.buffer[0] if len(args.buffer) == 1 else args.buffer,
         vcs=args.vcs,
         source_queue=args.source_queue,
+        vc_buffer=args.vc_buffer,
         engine=args.engine,
         name="route",
         analyze=args.analyze,
@@ -108,9 +117,11 @@ def run(args: argparse.Namespace) -> None:
         from universal.reporting.html.page import write_view
 
         (collection, run_result), = result.runs
+        chaos = _chaos_queues(exp, collection, run_result)
         wrote_html(*write_view(html, batch_view(collection, run_result, asdict(result.rows[0]),
                                                 protocol=exp.protocols[0], captions=result.captions,
-                                                command=command_line(args))))
+                                                command=command_line(args), vcs=exp.vcs,
+                                                source_queue=exp.source_queue, vc_buffer=exp.vc_buffer, **chaos)))
     emit_experiment(result, args)
     if links is not None:
         from universal.reporting.links import experiment_link_lines, write_links
@@ -120,6 +131,34 @@ def run(args: argparse.Namespace) -> None:
         from universal.reporting.plots import plot_experiment
 
         plotted(plot_experiment(result, plot))
+
+
+def _chaos_queues(exp, collection, run_result) -> dict:
+    """For a CHAOS run drawn by ``--html``: when its packets moved into their nodes' shared queues
+    and the queues' places per node (:func:`universal.reporting.html.data.batch_view`'s
+    ``queued`` and ``shared_queue``); nothing for another routing. The one engine does not record
+    the moves into the queues, so they come from the reference engine's run of the same batch,
+    which delivers every packet in the same step and crosses the same links (checked here)."""
+    import numpy as np
+
+    from universal.engine.batch import is_adaptive_routing, route_batch
+    from universal.engine.routes import build_router
+    from universal.registry import parse_spec
+
+    name = exp.paths[0] if exp.paths else None
+    if name is None or not is_adaptive_routing(name) or parse_spec(name).name != "chaos":
+        return {}
+    protocol_ss = np.random.SeedSequence(exp.seeds[0]).spawn(3)[2]       # the experiment's protocol stream
+    ref = route_batch(collection.network, collection.sources, collection.dests, name, exp.protocols[0],
+                      seed=protocol_ss, bandwidth=exp.bandwidth, buffer=exp.buffer, vcs=exp.vcs,
+                      source_queue=exp.source_queue, vc_buffer=exp.vc_buffer, engine="reference")
+    if not (np.array_equal(ref.result.delivery, run_result.delivery)
+            and np.array_equal(ref.result.crossings, run_result.crossings)):
+        raise RuntimeError("CHAOS: the reference engine's run differs from the one engine's")
+    from universal.reporting.html.data import shared_queue_text
+
+    return {"queued": ref.queued, "shared_queue": shared_queue_text(build_router(name, collection.network), exp.buffer,
+                                                                exp.vcs)}
 
 
 def _default_paths(args: argparse.Namespace) -> str:

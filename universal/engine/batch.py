@@ -96,10 +96,14 @@ class BatchRun:
     result : RoutingResult
         Delivery step of every packet (batch-engine numbering, -1 if never), status, steps run,
         the largest link buffer and the link crossings.
+    queued : list of (int, int), optional
+        CHAOS run by the reference engine: ``(step, packet)`` whenever a packet moved from an
+        input buffer into its node's shared queue (batch-engine numbering); else None.
     """
 
     paths: PathCollection
     result: RoutingResult
+    queued: list | None = None
 
 
 def batch_spec(router, sources: np.ndarray, dests: np.ndarray, priority: str, *, seed=0, ranks: tuple | None = None):
@@ -237,7 +241,7 @@ def compiled_pays(protocol, hops: int) -> bool:
 
 def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, bandwidth: int = 1,
              buffer: int | None = None, step_limit: int | None = None, record_hops: bool = False,
-             vcs: int = 1, source_queue: str = "all") -> RoutingResult:
+             vcs: int = 1, source_queue: str = "all", vc_buffer: str = "set") -> RoutingResult:
     """Route every packet of ``collection`` along its path with one of the survey's protocols.
 
     The packets are a batch of the one engine (:mod:`universal.engine.runs`), all created in
@@ -287,6 +291,11 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
         input-queued router's source queue, :mod:`universal.engine.source_queue`); ``all``: every
         packet waits for its first link from step 1; ``fifo:w=W``: its first W routed, each may
         leave on its own. Bufferless protocols refuse both FIFOs.
+    vc_buffer : {"set", "fifo"}
+        The VC buffer's model (:mod:`universal.engine.fifo_vcs`): ``set``, any packet of a class
+        buffer may leave by priority; ``fifo``, every VC (with ``vcs=1`` the link's one buffer) a
+        FIFO of ``buffer`` packets whose head alone may leave (head-of-line blocking). FIFO VCs
+        need ``buffer`` and B = 1; bufferless protocols refuse them.
 
     Returns
     -------
@@ -321,19 +330,28 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     if protocol.bufferless and fifo:
         raise UserError(f"{protocol.name} is bufferless: it has no source queue to make a FIFO (leave out "
                         "--source-queue fifo)")
+    from universal.engine.fifo_vcs import check_vc_buffer
+
+    if check_vc_buffer(vc_buffer) == "fifo":
+        if protocol.bufferless:
+            raise UserError(f"{protocol.name} is bufferless: it has no buffers to make FIFOs (leave out "
+                            "--vc-buffer fifo)")
+        check_vc_buffer(vc_buffer, buffer, bandwidth)
+    # the kernels and the numpy batch engines below keep one set buffer per link and no source queue
+    plain = vcs == 1 and not fifo and vc_buffer == "set"
     if protocol.bufferless:
         from universal.engine.bufferless import simulate_bufferless
         return simulate_bufferless(collection, protocol, rng, bandwidth=bandwidth, step_limit=step_limit,
                                    record_hops=record_hops)
     lengths = collection.lengths
     # the hops of all paths: the path array's length, without summing the lengths
-    if vcs == 1 and not fifo and compiled_pays(protocol, int(collection.offsets[-1] - collection.offsets[0])):
+    if plain and compiled_pays(protocol, int(collection.offsets[-1] - collection.offsets[0])):
         result = _simulate_compiled(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
         if result is not None:
             return result
-    if vcs == 1 and not fifo and STATIC_NUMPY and protocol.dynamic == "static":
+    if plain and STATIC_NUMPY and protocol.dynamic == "static":
         return _simulate_static_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
-    if vcs == 1 and not fifo and DYNAMIC_NUMPY and type(protocol).__name__ in DYNAMIC_RULES:
+    if plain and DYNAMIC_NUMPY and type(protocol).__name__ in DYNAMIC_RULES:
         result = _simulate_dynamic_numpy(collection, protocol, rng, bandwidth, buffer, step_limit, record_hops)
         if result is not None:
             return result
@@ -351,6 +369,7 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
     if not lengths.any() or limit <= 0:            # nothing to move, or no step to move it in
         return _unmoved(collection, record_hops, buffer)
     res = simulate_run(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue,
+                       vc_buffer=vc_buffer,
                        measurement=Measurement(steps=limit, until_delivered=True, record_crossings=record_hops))
     rec = res.records
     # packets first move in step 1 here (step 0 of the engine); no hop to make: delivered in step 0
@@ -449,7 +468,7 @@ def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.nd
 def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routing: str, protocol: str, *,
                 seed: int | np.random.SeedSequence = 0, bandwidth: int = 1, buffer: int | None = None,
                 step_limit: int | None = None, engine: str = "fast", vcs: int = 1,
-                source_queue: str = "all") -> BatchRun:
+                source_queue: str = "all", vc_buffer: str = "set") -> BatchRun:
     """Route the packets ``sources[i] -> dests[i]`` with an adaptive routing, all starting at step 0.
 
     Parameters
@@ -474,6 +493,8 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
         V, virtual channels per link (:mod:`universal.engine.vcs`).
     source_queue : {"all", "fifo", "fifo:w=W"}
         The sources' model (:func:`simulate`).
+    vc_buffer : {"set", "fifo"}
+        The VC buffer's model (:func:`simulate`; CHAOS, which has no VCs, refuses ``fifo``).
 
     Returns
     -------
@@ -506,31 +527,38 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
         raise UserError(f"{routing!r} is not an adaptive routing (min-adaptive, goal, ugal, chaos, ugal-l, ugal-g)")
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
     spec = batch_spec(router, sources, dests, ADAPTIVE_PROTOCOLS[protocol], seed=seed)
+    queued = None
     if engine == "reference":
-        delivered, crossings, status, most = _reference(spec, limit, bandwidth, buffer, vcs, source_queue)
+        delivered, crossings, status, most, queued = _reference(spec, limit, bandwidth, buffer, vcs, source_queue,
+                                                                vc_buffer)
     else:
-        delivered, crossings, status, most = _fast(spec, limit, bandwidth, buffer, vcs, source_queue)
+        delivered, crossings, status, most = _fast(spec, limit, bandwidth, buffer, vcs, source_queue, vc_buffer)
     run = _batch_run(network, sources, dests, routing, delivered, crossings, status, limit, buffer)
     if router.kind == "chaos":      # a packet may leave its link buffer for the shared queue unseen
         run.result.max_buffer = most
+        if queued is not None:      # packets first move in step 1 here
+            run.queued = [(int(t) + 1, int(p)) for t, p in queued]
     return run
 
 
-def _fast(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1, source_queue: str = "all"):
+def _fast(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1, source_queue: str = "all",
+          vc_buffer: str = "set"):
     from universal.engine.runs import simulate
     from universal.engine.measure import Measurement
-    res = simulate(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue,
+    res = simulate(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue, vc_buffer=vc_buffer,
                    measurement=Measurement(steps=limit, until_delivered=True, record_crossings=True))
     return res.records["delivered"], res.records["crossings"], res.status, res.records["max_buffer"]
 
 
-def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1, source_queue: str = "all"):
+def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1, source_queue: str = "all",
+               vc_buffer: str = "set"):
     from universal.engine.reference_runs import simulate_reference
     record: dict = {}
     run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record, vcs=vcs,
-                             source_queue=source_queue)
+                             source_queue=source_queue, vc_buffer=vc_buffer)
     crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
-    return np.array(run["delivered"], dtype=np.int64), crossings, run["status"], record.get("max_buffer", 0)
+    return (np.array(run["delivered"], dtype=np.int64), crossings, run["status"], record.get("max_buffer", 0),
+            record.get("queued"))
 
 
 def _batch_run(network: Network, sources, dests, routing: str, delivered: np.ndarray, crossings: np.ndarray,

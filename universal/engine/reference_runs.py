@@ -88,7 +88,9 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         if they are not all delivered within ``steps`` steps).
     record : dict, optional
         Filled with what a step-by-step view needs: ``src``, ``dst``, ``created`` (per packet,
-        lists) and ``crossings``, one ``(step, packet, link)`` per link crossing in step order.
+        lists) and ``crossings``, one ``(step, packet, link)`` per link crossing in step order;
+        for CHAOS also ``queued``, one ``(step, packet)`` whenever a packet moves from an input
+        buffer into its node's shared queue.
         With ``record["limit"] = M`` the run stops (status ``record-limit``) before recording
         more than M crossings. Runs without ``record`` do not pay for it.
 
@@ -196,10 +198,12 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                     front[v].append(p)
                     waiting.append(p)
         if core.chaos is not None:      # CHAOS: blocked input packets into the shared queues
+            inputs = [p for p in waiting if core.chaos.place(p) == 1] if record is not None else []
             queued = core.chaos.into_queue(waiting, {p.pid for p in moving}, key)
             if record is not None:      # the fullest link buffer (the shared queues are not link buffers)
                 most = max([n for e, n in core.occupancy.items() if not isinstance(e, tuple)], default=0)
                 record["max_buffer"] = max(record.get("max_buffer", 0), most)
+                record.setdefault("queued", []).extend((t, p.pid) for p in inputs if core.chaos.place(p) == 0)
             if waiting and not moving and not queued:
                 status, last = "deadlock", t
                 break

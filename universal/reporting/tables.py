@@ -58,6 +58,9 @@ def _caption(result: ExperimentResult) -> list[str]:
         buffers += "; FIFO source queues (a node's packets leave in order, B per step)"
     elif result.source_queue != "all":
         buffers += f"; FIFO source queues, look-ahead window {result.source_queue[7:]} (any of the first W may leave)"
+    if result.vc_buffer == "fifo":
+        buffers += ("; FIFO VCs (every VC a FIFO of b packets whose head alone may leave)" if result.vcs != 1 else
+                    "; FIFO link buffers (a buffer's head alone may leave)")
     lines = [
         f"{net.num_nodes:,} nodes, {net.num_links:,} links; {bandwidth}; {buffers}; {seeds} seed{'s' if seeds != 1 else ''}",
         "T: routing time in steps, mean (range) over seeds; LB = max(C/B, D), a lower bound on T; "

@@ -104,3 +104,47 @@ def test_a_broken_page_fails_the_same_checks(pages, tmp_path):
     broken.write_text(text.replace('"bend":', '"bent":', 1), encoding="utf-8")
     verdict, console = self_test(broken)
     assert verdict["errors"] and console
+
+
+def test_a_page_of_fifo_virtual_channels_loads_and_names_them(tmp_path, monkeypatch):
+    """``route --html`` with ``--vcs 2 --buffer 2 --vc-buffer fifo --source-queue fifo``: the page
+    passes its self-test in the browser (every packet delivered at the last step) and its
+    subtitle, as drawn, names the router model."""
+    from tests.reporting.html.browser import _run, console_lines
+
+    chromium()
+    monkeypatch.chdir(tmp_path)
+    assert main(["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=4", "--vcs", "2", "--buffer",
+                 "2", "--vc-buffer", "fifo", "--source-queue", "fifo", "--html", "v.html", "--json"]) == 0
+    run = _run(tmp_path / "v.html", "selftest", "--dump-dom")     # self_test's run, the DOM kept
+    verdict = json.loads(re.search(r'<pre id="selftest">([^<]*)</pre>', run.stdout).group(1).replace("&quot;", '"'))
+    assert console_lines(run.stderr) == [] and verdict["errors"] == []
+    assert verdict["packets"] == 64 and verdict["delivered"] == 64
+    dom = run.stdout
+    subtitle = re.search(r'id="subtitle"[^>]*>([^<]*)<', dom).group(1)
+    assert "link buffers b = 2, V = 2 virtual channels per link, FIFO VCs" in subtitle
+    assert "FIFO source queues" in subtitle
+
+
+def test_a_chaos_page_shows_its_shared_queues(tmp_path, monkeypatch):
+    """``route --paths chaos --html`` (16 packets per node, b = 1, 4 queue places per node): the
+    page passes its self-test, and at the step with the most packets in shared queues its status
+    line counts as many as the page's data holds (counted here in Python, the page counts in its
+    script)."""
+    from tests.reporting.html.browser import _run, console_lines
+    from tests.reporting.html.test_data import shared_at
+
+    chromium()
+    monkeypatch.chdir(tmp_path)
+    assert main(["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=16", "--paths", "chaos",
+                 "--buffer", "1", "--vcs", "2", "--html", "c.html", "--json"]) == 0
+    page = tmp_path / "c.html"
+    verdict, console = self_test(page)
+    assert console == [] and verdict["errors"] == [] and verdict["delivered"] == verdict["packets"]
+    data = _data(page)
+    t = max(range(data["last_step"] + 1), key=lambda s: sum(shared_at(data, s).values()))
+    want = sum(shared_at(data, t).values())
+    run = _run(page, f"step={t}", "--dump-dom")
+    assert console_lines(run.stderr) == [] and want > 0
+    status = re.search(r'id="status"[^>]*>(.*?)</div>', run.stdout, re.S).group(1)
+    assert f"{want} in shared queues" in status

@@ -192,3 +192,163 @@ def test_the_pages_script_stylesheet_and_template_ship_with_the_package():
     assets = [p.name for p in Path(html.__file__).parent.iterdir() if p.suffix not in (".py", ".pyc") and p.is_file()]
     assert {"view.js", "view.css", "template.html"} <= set(assets)
     assert all(any(fnmatch.fnmatch(a, pat) for pat in patterns) for a in assets)
+
+
+# ---------------------------------------------------------------- the run the user asked for
+
+def _page_data(path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    return json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>', text, re.S).group(1))
+
+
+ROUTER = [[], ["--vcs", "2", "--buffer", "1", "--vc-buffer", "fifo"], ["--vcs", "2", "--buffer", "2"],
+          ["--vcs", "2", "--buffer", "2", "--vc-buffer", "fifo"], ["--buffer", "2", "--source-queue", "fifo"]]
+
+
+def test_the_route_page_shows_the_router_model_it_was_given(tmp_path, monkeypatch, capsys):
+    """``route --html`` with --vcs, --buffer, --vc-buffer, --source-queue: the page's deliveries are
+    those of a direct batch run with the same options (the same seeds, the library's
+    ``batch.simulate``), differ from the default model's (and FIFO VCs from set VCs at b = 2), and
+    the subtitle names the options."""
+    from universal.cli import main
+    from universal.engine.batch import simulate as simulate_paths
+    from universal.paths import route_paths
+    from universal.workloads import build_problem
+
+    monkeypatch.chdir(tmp_path)
+    net = build_network("torus:k=4,n=2")
+    problem_ss, paths_ss, protocol_ss = np.random.SeedSequence(0).spawn(3)
+    paths = route_paths("dimension-order", build_problem("h-relation:h=4", net, np.random.default_rng(problem_ss)),
+                        net, np.random.default_rng(paths_ss))
+    shown = []
+    for i, extra in enumerate(ROUTER):
+        assert main(["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=4", "--protocols", "fifo",
+                     *extra, "--html", f"v{i}.html"]) == 0
+        capsys.readouterr()
+        data = _page_data(tmp_path / f"v{i}.html")
+        options = dict(zip(extra[::2], extra[1::2]))
+        kwargs = dict(buffer=int(options["--buffer"]) if "--buffer" in options else None,
+                      vcs=int(options.get("--vcs", 1)), vc_buffer=options.get("--vc-buffer", "set"),
+                      source_queue=options.get("--source-queue", "all"))
+        direct = simulate_paths(paths, "fifo", np.random.default_rng(protocol_ss), **kwargs)
+        assert data["packets"]["delivered"] == direct.delivery.tolist()
+        assert data["router"] == kwargs
+        shown.append(data["packets"]["delivered"])
+    assert all(s != shown[0] for s in shown[1:])
+    assert shown[2] != shown[3]                   # FIFO VCs are not set VCs at b = 2
+    subtitle = _page_data(tmp_path / "v3.html")["subtitle"]
+    assert "b = 2, V = 2 virtual channels per link, FIFO VCs" in subtitle
+    assert "FIFO source queues" in _page_data(tmp_path / "v4.html")["subtitle"]
+
+
+@pytest.mark.parametrize("extra", ROUTER[1:], ids=lambda x: " ".join(x))
+def test_the_open_loop_page_runs_the_router_model_it_was_given(tmp_path, monkeypatch, capsys, extra):
+    """``openloop --html`` with the router options: until creation stops, every packet of the page
+    is delivered in the step in which the fast engine's run with those options delivers it, which
+    is not the default model's run; the subtitle names the options."""
+    from universal.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    S = 60
+    base = ["openloop", "--network", "torus:k=4,n=2", "--routing", "dor", "--traffic", "uniform", "--loads", "0.45",
+            "--window", "300", "--html-steps", str(S), "--seed", "2", "--json"]
+    pages = {}
+    for name, argv in (("mine", [*base, *extra]), ("default", base)):
+        assert main([*argv, "--html", f"{name}.html"]) == 0
+        capsys.readouterr()
+        pages[name] = _page_data(tmp_path / f"{name}.html")
+    options = dict(zip(extra[::2], extra[1::2]))
+    kwargs = dict(buffer=int(options["--buffer"]), vcs=int(options.get("--vcs", 1)),
+                  vc_buffer=options.get("--vc-buffer", "set"), source_queue=options.get("--source-queue", "all"))
+    study = OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.45], window=300, **kwargs)
+    from universal.openloop.cells import prepare
+    from universal.engine.creation import RunSpec
+
+    p = prepare(study)
+    spec = RunSpec(p.traffics["uniform"], p.routers["dor"], p.injection, 0.45 * p.scale, seed=2)
+    fast = simulate(spec, measurement=Measurement(steps=S + 100), **kwargs).records["delivered"]
+    mine, default = (np.array(pages[k]["packets"]["delivered"]) for k in ("mine", "default"))
+    before = mine < S
+    assert before.sum() > 100 and np.array_equal(fast[:len(mine)][before], mine[before])
+    n = min(len(mine), len(default))
+    assert not np.array_equal(mine[:n], default[:n])
+    assert pages["mine"]["router"] == kwargs and pages["default"]["router"]["vcs"] == 1
+    assert ("FIFO VCs" in pages["mine"]["subtitle"]) == (kwargs["vc_buffer"] == "fifo")
+    assert ("V = 2 virtual channels" in pages["mine"]["subtitle"]) == (kwargs["vcs"] == 2)
+
+
+# ---------------------------------------------------------------- CHAOS's shared queues
+
+def shared_at(view: dict, t: int) -> dict[int, int]:
+    """Packets in every node's shared queue at the end of step ``t``, from the view's data: a
+    packet that moved into its node's queue at step q while waiting for hop j is there from q
+    until it makes hop j."""
+    off, step, link, queued = (view["hops"][k] for k in ("offsets", "step", "link", "queued"))
+    tail = view["network"]["tail"]
+    count: dict[int, int] = {}
+    for p in range(len(off) - 1):
+        for j in range(off[p], off[p + 1]):
+            if 0 <= queued[j] <= t and (step[j] < 0 or step[j] > t):
+                count[tail[link[j]]] = count.get(tail[link[j]], 0) + 1
+    return count
+
+
+def assert_queue_stays_fit(view: dict, places: int) -> None:
+    """Every move into a shared queue comes after the packet's last crossing and before its next,
+    and no queue ever holds more than its places."""
+    off, step, queued = (view["hops"][k] for k in ("offsets", "step", "queued"))
+    for p in range(len(off) - 1):
+        for j in range(off[p], off[p + 1]):
+            if queued[j] >= 0:
+                assert j > off[p] and step[j - 1] < queued[j] and (step[j] < 0 or queued[j] < step[j])
+    most = max(max(shared_at(view, t).values(), default=0) for t in range(view["last_step"] + 1))
+    assert 1 <= most <= places
+
+
+def test_the_open_loop_page_draws_chaos_shared_queues():
+    """CHAOS beyond saturation (b = 1, the queue takes V = 2's budget: 4 places per node): the view
+    holds when packets moved into their nodes' shared queues, the queues never overflow, the
+    subtitle names them, and the deliveries are still the fast engine's."""
+    study = OpenLoopStudy("torus:k=4,n=2", ["chaos"], ["uniform"], loads=[1.2], injection="poisson", buffer=1, vcs=2,
+                          window=300)
+    S = 60
+    view = openloop_view(study, "chaos", "uniform", 1.2, 0, S)
+    assert sum(q >= 0 for q in view["hops"]["queued"]) > 100
+    assert_queue_stays_fit(view, 4)
+    assert "no virtual channels, a shared queue of 4 places per node (CHAOS)" in view["subtitle"]
+    from universal.openloop.cells import prepare
+    from universal.engine.creation import RunSpec
+
+    p = prepare(study)
+    spec = RunSpec(p.traffics["uniform"], p.routers["chaos"], p.injection, 1.2 * p.scale, seed=0)
+    fast = simulate(spec, measurement=Measurement(steps=S + 100), buffer=1, vcs=2).records["delivered"]
+    mine = np.array(view["packets"]["delivered"])
+    assert np.array_equal(fast[:len(mine)][mine < S], mine[mine < S])
+    assert "queued" not in openloop_view(OpenLoopStudy("torus:k=4,n=2", ["dor"], ["uniform"], loads=[0.3]),
+                                         "dor", "uniform", 0.3, 0, 20)["hops"]
+
+
+def test_the_route_page_draws_chaos_shared_queues(tmp_path, monkeypatch, capsys):
+    """``route --paths chaos --html``: the page holds the moves into the shared queues (from the
+    reference's run of the batch, which equals the run drawn), and its deliveries are the run's."""
+    from universal.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=8", "--paths", "chaos", "--buffer", "1",
+            "--vcs", "2"]
+    assert main([*argv, "--html", "v.html", "--json"]) == 0
+    row, = json.loads(capsys.readouterr()[0])["rows"]
+    view = _page_data(tmp_path / "v.html")
+    assert_queue_stays_fit(view, 4)
+    assert max(view["packets"]["delivered"]) == row["T"] and "(CHAOS)" in view["subtitle"]
+    res = run_experiment(Experiment("torus:k=4,n=2", "h-relation:h=8", ["chaos"], ["random-rank"], buffer=1, vcs=2),
+                         keep_runs=True)
+    assert view["packets"]["delivered"] == res.runs[0][1].delivery.tolist()
+
+
+def test_the_open_loop_page_says_the_router_delay_is_not_in_its_steps():
+    study = OpenLoopStudy("torus:k=4,n=1", ["dor"], ["tornado"], loads=[0.3], router_delay=2)
+    delayed = openloop_view(study, "dor", "tornado", 0.3, 0, 20)
+    plain = openloop_view(OpenLoopStudy("torus:k=4,n=1", ["dor"], ["tornado"], loads=[0.3]), "dor", "tornado", 0.3, 0, 20)
+    assert "router delay of 2 steps per hop, the steps shown do not" in delayed["subtitle"]
+    assert "router delay" not in plain["subtitle"] and delayed["packets"] == plain["packets"]

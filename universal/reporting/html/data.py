@@ -92,6 +92,47 @@ def _hops(per_packet: list[tuple[np.ndarray, np.ndarray]]) -> dict:
     return {"offsets": offsets.tolist(), "link": cat(0), "step": cat(1)}
 
 
+def shared_queue_text(router, buffer: int | None, vcs: int) -> str | None:
+    """CHAOS's shared-queue places per node (``"4"``, or ``"2-4"`` where nodes differ), or None for
+    another routing.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> from universal.engine.routes import build_router
+    >>> net = build_network("torus:k=4,n=2")
+    >>> shared_queue_text(build_router("chaos", net), 1, 2), shared_queue_text(build_router("dor", net), 1, 2)
+    ('4', None)
+    """
+    if router.kind != "chaos":
+        return None
+    from universal.engine.chaos import queue_sizes
+
+    sizes = queue_sizes(router, buffer, vcs)
+    low, high = int(sizes.min()), int(sizes.max())
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def queued_hops(hops: dict, queued) -> list[int]:
+    """Per hop of :func:`_hops`, the step in which the packet moved into its node's shared queue
+    (CHAOS) while waiting to make that hop, or -1: a move at step q after the packet's hops
+    crossed before q is made while it waits for its next hop, which it makes after q (it
+    stays in the queue until then).
+
+    Examples
+    --------
+    >>> queued_hops({"offsets": [0, 2, 3], "link": [4, 5, 6], "step": [0, 5, 1]}, [(2, 0)])
+    [-1, 2, -1]
+    """
+    out = [-1] * len(hops["step"])
+    off, step = hops["offsets"], hops["step"]
+    for q, p in queued:
+        k = off[p] + sum(1 for s in step[off[p]:off[p + 1]] if 0 <= s < q)
+        if k < off[p + 1]:          # (a packet never moving on again is not drawn waiting for a hop)
+            out[k] = int(q)
+    return out
+
+
 def _clean(value):
     """JSON-safe scalars: numpy numbers as Python ones, NaN and infinities as None."""
     if isinstance(value, (np.integer,)):
@@ -101,7 +142,46 @@ def _clean(value):
     return value
 
 
-def batch_view(collection, result, row: dict, *, protocol, captions=(), command: str = "") -> dict:
+def router_model(buffer: int | None, vcs: int = 1, source_queue: str = "all", vc_buffer: str = "set") -> dict:
+    """The router-model settings a view's run ran with, as the page's data holds them.
+
+    Examples
+    --------
+    >>> router_model(2, vcs=2, vc_buffer="fifo")
+    {'buffer': 2, 'vcs': 2, 'source_queue': 'all', 'vc_buffer': 'fifo'}
+    """
+    return {"buffer": buffer, "vcs": vcs, "source_queue": source_queue, "vc_buffer": vc_buffer}
+
+
+def router_text(model: dict, shared_queue: str | None = None) -> str:
+    """The router model in words, for a view's subtitle: the buffers, the virtual channels, the VC
+    buffer's model and the source queue (the last three only where they are not the defaults);
+    for CHAOS (``shared_queue``: its places per node) the shared queue instead of the VCs.
+
+    Examples
+    --------
+    >>> router_text(router_model(None))
+    'unbounded link buffers'
+    >>> router_text(router_model(2, vcs=2, source_queue="fifo", vc_buffer="fifo"))
+    'link buffers b = 2, V = 2 virtual channels per link, FIFO VCs (the head of a VC alone leaves), FIFO source queues'
+    """
+    parts = ["unbounded link buffers" if model["buffer"] is None else f"link buffers b = {model['buffer']}"]
+    if shared_queue is not None:        # CHAOS has no VCs: --vcs is the budget its queue takes
+        parts.append(f"no virtual channels, a shared queue of {shared_queue} places per node (CHAOS)")
+    elif model["vcs"] != 1:
+        parts.append(f"V = {model['vcs']} virtual channels per link")
+    if model["vc_buffer"] == "fifo":
+        parts.append("FIFO VCs (the head of a VC alone leaves)" if model["vcs"] != 1
+                     else "FIFO link buffers (the head of a buffer alone leaves)")
+    if model["source_queue"] == "fifo":
+        parts.append("FIFO source queues")
+    elif model["source_queue"] != "all":
+        parts.append(f"FIFO source queues, look-ahead window {model['source_queue'][7:]}")
+    return ", ".join(parts)
+
+
+def batch_view(collection, result, row: dict, *, protocol, captions=(), command: str = "", vcs: int = 1,
+               source_queue: str = "all", vc_buffer: str = "set", queued=None, shared_queue: str | None = None) -> dict:
     """The view of one ``route`` run: a path collection routed by the fast engine with
     ``record_hops=True``.
 
@@ -120,6 +200,13 @@ def batch_view(collection, result, row: dict, *, protocol, captions=(), command:
         The table's notes.
     command : str
         The command line, shown in the page.
+    vcs, source_queue, vc_buffer : int, str, str
+        The router model the run had (:func:`universal.engine.batch.simulate`), named in the
+        subtitle and kept under ``router`` (a bufferless protocol has none of them).
+    queued, shared_queue : list of (int, int) and str, optional
+        CHAOS: when packets moved into their nodes' shared queues
+        (:attr:`universal.engine.batch.BatchRun.queued`), drawn there, and the queue's places
+        per node, named in the subtitle.
 
     Returns
     -------
@@ -160,15 +247,17 @@ def batch_view(collection, result, row: dict, *, protocol, captions=(), command:
         steps = result.hop_steps
         off = collection.offsets
         hops = _hops([(collection.links[off[i]:off[i + 1]], steps[off[i]:off[i + 1]]) for i in range(n)])
+        if queued is not None:
+            hops["queued"] = queued_hops(hops, queued)
         last_crossing = int(steps.max()) if len(steps) else 0
     D = collection.dilation
     last = max(int(result.T), last_crossing, 0)
+    router = None if protocol.bufferless else router_model(row["buffer"], vcs, source_queue, vc_buffer)
     return {
         "kind": "batch", "command": command, "title": f"{row['protocol']} on {net.name}",
         "subtitle": f"{row['problem']}, {row['paths']} paths, seed {row['seed']}, B = {row['bandwidth']}, "
-                    + ("bufferless" if protocol.bufferless else
-                       "unbounded link buffers" if row["buffer"] is None else f"link buffers b = {row['buffer']}"),
-        "bufferless": bool(protocol.bufferless), "start_offset": 1,
+                    + ("bufferless" if protocol.bufferless else router_text(router, shared_queue)),
+        "router": router, "bufferless": bool(protocol.bufferless), "start_offset": 1,
         "round_length": protocol.round_length(D) if protocol.bufferless else None,
         "network": _network(net),
         "static_load": collection.link_loads.tolist(),
@@ -238,8 +327,11 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
                    priority=study.priorities[0])
     record: dict = {"limit": MAX_HOPS}
     # the drain is bounded by the hop limit: every step before it ends moves a packet (or deadlocks)
-    run = simulate_reference(spec, steps + MAX_HOPS + 1, bandwidth=study.bandwidth, buffer=study.buffer,
-                             create_until=steps, record=record)
+    # the study's router model, whole: the view is the study's run at this load and seed
+    router = router_model(study.buffer, study.vcs, study.source_queue, study.vc_buffer)
+    shared = shared_queue_text(spec.router, study.buffer, study.vcs)
+    run = simulate_reference(spec, steps + MAX_HOPS + 1, bandwidth=study.bandwidth, create_until=steps, record=record,
+                             **router)
     if run["status"] == "record-limit":
         raise UserError(f"--html holds at most {MAX_HOPS:,} packet-hops; {steps} steps of {routing} {traffic} "
                         f"at offered {load:g} on {net.name} make more: give fewer --html-steps, a lower load "
@@ -249,14 +341,17 @@ def openloop_view(study, routing: str, traffic: str, load: float, seed: int, ste
     cross = cross[np.argsort(cross[:, 1], kind="stable")]            # by packet, steps in order
     cuts = np.searchsorted(cross[:, 1], np.arange(n + 1))
     hops = _hops([(cross[cuts[i]:cuts[i + 1], 2], cross[cuts[i]:cuts[i + 1], 0]) for i in range(n)])
+    if "queued" in record:          # CHAOS: when packets moved into their nodes' shared queues
+        hops["queued"] = queued_hops(hops, record["queued"])
     units = "fraction of capacity" if study.units == "capacity" else "packets per node per step"
     view = {
         "kind": "openloop", "command": command, "title": f"{routing} on {net.name}, {traffic} traffic",
         "subtitle": f"offered {load:g} ({units}), {study.injection} injection, priority {study.priorities[0]}, "
-                    f"seed {seed}, B = {study.bandwidth}, "
-                    + ("unbounded buffers" if study.buffer is None else f"link buffers b = {study.buffer}")
-                    + f"; packets created in steps 0..{steps - 1}, then the network drains",
-        "bufferless": False, "start_offset": 0, "round_length": None,
+                    f"seed {seed}, B = {study.bandwidth}, " + router_text(router, shared)
+                    + f"; packets created in steps 0..{steps - 1}, then the network drains"
+                    + (f"; the sweep's latencies add a router delay of {study.router_delay} steps per hop, the "
+                       "steps shown do not" if study.router_delay else ""),
+        "router": router, "bufferless": False, "start_offset": 0, "round_length": None,
         "network": _network(net), "static_load": None,
         "packets": {"src": record["src"], "dst": record["dst"], "created": record["created"],
                     "delivered": run["delivered"]},

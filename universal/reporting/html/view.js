@@ -10,6 +10,8 @@
   const P = V.packets.src.length, LAST = V.last_step;
   const off = Int32Array.from(V.hops.offsets), hopLink = Int32Array.from(V.hops.link);
   const hopStep = Int32Array.from(V.hops.step);
+  // CHAOS: the step a packet moved into its node's shared queue while waiting for each hop (-1 never)
+  const hopQueued = V.hops.queued ? Int32Array.from(V.hops.queued) : null;
   const created = Int32Array.from(V.packets.created), delivered = Int32Array.from(V.packets.delivered);
   const tail = Int32Array.from(net.tail), head = Int32Array.from(net.head);
   const $ = (id) => document.getElementById(id);
@@ -31,7 +33,8 @@
     const node = k === 0 ? V.packets.src[p] : head[hopLink[off[p] + k - 1]];
     const wait = off[p] + k < off[p + 1] ? hopLink[off[p] + k] : -1;
     const moved = k > 0 && hopStep[off[p] + k - 1] === t ? hopLink[off[p] + k - 1] : -1;
-    return { done: false, node, wait, moved };
+    const q = hopQueued !== null && wait >= 0 ? hopQueued[off[p] + k] : -1;
+    return { done: false, node, wait, moved, shared: q >= 0 && q <= t };
   }
   // Everything drawn at the end of step t: dots (one per packet in the network, or per crossing
   // for the bufferless protocols), the per-link queue and crossings so far.
@@ -60,20 +63,22 @@
       for (let p = 0; p < P; p++) if (delivered[p] === t) dots.push({ p, link: -1, slot: -1, arrive: true, node: V.packets.dst[p] });
       return { queue, crossed, dots, inNet, done, atSources, discardedNow };
     }
-    const members = new Map();
+    const members = new Map(), shared = new Int32Array(N);
     for (let p = 0; p < P; p++) {
       const w = where(p, t);
       if (w === null) continue;
       if (w.done) { done++; if (delivered[p] === t) dots.push({ p, link: -1, node: w.node, arrive: true }); continue; }
       inNet++;
-      if (w.wait >= 0) {
+      if (w.shared) {           // in its node's shared queue (CHAOS), not in a link's queue
+        dots.push({ p, link: -1, node: w.node, shared: true, slot: shared[w.node]++ });
+      } else if (w.wait >= 0) {
         queue[w.wait]++;
         if (!members.has(w.wait)) members.set(w.wait, []);
         members.get(w.wait).push(p);
         dots.push({ p, link: w.wait, slot: members.get(w.wait).length - 1, moved: w.moved });
       } else dots.push({ p, link: -1, node: w.node });
     }
-    return { queue, crossed, dots, inNet, done, atSources, discardedNow };
+    return { queue, crossed, dots, inNet, done, atSources, discardedNow, shared };
   }
 
   // ---------------------------------------------------------------- whole-run summaries
@@ -83,7 +88,8 @@
     for (let p = 0; p < P; p++) {
       let arrive = created[p];
       for (let j = off[p]; j < off[p + 1]; j++) {
-        const s = hopStep[j], end = s >= 0 ? s - 1 : LAST;
+        const s = hopStep[j], q = hopQueued !== null ? hopQueued[j] : -1;
+        const end = Math.min(s >= 0 ? s - 1 : LAST, q >= 0 ? q - 1 : LAST);     // until it crosses or is queued
         if (end >= arrive) fn(hopLink[j], arrive, end);
         if (s < 0) break;
         arrive = s;
@@ -179,6 +185,10 @@
   }
   function slotPoint(e, slot) { return along(e, Math.min(0.14 + 0.1 * slot, 0.74)); }
   function dotAt(d, t) {        // position of a dot at the end of step t
+    if (d.shared) {             // a shared queue: a ring round the node, one place per packet
+      const a = 0.9 * d.slot, rr = Math.max(4, Math.min(unit * 0.14, gap * 0.35, 12)) * (1 + 0.25 * Math.floor(d.slot / 7));
+      return [xs[d.node] + rr * Math.cos(a), ys[d.node] + rr * Math.sin(a)];
+    }
     if (d.link < 0) return [xs[d.node], ys[d.node]];
     if (V.bufferless) return along(d.link, 0.85);
     return slotPoint(d.link, d.slot);
@@ -203,7 +213,7 @@
 
   // ---------------------------------------------------------------- drawing
   let step = 0, state = null, prev = null, selected = null, drawn = { nodes: 0, links: 0, dots: 0 };
-  const PACKET = "#1f5fbf", SELECT = "#0a8f3c";
+  const PACKET = "#1f5fbf", SELECT = "#0a8f3c", SHARED = "#8a56c2";
   function draw(frac) {
     ctx.clearRect(0, 0, W, H);
     const s = state, maxv = modeMax();
@@ -250,7 +260,7 @@
       } else if (d.arrive) continue;         // delivered: gone once the step is over
       ctx.beginPath(); ctx.arc(x, y, dr, 0, 2 * Math.PI);
       const chosen = selected && selected.type === "packet" && selected.id === d.p;
-      ctx.fillStyle = chosen ? SELECT : d.lost ? "#d0362b" : d.arrive ? "#2e9e55" : PACKET;
+      ctx.fillStyle = chosen ? SELECT : d.lost ? "#d0362b" : d.arrive ? "#2e9e55" : d.shared ? SHARED : PACKET;
       ctx.fill();
       if (chosen) { ctx.lineWidth = 2; ctx.strokeStyle = "#000"; ctx.stroke(); }
       d.x = x; d.y = y; dots++;
@@ -279,6 +289,11 @@
     } else {
       parts.push(`${s.inNet} in the network`);
       if (busiest >= 0 && s.queue[busiest] > 0) parts.push(`longest queue ${s.queue[busiest]} (link ${linkName(busiest)})`);
+      if (hopQueued !== null) {
+        let n = 0, fullest = 0;
+        for (let v = 0; v < N; v++) { n += s.shared[v]; if (s.shared[v] > s.shared[fullest]) fullest = v; }
+        parts.push(`${n} in shared queues` + (n ? ` (most ${s.shared[fullest]}, node ${net.labels[fullest]})` : ""));
+      }
     }
     $("status").innerHTML = parts.join(" &middot; ");
   }
@@ -376,7 +391,12 @@
           html += `<li>step ${s}: ${linkName(hopLink[j])}` + (j > off[p] && !goesOn ? " <i>(another attempt)</i>" : "") + "</li>";
         }
         else if (s < 0) html += `<li>${linkName(hopLink[j])}: not crossed</li>`;
-        else { const w = s - arrive; html += `<li>step ${s}: ${linkName(hopLink[j])}` + (w > 0 ? ` <span class="lost">(waited ${w})</span>` : "") + "</li>"; arrive = s + 1; }
+        else {
+          const w = s - arrive, q = hopQueued !== null ? hopQueued[j] : -1;
+          html += `<li>step ${s}: ${linkName(hopLink[j])}` + (w > 0 ? ` <span class="lost">(waited ${w})</span>` : "") +
+            (q >= 0 ? ` <i>(in the shared queue of ${net.labels[tail[hopLink[j]]]} from step ${q})</i>` : "") + "</li>";
+          arrive = s + 1;
+        }
       }
       box.innerHTML = html + "</ol>";
     } else {
@@ -449,6 +469,7 @@
     document.body.classList.add(V.kind);
     if (V.kind === "batch") for (const c of document.querySelectorAll(".openloop")) c.style.display = "none";
     for (const c of document.querySelectorAll(V.bufferless ? ".buffered-only" : ".bufferless-only")) c.style.display = "none";
+    if (hopQueued === null) for (const c of document.querySelectorAll(".chaos-only")) c.style.display = "none";
     rowTable(); fit();
     const pk = /packet=(\d+)/.exec(location.hash), ln = /link=(\d+)/.exec(location.hash);   // a selection to start with
     if (pk && +pk[1] < P) selected = { type: "packet", id: +pk[1] };
