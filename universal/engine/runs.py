@@ -38,6 +38,11 @@ run's result does not depend on what it is batched with.
 Layout. The waiting packets sit in preallocated arrays, lowest priority first, in the region
 ``[head, cap)``: new packets (the youngest) are written just below ``head``; delivered ones are
 marked dead (their ``want`` is a dummy link) and squeezed out when they pile up.
+
+Parts. :class:`_Batch` is built here (its state, the loop over the steps) from one mixin per
+module: :mod:`~universal.engine.runs_pool`, :mod:`~universal.engine.runs_injection`,
+:mod:`~universal.engine.runs_order`, :mod:`~universal.engine.runs_step` and
+:mod:`~universal.engine.runs_phases`; the dispatch to the compiled kernels and the public API stay here.
 """
 
 from __future__ import annotations
