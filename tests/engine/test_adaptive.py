@@ -1,9 +1,15 @@
-"""UGAL's queue estimate on a torus (:mod:`universal.engine.adaptive`): with bounded buffers a
-first link's q is the packets waiting for it plus its used credits, the packets that crossed it
-and still sit in its buffer at the next router; on the ideal network the waiting packets alone.
-Pinned by a count known by hand, on the engine and its plain reference alike."""
+"""UGAL's choice (:mod:`universal.engine.adaptive`, :func:`universal.engine.routes.ugal_pick`,
+:mod:`universal.engine.compiled_adaptive`): with bounded buffers a first link's q is the packets
+waiting for it plus its used credits, the packets that crossed it and still sit in its buffer at
+the next router; on the ideal network the waiting packets alone. Pinned by counts known by hand:
+a two-packet run on the engine and its plain reference alike, and hand-built states for the
+rule q_min * H_min > q_val * H_val + T (Kim, Dally, Scott & Abts, "Technology-Driven,
+Highly-Scalable Dragonfly Topology", ISCA 2008, §4.2) in the engine's ``ugal``, the compiled
+kernel's and UGAL-L's, and UGAL-G's sums of queues over B plus hops."""
 
 from __future__ import annotations
+
+import importlib.util
 
 import numpy as np
 import pytest
@@ -38,3 +44,116 @@ def test_a_used_credit_sends_ugal_on_its_valiant_path(engine, vcs):
     assert paths == [[1, 2], valiant] and delivery == [2, 6]
     assert _two_packets("ugal:threshold=3", 1, vcs, engine)[1] == [[1, 2], minimal]
     assert _two_packets("ugal:threshold=2", None, 1, engine)[1] == [[1, 2], minimal]
+
+
+# ----------------------------------------------------------------------------- UGAL's rule, by hand
+# Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008,
+# §4.2: a packet takes its non-minimal (Valiant) candidate when q_min * H_min > q_val * H_val + T,
+# else the minimal one (minimal wins ties). On the 8-node ring a packet from node 0 to node 3 with
+# its intermediate at node 6 has H_min = 3 (first link 0 -> 1) and H_val = 2 + 3 = 5 (first link
+# 0 -> 7). Each case: packets waiting for 0 -> 1, its used credits, packets waiting for 0 -> 7,
+# the threshold, the buffer size, and whether the packet goes to the intermediate.
+RING_CASES = {
+    # 0 + 1 credit = 1: 1 * 3 > 0 * 5 + 2; without the credit 0 > 2 would keep it minimal
+    "used-credit": (0, 1, 0, 2.0, 1, True),
+    # unbounded buffers have no credits: the packet in the link's buffer does not count, 0 > 2 is false
+    "no-credits-unbounded": (0, 1, 0, 2.0, None, False),
+    # 3 * 3 = 9 > 2 * 5 = 10 is false; without the hops 3 > 2 would go to the intermediate
+    "hops-weigh": (3, 0, 2, 0.0, None, False),
+    # 2 * 3 = 6 > 0 * 5 + 4; without the hops 2 > 4 would stay minimal
+    "hops-and-threshold": (2, 0, 0, 4.0, None, True),
+    # 5 * 3 = 15 > 3 * 5 = 15 is false: minimal wins the tie
+    "tie": (5, 0, 3, 0.0, None, False),
+}
+
+
+def _ring_state(waiting_min: int, credits_min: int, waiting_val: int, buffer: int | None):
+    """The ring's UGAL tables, the link ids of 0 -> 1 and 0 -> 7, and the per-link waiting counts
+    and occupancy (one VC class) of a case."""
+    from universal.engine.routes import build_router
+
+    net = network("torus:k=8,n=1")
+    router = build_router("ugal", net)
+    to_1, to_7 = (int(net.links_between(np.array([0]), np.array([v]))[0]) for v in (1, 7))
+    waiting = np.zeros(net.num_links, dtype=np.int64)
+    waiting[to_1], waiting[to_7] = waiting_min, waiting_val
+    occupancy = np.zeros(net.num_links, dtype=np.int64)
+    occupancy[to_1] = credits_min
+    return net, router, waiting, occupancy
+
+
+@pytest.mark.parametrize("case", list(RING_CASES))
+def test_ugal_s_choice_follows_the_rule_by_hand(case):
+    """:func:`universal.engine.adaptive._ugal_choice` (the engine's ``ugal``, at creation) on a
+    hand-built state: the first links' q are the packets waiting plus, with bounded buffers, the
+    used credits, weighted by the candidates' hops."""
+    from types import SimpleNamespace
+
+    from universal.engine.adaptive import _ugal_choice
+
+    waiting_min, credits_min, waiting_val, threshold, buffer, to_via = RING_CASES[case]
+    net, router, waiting, occupancy = _ring_state(waiting_min, credits_min, waiting_val, buffer)
+    batch = SimpleNamespace(buffer=buffer, classes=1, links_span=net.num_links, occupancy=occupancy,
+                            a={"node": np.array([0]), "dst": np.array([3]), "via": np.array([6]),
+                               "run": np.array([0]), "target": np.array([-1])})
+    tabs = {"distance": router.distance, "productive": router.productive, "threshold": np.array([threshold])}
+    _ugal_choice(batch, np.array([0]), np.array([0]), waiting, tabs)
+    assert batch.a["target"].tolist() == [6 if to_via else 3] and batch.a["via"].tolist() == [-1]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                    reason="numba is not installed: the compiled adaptive kernel never runs")
+@pytest.mark.parametrize("case", [c for c in RING_CASES if RING_CASES[c][4] is None])
+def test_the_compiled_kernel_s_ugal_follows_the_rule_by_hand(case):
+    """The compiled open-loop kernel's UGAL (:func:`universal.engine.compiled_adaptive._decide`) on
+    the same states; it runs with unbounded buffers only, so it has no credits to count."""
+    from universal.engine.compiled_adaptive import _decide
+
+    waiting_min, credits_min, waiting_val, threshold, buffer, to_via = RING_CASES[case]
+    net, router, waiting, _ = _ring_state(waiting_min, credits_min, waiting_val, buffer)
+    one = lambda x: np.array([x], dtype=np.int64)          # noqa: E731
+    target, via = one(-1), one(6)
+    _decide(0, 3, net.num_links, router.productive, router.distance, np.zeros((1, 1, 2), np.int64),
+            np.array([threshold]), waiting, one(0), one(0), target, one(3), via, np.zeros(1, np.uint64), one(0),
+            np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int64), np.zeros(8, np.int64), np.zeros(8, np.int64))
+    assert target.tolist() == [6 if to_via else 3] and via.tolist() == [-1]
+
+
+# UGAL-L and UGAL-G (:func:`universal.engine.routes.ugal_pick`) behind a terminal's own link: the
+# minimal path is slots 0, 1, 2 (H_min = 3, first router link 1), the Valiant one 0, 3, 4, 5, 2
+# (H_val = 5, first router link 3). UGAL-L compares q_min * H_min with q_val * H_val + T, q the
+# first router link's waiting packets plus its used credits; UGAL-G the packets waiting on the
+# whole path over B plus its hops, + T on the Valiant side. Each case: the mode (1 local, 2
+# global), the waiting packets and used credits by slot, T, B, and whether Valiant is taken.
+PICK_CASES = {
+    # 0 waiting + 2 credits: 2 * 3 = 6 > 0; without the credits 0 > 0 would stay minimal
+    "local-used-credits": (1, {}, {1: 2}, 0.0, 1, True),
+    # 3 * 3 = 9 > 2 * 5 = 10 is false; without the hops 3 > 2 would take Valiant
+    "local-hops-weigh": (1, {1: 3, 3: 2}, {}, 0.0, 1, False),
+    # 5 * 3 = 15 > 3 * 5 = 15 is false: minimal wins the tie
+    "local-tie": (1, {1: 5, 3: 3}, {}, 0.0, 1, False),
+    # 2 + 3 = 5 > 0 + 5 is false; without Valiant's hops 5 > 0 would take it
+    "global-valiant-hops": (2, {1: 2}, {}, 0.0, 1, False),
+    # 5 + 3 = 8 > 0 + 5; without the minimal path's hops 5 > 5 would stay minimal
+    "global-minimal-hops": (2, {1: 5}, {}, 0.0, 1, True),
+    # 4 / 2 + 3 = 5 > 0 + 5 is false; without the bandwidth 4 + 3 = 7 > 5 would take Valiant
+    "global-bandwidth": (2, {1: 4}, {}, 0.0, 2, False),
+    # 5 + 3 = 8 > 0 + 5 + 4 is false: the threshold keeps it minimal
+    "global-threshold": (2, {1: 5}, {}, 4.0, 1, False),
+}
+
+
+@pytest.mark.parametrize("case", list(PICK_CASES))
+def test_ugal_l_and_g_pick_by_the_rule_by_hand(case):
+    from universal.engine.routes import ugal_pick
+
+    mode, waiting_at, credits_at, threshold, bandwidth, valiant = PICK_CASES[case]
+    store = np.array([0, 1, 2, 0, 3, 4, 5, 2])
+    waiting, credits = np.zeros(6, dtype=np.int64), np.zeros(6, dtype=np.int64)
+    for slot, n in waiting_at.items():
+        waiting[slot] = n
+    for slot, n in credits_at.items():
+        credits[slot] = n
+    one = lambda x: np.array([x])        # noqa: E731
+    got = ugal_pick(store, waiting, credits, one(0), one(3), one(3), one(8), one(mode), one(threshold), 1, bandwidth)
+    assert got.tolist() == [valiant]

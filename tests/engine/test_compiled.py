@@ -447,21 +447,71 @@ def test_level_paths_with_buffers_of_16_or_more_run_as_the_reference_does(monkey
         assert_same(compiled_run(paths, protocol, 2, step_limit=limit), want)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_the_node_words_tags_start_over_as_they_must(monkeypatch, seed):
-    """Uncompiled with a tag period of 3 steps instead of 63 (the tags start over every few
-    steps, and a word left from three steps before must not count): the reference's results."""
+#: The node-word loops of :mod:`universal.engine.compiled_levels` that keep tags, by the one that
+#: must run: on the rows the packets pass (the default) without prefetching and with, and on the
+#: path array (``FROM_ROWS`` off).
+TAGGED_LOOPS = {"rows-in-cache": "_run_rows_in_cache", "rows": "_run_rows", "path-array": "_run_levels"}
+
+
+def tags_every_3_steps(monkeypatch, loop: str) -> list:
+    """Make ``route_static`` route butterfly level paths on ``loop`` of :data:`TAGGED_LOOPS`,
+    uncompiled and with a tag period of 3 steps instead of 63; returns a list that gets an entry
+    whenever that loop runs. Small batches' one-word path from their keys
+    (:mod:`universal.engine.compiled_in_cache`) is bypassed: it clears its words every step and
+    keeps no tags."""
     from universal.engine import compiled, compiled_levels
 
-    for name in ("_run_levels", "_count_waiting"):
+    for name in ("_run_rows", "_run_rows_in_cache", "_count_rows", "_fill_words", "_run_levels", "_count_waiting"):
         monkeypatch.setattr(compiled_levels, name, getattr(compiled_levels, name).py_func)
     monkeypatch.setattr(compiled_levels, "_PERIOD", 3)
+    monkeypatch.setattr(compiled_levels, "FROM_ROWS", loop != "path-array")
+    monkeypatch.setattr(compiled_levels, "IN_CACHE_HOPS", 1 << 40 if loop == "rows-in-cache" else 0)
+    monkeypatch.setattr(compiled, "route_levels_by_keys", lambda *a: None)
+    taken = []
+    real = getattr(compiled_levels, TAGGED_LOOPS[loop])
+    monkeypatch.setattr(compiled_levels, TAGGED_LOOPS[loop], lambda *a: taken.append(1) or real(*a))
+    return taken
+
+
+def static_run(paths: PathCollection, protocol: str, seed: int, limit: int):
+    """:func:`universal.engine.compiled.route_static` with B = 1 and unbounded buffers."""
+    from universal.engine import compiled
+
+    p = build_protocol(protocol)
+    state = p.setup(np.random.default_rng(seed), paths.lengths, paths.congestion, paths.dilation)
+    return compiled.route_static(paths, p, state, bandwidth=1, buffer=None, limit=limit, record_hops=False)
+
+
+@pytest.mark.parametrize("loop", list(TAGGED_LOOPS))
+@pytest.mark.parametrize("seed", range(4))
+def test_the_node_words_tags_start_over_as_they_must(monkeypatch, seed, loop):
+    """Uncompiled with a tag period of 3 steps instead of 63 (the tags start over every few
+    steps, and a word left from three steps before must not count), on each loop that keeps tags,
+    as :func:`~universal.engine.compiled.route_static` reaches it: the reference's results."""
+    taken = tags_every_3_steps(monkeypatch, loop)
     paths = merging_streams() if seed == 3 else leveled_case(seed)
-    protocol = build_protocol("random-rank")
     for limit in (100, 4):
-        state = protocol.setup(np.random.default_rng(seed), paths.lengths, paths.congestion, paths.dilation)
-        got = compiled.route_static(paths, protocol, state, bandwidth=1, buffer=None, limit=limit, record_hops=False)
+        got = static_run(paths, "random-rank", seed, limit)
         assert_same(got, simulate_reference(paths, "random-rank", np.random.default_rng(seed), step_limit=limit))
+    assert len(taken) == 2
+
+
+@pytest.mark.parametrize("loop", list(TAGGED_LOOPS))
+def test_the_count_at_a_step_limit_starts_the_tags_over_as_it_must(monkeypatch, loop):
+    """At a step limit the waiting packets are counted into the node words as a pass of the next
+    step would count them, which with a tag period of 3 is tag 1 after step 6: the words of step 4
+    must not count. On BF(4), longest-in-system (the lower id first), packets 0 and 3 climb row 0
+    and 1 and 2 leave it at level 1, so packet 3 waits three steps at its source, packet 0 is the
+    only one at node (3, 0) in step 4 and packet 3 arrives there in step 6: every buffer holds at
+    most 1 packet, where a stale word of step 4 would count 2."""
+    taken = tags_every_3_steps(monkeypatch, loop)
+    straight, leaving = [0, 16, 32, 48, 64], [0, 16, 34, 50, 66]
+    paths = PathCollection.from_node_paths(build_network("butterfly:d=4"), [straight, leaving, leaving, straight])
+    for limit in (6, 100):
+        want = simulate_reference(paths, "longest-in-system", np.random.default_rng(0), step_limit=limit)
+        assert want.max_buffer == 1 and want.delivery.tolist() == [4, 5, 6, -1 if limit == 6 else 7]
+        assert_same(static_run(paths, "longest-in-system", 0, limit), want)
+    assert len(taken) == 2
 
 
 @pytest.mark.parametrize("in_cache", [True, False])

@@ -1,8 +1,10 @@
 """Small batches of a butterfly's level paths routed from their keys on one word per packet
 (:func:`universal.engine.compiled_in_cache.route_levels_by_keys`: the sort by priority, the words
 and the steps in one compiled call), compiled and as plain Python: as the reference engine
-routes them, through the tags starting over, step limits and counts of 12 bits, and leaving the
-waiting packets where :func:`universal.engine.compiled_levels.route_levels` leaves them.
+routes them, past 63 steps (where the node words of :mod:`universal.engine.compiled_levels` start
+their tags over; these words keep no tags and are cleared every step), through step limits and
+counts of 7 and 15 bits, and leaving the waiting packets where
+:func:`universal.engine.compiled_levels.route_levels` leaves them.
 
 Oracle: :func:`universal.engine.simulate_reference` on the same seed (delivery steps, T, steps,
 largest buffer, hops, status), and ``route_levels`` on the same order for the waiting packets'

@@ -46,7 +46,7 @@ from universal.engine.creation import CHUNK, draw_chunk
 from universal.engine.measure import DONE, WINDOW
 from universal.errors import UserError
 
-__all__ = ["run_batch", "tie_uniform_one"]
+__all__ = ["compact_routes", "run_batch", "tie_uniform_one"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -179,12 +179,18 @@ def _number(t0, full, runs, c_step, c_src, c_dst, c_off, run_first, label_run, l
 
 
 @njit(cache=True, nogil=True)
-def _compact(want, slot_of, n_live, pend, s_run, s_cur, s_end, fields, store, extra):
-    """Drop the delivered packets (``want`` -1) from the list, move the waiting ones to slots
-    ``0, 1, ...`` (oldest first; the slots' other fields, ``fields[slot]``, with them), copy
-    their remaining route links to a fresh store with ``extra`` free places after them, and list
-    the undecided ones (``want`` -2) in ``pend``. Returns the store, its length used, the
-    waiting and the undecided packets' counts."""
+def compact_routes(want, slot_of, n_live, s_cur, s_end, store, extra):
+    """Drop the delivered packets (``want`` -1) from the waiting list (``want[:n_live]``, their
+    slots ``slot_of[:n_live]``, oldest first) and copy the waiting ones' remaining route links,
+    in the list's order, to a fresh store with ``extra`` free places after them: the list's
+    ``i``-th packet gets its route at ``s_cur[i]:s_end[i]``, and ``slot_of[i]`` still names the
+    slot its other fields are in (never below ``i``), for the caller to move them to slot ``i``.
+    Returns the store, its length used and the waiting packets' count.
+
+    The compaction of both list kernels: the oblivious one's
+    (:func:`universal.engine.compiled_run_lists.compact`) and this module's (:func:`_compact`),
+    which keep the slots' other fields in different layouts.
+    """
     n = 0
     for i in range(n_live):
         if want[i] != -1:
@@ -198,7 +204,6 @@ def _compact(want, slot_of, n_live, pend, s_run, s_cur, s_end, fields, store, ex
         total += s_end[s] - s_cur[s]
     fresh = np.empty(total + extra, dtype=store.dtype)
     at = 0
-    n_pend = 0
     for i in range(n_live):
         s = slot_of[i]      # slots are handed out in creation order and kept in it, so s >= i
         c, e = s_cur[s], s_end[s]
@@ -207,6 +212,18 @@ def _compact(want, slot_of, n_live, pend, s_run, s_cur, s_end, fields, store, ex
             fresh[at] = store[j]
             at += 1
         s_end[i] = at
+    return fresh, at, n_live
+
+
+@njit(cache=True, nogil=True)
+def _compact(want, slot_of, n_live, pend, s_run, s_cur, s_end, fields, store, extra):
+    """:func:`compact_routes`, the slots' other fields (``s_run``, ``fields[slot]``) moved with
+    their routes, and the undecided packets (``want`` -2) listed in ``pend``. Returns the store,
+    its length used, the waiting and the undecided packets' counts."""
+    fresh, at, n_live = compact_routes(want, slot_of, n_live, s_cur, s_end, store, extra)
+    n_pend = 0
+    for i in range(n_live):
+        s = slot_of[i]
         if s != i:
             s_run[i] = s_run[s]
             fields[i, :] = fields[s, :]

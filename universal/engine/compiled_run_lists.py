@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.compiled import njit
-from universal.engine.compiled_adaptive import _number
+from universal.engine.compiled_adaptive import _number, compact_routes
 
 __all__ = ["compact", "chunk_by_run"]
 
@@ -37,29 +37,11 @@ def compact(want, slot_of, n_live, s_cur, s_end, s_pid, s_run, s_src, s_dst, s_c
             store, extra):
     """Drop the delivered packets (``want`` -1) from the waiting list, move the waiting packets
     to slots ``0, 1, ...`` (oldest first) and copy their remaining route links to a fresh store
-    with ``extra`` free places after them; returns the store, the length used and the number of
-    waiting packets."""
-    n = 0
+    with ``extra`` free places after them (:func:`universal.engine.compiled_adaptive.compact_routes`);
+    returns the store, the length used and the number of waiting packets."""
+    fresh, at, n_live = compact_routes(want, slot_of, n_live, s_cur, s_end, store, extra)
     for i in range(n_live):
-        if want[i] >= 0:
-            want[n] = want[i]
-            slot_of[n] = slot_of[i]
-            n += 1
-    n_live = n
-    total = 0
-    for i in range(n_live):
-        s = slot_of[i]
-        total += s_end[s] - s_cur[s]
-    fresh = np.empty(total + extra, dtype=store.dtype)
-    at = 0
-    for i in range(n_live):
-        s = slot_of[i]      # slots are handed out in creation order and kept in it, so s >= i
-        c, e = s_cur[s], s_end[s]
-        s_cur[i] = at
-        for j in range(c, e):
-            fresh[at] = store[j]
-            at += 1
-        s_end[i] = at
+        s = slot_of[i]      # never below i (see compact_routes): slot i was read already
         if s != i:
             s_pid[i], s_run[i], s_src[i], s_dst[i] = s_pid[s], s_run[s], s_src[s], s_dst[s]
             s_created[i], s_hops[i], s_label[i] = s_created[s], s_hops[s], s_label[s]
