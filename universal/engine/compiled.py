@@ -574,13 +574,14 @@ def _route_rows(collection: PathCollection, keys: np.ndarray, levels: tuple[int,
             (status, step, count, max_buffer, hops), cur = done
             return _result(collection, None, None, np.empty(0, np.int64), delivery, status, step, max_buffer, hops,
                            cur[:count] // width, cur[:count], buffer)
-    ids = priority_order(np.arange(len(keys)), keys).astype(np.int32)  # fewer rows than 2^31 link ids
+    # ids of 4 bytes from the start (fewer rows than 2^31 link ids): no 8-byte order to narrow
+    ids = priority_order(np.arange(len(keys), dtype=np.int32), keys)
     place = np.int32 if int(collection.offsets[-1]) < 2**31 else np.int64      # (the hops: no path array read)
-    cur = ids.astype(place) * place(width)
+    cur = ids.astype(place, copy=False) * place(width)
     if words:
         # one packet per link and step, buffers that never refuse: the loops of their own
         WARM = True
-        delivery = np.where(collection.lengths == 0, 0, -1).astype(np.int64)
+        delivery = np.full(collection.size, -1, dtype=np.int64)       # every path has its hops
         # level paths kept as rows start the loop from their rows: their path array is never written
         rows = collection.level_rows
         if rows is not None and not (compiled_levels.FROM_ROWS

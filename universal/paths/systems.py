@@ -133,7 +133,7 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
     d = network.params["d"]
     width = 1 << d
     if network.kind == "butterfly" and _keeps_rows(problem.size * d):
-        passes = _row_passes(d, [problem.sources % width, problem.dests % width])
+        passes = _row_passes(d, [problem.sources, problem.dests])
         paths: PathCollection = LevelRowsCollection(network, d, passes, problem.sources, problem.dests,
                                                     "dimension-order")
         _count_level_loads(paths, d, passes)
@@ -166,12 +166,13 @@ def _keeps_rows(hops: int) -> bool:
     return NUMBA
 
 
-def _row_passes(d: int, rows: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The passes ``(rows[k], rows[k + 1])`` of level paths through the given rows, each kept once
-    in the smallest type the counting and routing kernels take (int32 up to BF(29): 16 MB per
-    row array on BF(20) with a 4-relation, where int64 takes 32 MB)."""
+def _row_passes(d: int, nodes: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The passes ``(rows[k], rows[k + 1])`` of level paths through the rows of the given nodes
+    (a node's row is its id mod 2^d), each kept once in the smallest type the counting and routing
+    kernels take (int32 up to BF(29): 16 MB per row array on BF(20) with a 4-relation, where int64
+    takes 32 MB), written there directly (no int64 rows in between)."""
     kind = np.int32 if d < 30 else np.int64
-    rows = [np.asarray(r).astype(kind, copy=False) for r in rows]
+    rows = [np.bitwise_and(n, (1 << d) - 1, out=np.empty(len(n), dtype=kind), casting="unsafe") for n in nodes]
     return list(zip(rows[:-1], rows[1:]))
 
 
@@ -410,18 +411,19 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
     d = network.params["d"]
     width = 1 << d
     host = butterfly(d, passes=2)
-    src_rows, dst_rows = problem.sources % width, problem.dests % width
     if middle is None:
         middle = rng.integers(0, width, size=problem.size)
-    dests = 2 * d * width + dst_rows
     if _keeps_rows(problem.size * 2 * d):
         # the path array (4 bytes per hop) is not written: C is counted and the run is routed from
         # the rows; the sources are the problem's own, shared (no path system writes into them)
-        passes = _row_passes(d, [src_rows, middle, dst_rows])
+        passes = _row_passes(d, [problem.sources, middle, problem.dests])
+        dests = np.add(passes[1][1], 2 * d * width, dtype=np.int64)
         paths: PathCollection = LevelRowsCollection(host, d, passes, problem.sources, dests, "valiant",
                                                     VALIANT_BUTTERFLY_NOTE)
         _count_level_loads(paths, d, passes)
         return paths
+    src_rows, dst_rows = problem.sources % width, problem.dests % width
+    dests = 2 * d * width + dst_rows
     links = np.empty((problem.size, 2 * d), dtype=host.link_type)
     if not _fill_compiled(links, d, [(src_rows, middle), (middle, dst_rows)]):
         for block in _row_blocks(problem.size, 2 * d):
