@@ -74,3 +74,31 @@ def test_the_rows_are_kept_once_in_a_small_type(monkeypatch):
     d, passes = kept.level_rows
     assert d == 5 and len(passes) == 2 and passes[0][1] is passes[1][0]
     assert all(rows.dtype == np.int32 for pair in passes for rows in pair)
+
+
+PROTOCOLS = ["random-rank", "growing-rank", "fifo", "farthest-to-go", "nearest-to-go", "longest-in-system", "random",
+             "random-delay", "trial-and-failure", "duplication"]
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+@pytest.mark.parametrize("bandwidth,buffer", [(1, None), (2, None), (1, 1)])
+def test_every_protocol_routes_kept_rows_as_the_path_array(monkeypatch, bandwidth, buffer, engine):
+    """Whatever reads the paths (keys that change, B > 1, buffers that refuse, rounds) gets them
+    written on first use: the same results as on the collection with a path array, same seeds, in
+    numpy and on the compiled kernels (forced at every size)."""
+    from universal.engine import batch, simulate
+    from universal.protocols import build_protocol
+
+    if engine == "compiled":
+        monkeypatch.setattr(batch, "COMPILED_MIN_HOPS_WARM", 0)
+        monkeypatch.setattr(batch, "COMPILED_MIN_HOPS_COLD", 0)
+        from universal.engine import compiled       # and large batches' loop, from the rows
+        monkeypatch.setattr(compiled, "IN_CACHE_HOPS", 0)
+    kept, plain = both(monkeypatch, "butterfly:d=4", "valiant", "h-relation:h=3", 7)
+    for name in PROTOCOLS:
+        protocol = build_protocol(name)
+        got = simulate(kept, protocol, np.random.default_rng(3), bandwidth=bandwidth, buffer=buffer)
+        want = simulate(plain, protocol, np.random.default_rng(3), bandwidth=bandwidth, buffer=buffer)
+        np.testing.assert_array_equal(got.delivery, want.delivery, err_msg=name)
+        assert (got.status, got.steps, got.max_buffer, got.hops) == (want.status, want.steps, want.max_buffer,
+                                                                     want.hops), name
