@@ -557,8 +557,10 @@ def _all_keys(protocol, state, n: int) -> np.ndarray:
 def _route_rows(collection: PathCollection, keys: np.ndarray, levels: tuple[int, int], bandwidth: int,
                 buffer: int | None, limit: int) -> RoutingResult:
     """:func:`route_static` on the collection's own path array (:func:`_run_flat`'s ``rows``),
-    without :func:`_lay_out`'s copy in priority order (0.7 GB on BF(20) with Valiant's trick);
-    ``keys`` are every packet's (all have paths)."""
+    without :func:`_lay_out`'s copy in priority order (0.7 GB on BF(20) with Valiant's trick), or
+    on the node words from the rows of level paths kept as rows (their path array never written:
+    :class:`universal.paths.level_rows.LevelRowsCollection`); ``keys`` are every packet's (all
+    have paths)."""
     global WARM
     width = collection.dilation
     words = on_node_words(collection, bandwidth, buffer)
