@@ -129,3 +129,66 @@ def test_the_words_are_refused_where_they_do_not_fit():
     wide = np.zeros(4 * 21, dtype=np.int64)      # 4 paths of 21 hops, 3 passes of 7: 21 + 2 bits fit
     assert compiled_levels._packet_words(wide, np.arange(0, 84, 21), 7, 21) is not None
     assert compiled_levels._packet_words(wide[:42], np.arange(0, 42, 21), 21, 21 * 3) is None  # 63 + 1 bits
+
+
+def kept_as_rows(seed: int, monkeypatch) -> tuple[PathCollection, PathCollection]:
+    """:func:`case`'s paths kept as rows (the path systems' threshold lowered) and with a path array."""
+    from universal.paths import systems
+    monkeypatch.setattr(systems, "CLOSED_MIN_HOPS", 1)
+    kept = case(seed)
+    monkeypatch.setattr(systems, "CLOSED_MIN_HOPS", 1 << 60)
+    return kept, case(seed)
+
+
+@pytest.mark.parametrize("plain", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_the_words_from_the_rows_are_those_from_the_path_array(monkeypatch, seed, plain):
+    kept, paths = kept_as_rows(seed, monkeypatch)
+    if plain:
+        monkeypatch.setattr(compiled_levels, "_fill_row_words", compiled_levels._fill_row_words.py_func)
+    d, rows = kept.level_rows
+    width = paths.dilation
+    cur = (np.random.default_rng(seed).permutation(paths.size) * width).astype(np.int32)
+    assert compiled_levels.row_words_fit(len(rows), d, width, paths.size)
+    got = compiled_levels._row_words(rows, cur, d, width)
+    want = compiled_levels._packet_words(paths.links, cur, d, width)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("limit", [10**6, 3])
+@pytest.mark.parametrize("seed", range(8))
+def test_paths_kept_as_rows_route_from_them_as_the_reference_does(monkeypatch, seed, limit):
+    """The loop starts from the rows, never writes the path array, and leaves the waiting packets'
+    places where the loop on the path array leaves them."""
+    # small batches too (a batch kept as rows and small enough for the in-cache loop writes its paths)
+    monkeypatch.setattr(compiled, "IN_CACHE_HOPS", 0)
+    kept, paths = kept_as_rows(seed, monkeypatch)
+    calls = []
+    real = compiled_levels._row_words
+    monkeypatch.setattr(compiled_levels, "_row_words", lambda *a: calls.append(1) or real(*a))
+    for protocol in ("random-rank", "longest-in-system"):
+        got = run(kept, protocol, seed, limit)
+        assert not kept.links_written
+        same(got, simulate_reference(paths, protocol, np.random.default_rng(seed), step_limit=limit))
+    assert calls
+    # at a step limit the waiting packets' places in the path array, in priority order
+    width, rows = paths.dilation, 1 << paths.network.params["d"]
+    levels = 4 * (width - 1) * rows, 4 * rows
+    order = np.random.default_rng(seed).permutation(paths.size).astype(np.int32) * width
+    out = []
+    for links, rows_kept in ((None, kept.level_rows[1]), (paths.links, None)):
+        cur, delivery = order.copy(), np.full(paths.size, -1, dtype=np.int64)
+        result = compiled_levels.route_levels(links, cur, delivery, paths.network.num_links, paths.congestion, 3,
+                                              *levels, width, rows=rows_kept)
+        out.append((result, cur[:result[2]].tolist(), delivery.tolist()))
+    assert out[0] == out[1]
+
+
+def test_paths_kept_as_rows_go_to_the_path_array_loop_without_the_words(monkeypatch):
+    """With the loop on the rows switched off the path array is written and routed on."""
+    kept, paths = kept_as_rows(3, monkeypatch)
+    monkeypatch.setattr(compiled_levels, "FROM_ROWS", False)
+    monkeypatch.setattr(compiled, "route_levels_by_keys", lambda *a: None)
+    same(run(kept, "random-rank", 3, 10**6), simulate_reference(paths, "random-rank", np.random.default_rng(3)))
+    assert kept.links_written

@@ -194,6 +194,34 @@ def test_random_h_relation_is_exact(network):
     assert Counter(prob.dests.tolist()) == {int(v): 3 for v in dsts}
 
 
+@pytest.mark.parametrize("network", ["torus:k=5,n=2", "butterfly:d=4", "fattree:k=4,n=2", "dragonfly:p=2"])
+@pytest.mark.parametrize("seed", [0, 7])
+def test_random_h_relation_is_h_permutations_drawn_in_turn(network, seed):
+    """The obvious construction, same seed: h calls of ``permutation`` concatenated, the
+    destinations read through them (consecutive ids or not: a fat tree's and a dragonfly's
+    terminals)."""
+    net, prob = problem(network, "h-relation:h=3", seed=seed)
+    srcs, dsts = endpoints(net)
+    g = np.random.default_rng(seed)
+    perms = np.concatenate([g.permutation(len(dsts)) for _ in range(3)])
+    np.testing.assert_array_equal(prob.sources, np.tile(srcs, 3))
+    np.testing.assert_array_equal(prob.dests, dsts[perms])
+    assert prob.dests.dtype == dsts.dtype
+
+
+@pytest.mark.parametrize("dsts", [np.array([3, 9, 10, 40, 41]), np.arange(4, 9, dtype=np.int32), np.arange(1),
+                                  np.array([5, 6, 8, 7, 9])])
+def test_permuted_copies_of_any_endpoints_are_read_through_the_permutations(dsts):
+    """Endpoints that are not consecutive ids in order (or not int64) are read through the
+    permutations; consecutive ones are the permutations plus the first id."""
+    from universal.workloads.problems import _permuted_copies
+    g = np.random.default_rng(4)
+    want = dsts[np.concatenate([g.permutation(len(dsts)) for _ in range(4)])]
+    got = _permuted_copies(dsts, 4, np.random.default_rng(4))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("network", ["torus:k=5,n=2", "butterfly:d=4"])
 def test_h_function_sends_h_from_every_source(network):
     net, prob = problem(network, "h-function:h=4", seed=1)

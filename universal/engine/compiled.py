@@ -36,7 +36,9 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.compiled_in_cache import route_levels_by_keys
-from universal.engine.compiled_levels import DEADLOCK, DELIVERED, LEVELS_MAX_CONGESTION, STEP_LIMIT, route_levels
+import universal.engine.compiled_levels as compiled_levels
+from universal.engine.compiled_levels import (DEADLOCK, DELIVERED, IN_CACHE_HOPS, LEVELS_MAX_CONGESTION, STEP_LIMIT,
+                                              route_levels, row_words_fit)
 from universal.engine.hints import prefetch as _prefetch
 from universal.engine.result import RoutingResult
 from universal.memory import ROWS_FROM_HOPS
@@ -526,15 +528,17 @@ def _level_rows(collection: PathCollection) -> tuple[int, int] | None:
     and last levels' links are ranges of ids.
     """
     net = collection.network
-    links = collection.links
-    if net.kind != "butterfly" or net.depth is None or not collection.size or links.ndim != 1:
+    if net.kind != "butterfly" or net.depth is None or not collection.size:
         return None
     depth, rows = net.depth, 1 << net.params["d"]
-    if not (links.flags.c_contiguous and links.flags.writeable and len(links) == collection.size * depth):
-        return None
+    if collection.level_rows is None:     # (kept as rows, the paths are written in this form if read)
+        links = collection.links
+        if links.ndim != 1 or not (links.flags.c_contiguous and links.flags.writeable
+                                   and len(links) == collection.size * depth):
+            return None
     # a path of `depth` hops from level 0 to the last level climbs at every hop; none is
     # longer (D = depth) and together they have n * depth hops, so none is shorter
-    if collection.dilation != depth or int(collection.offsets[-1] - collection.offsets[0]) != len(links):
+    if collection.dilation != depth or int(collection.offsets[-1] - collection.offsets[0]) != collection.size * depth:
         return None
     if int(collection.sources.max()) >= rows or int(collection.dests.min()) < depth * rows:
         return None
@@ -553,30 +557,41 @@ def _all_keys(protocol, state, n: int) -> np.ndarray:
 def _route_rows(collection: PathCollection, keys: np.ndarray, levels: tuple[int, int], bandwidth: int,
                 buffer: int | None, limit: int) -> RoutingResult:
     """:func:`route_static` on the collection's own path array (:func:`_run_flat`'s ``rows``),
-    without :func:`_lay_out`'s copy in priority order (0.7 GB on BF(20) with Valiant's trick);
-    ``keys`` are every packet's (all have paths)."""
+    without :func:`_lay_out`'s copy in priority order (0.7 GB on BF(20) with Valiant's trick), or
+    on the node words from the rows of level paths kept as rows (their path array never written:
+    :class:`universal.paths.level_rows.LevelRowsCollection`); ``keys`` are every packet's (all
+    have paths)."""
     global WARM
     width = collection.dilation
     words = on_node_words(collection, bandwidth, buffer)
     if words:
         # small batches: sorting by priority and the words in one compiled call
         delivery = np.full(collection.size, -1, dtype=np.int64)
-        done = route_levels_by_keys(collection.links, keys, delivery, collection.congestion, limit, levels[1], width)
+        # (only small batches are routed so: a large one kept as rows does not write its paths for it)
+        small = collection.level_rows is None or int(collection.offsets[-1]) < IN_CACHE_HOPS
+        done = route_levels_by_keys(collection.links, keys, delivery, collection.congestion, limit, levels[1],
+                                    width) if small else None
         if done is not None:
             WARM = True
             (status, step, count, max_buffer, hops), cur = done
             return _result(collection, None, None, np.empty(0, np.int64), delivery, status, step, max_buffer, hops,
                            cur[:count] // width, cur[:count], buffer)
-    ids = priority_order(np.arange(len(keys)), keys).astype(np.int32)  # fewer rows than 2^31 link ids
-    place = np.int32 if len(collection.links) < 2**31 else np.int64
-    cur = ids.astype(place) * place(width)
+    # ids of 4 bytes from the start (fewer rows than 2^31 link ids): no 8-byte order to narrow
+    ids = priority_order(np.arange(len(keys), dtype=np.int32), keys)
+    place = np.int32 if int(collection.offsets[-1]) < 2**31 else np.int64      # (the hops: no path array read)
+    cur = ids.astype(place, copy=False) * place(width)
     if words:
         # one packet per link and step, buffers that never refuse: the loops of their own
         WARM = True
-        delivery = np.where(collection.lengths == 0, 0, -1).astype(np.int64)
+        delivery = np.full(collection.size, -1, dtype=np.int64)       # every path has its hops
+        # level paths kept as rows start the loop from their rows: their path array is never written
+        rows = collection.level_rows
+        if rows is not None and not (compiled_levels.FROM_ROWS
+                                     and row_words_fit(len(rows[1]), rows[0], width, collection.size)):
+            rows = None
         status, step, count, max_buffer, hops = route_levels(
-            collection.links, cur, delivery, collection.network.num_links, collection.congestion, limit, *levels,
-            width)
+            collection.links if rows is None else None, cur, delivery, collection.network.num_links,
+            collection.congestion, limit, *levels, width, rows=None if rows is None else rows[1])
     else:
         # every link climbs (an even id), so no edge is used both ways: the state is kept by edge
         state, delivery, bounded, shift = _link_state(collection, bandwidth, buffer, shift=1, narrow=True)
@@ -630,18 +645,18 @@ def _result(collection: PathCollection, ids, start, steps_at, delivery, status, 
             buffer) -> RoutingResult:
     """The :class:`RoutingResult` of a kernel's run on :func:`_set_up`'s layout; ``waiting`` are
     the packets still waiting and ``cur`` their positions in the layout."""
-    links, offsets = collection.links, collection.offsets
+    offsets = collection.offsets
     status = _STATUS[status]
     hop_steps = blocked = full_links = None
     if len(steps_at):
-        hop_steps = np.full(len(links), -1, dtype=np.int64)
+        hop_steps = np.full(int(offsets[-1]), -1, dtype=np.int64)
         _scatter_back(steps_at, start, offsets, ids, hop_steps)
     if status == "deadlock":
         waiting, cur = np.asarray(waiting, dtype=np.int64), np.asarray(cur, dtype=np.int64)
         blocked = np.sort(waiting)
         start_of = np.empty(len(offsets) - 1, dtype=np.int64)
         start_of[ids] = start[:-1]
-        full_links = np.unique(links[offsets[waiting] + cur - start_of[waiting]]).astype(np.int64)
+        full_links = np.unique(collection.links[offsets[waiting] + cur - start_of[waiting]]).astype(np.int64)
     return RoutingResult(delivery=delivery, status=status, steps=int(step), max_buffer=int(max_buffer),
                          hops=int(hops), hop_steps=hop_steps, buffer=buffer,
                          deadlock_step=int(step) if status == "deadlock" else None, blocked=blocked,

@@ -404,8 +404,40 @@ def _packet_words(links: np.ndarray, cur: np.ndarray, d: int, width: int) -> tup
     return node, rest
 
 
-def route_levels(links: np.ndarray, cur: np.ndarray, delivery: np.ndarray, num_links: int, congestion: int,
-                 limit: int, last_from: int, first_below: int, width: int) -> tuple[int, int, int, int, int]:
+@njit(cache=True, nogil=True)
+def _fill_row_words(cur, width, d, entry, first_exit, second_exit, node, rest):
+    """:func:`_fill_words` from the rows the paths pass instead of their links: packet ``p``
+    (at ``p * width`` in the path array) enters at row ``entry[p]`` and leaves its first pass at
+    ``first_exit[p]`` and its second (if ``second_exit`` is not empty) at ``second_exit[p]``."""
+    passes = width // d
+    for w in range(len(cur)):
+        packet = np.int64(cur[w]) // width
+        node[w] = np.int64(entry[packet])             # level 0: the node is the row
+        word = (packet << (passes * d)) | np.int64(first_exit[packet])
+        if passes > 1:
+            word |= np.int64(second_exit[packet]) << d
+        rest[w] = word
+
+
+def row_words_fit(passes: int, d: int, width: int, packets: int) -> bool:
+    """Whether :func:`route_levels` can make its words from the rows of ``passes`` level path
+    passes on BF(d) (one or two, ``width = passes * d`` hops each) for ``packets`` packets."""
+    return passes in (1, 2) and passes * d == width and width + max(packets - 1, 1).bit_length() <= 63
+
+
+def _row_words(rows: list[tuple[np.ndarray, np.ndarray]], cur: np.ndarray, d: int,
+               width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_packet_words` of level paths given as rows (``(entry, exit)`` per pass, a pass's
+    exits the next one's entries); :func:`row_words_fit` must hold."""
+    node, rest = np.empty(len(cur), dtype=np.int64), np.empty(len(cur), dtype=np.int64)
+    second = rows[1][1] if len(rows) > 1 else rows[0][1][:0]
+    _fill_row_words(cur, width, d, rows[0][0], rows[0][1], second, node, rest)
+    return node, rest
+
+
+def route_levels(links: np.ndarray | None, cur: np.ndarray, delivery: np.ndarray, num_links: int, congestion: int,
+                 limit: int, last_from: int, first_below: int, width: int,
+                 rows: list[tuple[np.ndarray, np.ndarray]] | None = None) -> tuple[int, int, int, int, int]:
     """Route a butterfly's level paths on their own rows with B = 1 and unbounded buffers.
 
     Parameters
@@ -428,6 +460,11 @@ def route_levels(links: np.ndarray, cur: np.ndarray, delivery: np.ndarray, num_l
         The first link id of the last level, and the first not on level 0.
     width : int
         The paths' common length.
+    rows : list of (ndarray, ndarray), optional
+        The paths as the rows they pass (``(entry, exit)`` per pass, as
+        :class:`universal.paths.level_rows.LevelRowsCollection` keeps them): the loop starts from
+        them instead of from ``links``, which may then be None. Only where :data:`FROM_ROWS` and
+        :func:`row_words_fit` hold.
 
     Returns
     -------
@@ -444,9 +481,15 @@ def route_levels(links: np.ndarray, cur: np.ndarray, delivery: np.ndarray, num_l
     ((0, 3, 0, 1, 4), [2, 3])
     """
     state, bits = _node_words(num_links, congestion)
-    ahead = 0 if len(links) < IN_CACHE_HOPS else PREFETCH_AHEAD
+    hops = len(links) if links is not None else len(delivery) * width      # (every path `width` hops)
+    ahead = 0 if hops < IN_CACHE_HOPS else PREFETCH_AHEAD
     d = (first_below >> 2).bit_length() - 1
-    words = _packet_words(links, cur, d, width) if FROM_ROWS else None
+    if rows is not None:
+        if not (FROM_ROWS and row_words_fit(len(rows), d, width, len(delivery))):
+            raise ValueError("the loop on the path array needs the links, not the rows")
+        words = _row_words(rows, cur, d, width)
+    else:
+        words = _packet_words(links, cur, d, width) if FROM_ROWS else None
     if words is not None:
         return _on_rows(words, cur, delivery, state, limit, d, width, bits, ahead)
     # plain ints whether the loop ran compiled or (without numba) as Python on numpy scalars

@@ -64,6 +64,10 @@ class PathCollection:
     system: str = ""
     note: str = ""
 
+    #: ``(d, passes)`` where the paths are a butterfly's level paths kept as the rows they pass
+    #: (:class:`universal.paths.level_rows.LevelRowsCollection`), else None.
+    level_rows = None
+
     def __post_init__(self) -> None:
         # Link ids in the smallest type that holds them (int32 below 2^31 links): the path array
         # is the largest the tool keeps, a hundred million hops on BF(20) with Valiant's trick.

@@ -32,6 +32,7 @@ from universal.networks import Network, butterfly, resolve_path
 from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS, get_routing, sample_paths
 from universal.paths.torus.geometry import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.paths.collection import KEEP_LOADS_LINKS, PathCollection
+from universal.paths.level_rows import LevelRowsCollection
 from universal.paths.datacenter import dragonfly_paths
 from universal.registry import Registry, Spec, check_known_params, parse_spec, with_file_resolved
 from universal.workloads import Problem
@@ -131,6 +132,12 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
     _check_leveled_problem(problem, network)
     d = network.params["d"]
     width = 1 << d
+    if network.kind == "butterfly" and _keeps_rows(problem.size * d):
+        passes = _row_passes(d, [problem.sources, problem.dests])
+        paths: PathCollection = LevelRowsCollection(network, d, passes, problem.sources, problem.dests,
+                                                    "dimension-order")
+        _count_level_loads(paths, d, passes)
+        return paths
     links = np.empty((problem.size, d), dtype=network.link_type)
     if not _fill_compiled(links, d, [(problem.sources % width, problem.dests % width)]):
         for block in _row_blocks(problem.size, d):
@@ -146,6 +153,27 @@ def level_paths(problem: Problem, network: Network) -> PathCollection:
 #: compiled kernels (``universal.engine.batch.COMPILED_MIN_HOPS_COLD``): from there on numba is
 #: loaded for routing anyway; below it counting the path array takes tens of milliseconds.
 CLOSED_MIN_HOPS = 16_000_000
+
+
+def _keeps_rows(hops: int) -> bool:
+    """Whether a butterfly's level path collection of ``hops`` hops in all is kept as the rows its
+    packets pass (:class:`~universal.paths.level_rows.LevelRowsCollection`, its path array written
+    only if read): from :data:`CLOSED_MIN_HOPS` on, with numba (which counts C from those rows and
+    routes from them)."""
+    if hops < CLOSED_MIN_HOPS:
+        return False
+    from universal.paths.level_loads import NUMBA     # imports numba: large runs only
+    return NUMBA
+
+
+def _row_passes(d: int, nodes: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The passes ``(rows[k], rows[k + 1])`` of level paths through the rows of the given nodes
+    (a node's row is its id mod 2^d), each kept once in the smallest type the counting and routing
+    kernels take (int32 up to BF(29): 16 MB per row array on BF(20) with a 4-relation, where int64
+    takes 32 MB), written there directly (no int64 rows in between)."""
+    kind = np.int32 if d < 30 else np.int64
+    rows = [np.bitwise_and(n, (1 << d) - 1, out=np.empty(len(n), dtype=kind), casting="unsafe") for n in nodes]
+    return list(zip(rows[:-1], rows[1:]))
 
 
 def _fill_compiled(links: np.ndarray, d: int, passes: list[tuple[np.ndarray, np.ndarray]]) -> bool:
@@ -166,7 +194,7 @@ def _count_level_loads(paths: PathCollection, d: int, passes: list[tuple[np.ndar
     """Give a butterfly's large level path collection its C counted from the rows the packets
     pass (:func:`universal.paths.level_loads.level_loads`: on BF(20) with Valiant's trick a
     fraction of the time of counting the path array), and its link loads where it keeps them."""
-    if len(paths.links) < CLOSED_MIN_HOPS:
+    if int(paths.offsets[-1]) < CLOSED_MIN_HOPS:       # the hops, without writing a path array
         return
     from universal.paths.level_loads import NUMBA, level_loads     # imports numba: large runs only
     if not NUMBA:
@@ -383,15 +411,24 @@ def valiant_butterfly_paths(problem: Problem, network: Network, rng: np.random.G
     d = network.params["d"]
     width = 1 << d
     host = butterfly(d, passes=2)
-    src_rows, dst_rows = problem.sources % width, problem.dests % width
     if middle is None:
         middle = rng.integers(0, width, size=problem.size)
+    if _keeps_rows(problem.size * 2 * d):
+        # the path array (4 bytes per hop) is not written: C is counted and the run is routed from
+        # the rows; the sources are the problem's own, shared (no path system writes into them)
+        passes = _row_passes(d, [problem.sources, middle, problem.dests])
+        dests = np.add(passes[1][1], 2 * d * width, dtype=np.int64)
+        paths: PathCollection = LevelRowsCollection(host, d, passes, problem.sources, dests, "valiant",
+                                                    VALIANT_BUTTERFLY_NOTE)
+        _count_level_loads(paths, d, passes)
+        return paths
+    src_rows, dst_rows = problem.sources % width, problem.dests % width
+    dests = 2 * d * width + dst_rows
     links = np.empty((problem.size, 2 * d), dtype=host.link_type)
     if not _fill_compiled(links, d, [(src_rows, middle), (middle, dst_rows)]):
         for block in _row_blocks(problem.size, 2 * d):
             _, rows = _level_links(d, 0, src_rows[block], middle[block], out=links[block, :d])
             _level_links(d, d, rows, dst_rows[block], out=links[block, d:])
-    dests = 2 * d * width + dst_rows
     # the sources are the problem's own, shared as the level paths share them (no path system
     # writes into them): a copy is 34 MB on BF(20), kept as long as the paths
     paths = _collection_from_matrix(host, links, problem.sources, dests, "valiant", VALIANT_BUTTERFLY_NOTE)

@@ -261,8 +261,38 @@ def _h_relation(spec: Spec, network: Network, rng: np.random.Generator, base_dir
     srcs, dsts = endpoints(network)
     m = len(srcs)
     _check_packets(h * m, spec, network)
-    perms = np.concatenate([rng.permutation(m) for _ in range(h)])
-    return Problem(spec.text, np.tile(srcs, h), dsts[perms])
+    return Problem(spec.text, np.tile(srcs, h), _permuted_copies(dsts, h, rng))
+
+
+def _permuted_copies(dsts: np.ndarray, h: int, rng: np.random.Generator) -> np.ndarray:
+    """``dsts`` permuted at random ``h`` times, one after the other: ``dsts[perms]`` with ``perms``
+    the concatenation of ``h`` calls of ``rng.permutation(len(dsts))``, the same draws.
+
+    Each permutation is shuffled where it ends up (``permutation(m)`` is a shuffled ``arange(m)``),
+    and where the endpoints are consecutive node ids (every butterfly's outputs, all nodes
+    elsewhere) they are the permutation plus the first id, added in place: a 4-relation on BF(20)
+    then allocates one array of its 4 million destinations instead of five more of the same size
+    in all (each fresh megabyte costs the system time of its page faults).
+
+    Examples
+    --------
+    >>> a = _permuted_copies(np.arange(5, 9), 2, np.random.default_rng(1))
+    >>> g = np.random.default_rng(1)
+    >>> a.tolist() == np.arange(5, 9)[np.concatenate([g.permutation(4), g.permutation(4)])].tolist()
+    True
+    """
+    m = len(dsts)
+    perms = np.empty(h * m, dtype=np.int64)
+    ids = np.arange(m, dtype=np.int64)
+    for k in range(h):
+        part = perms[k * m:(k + 1) * m]
+        part[:] = ids
+        rng.shuffle(part)
+    consecutive = dsts.dtype == np.int64 and m and int(dsts[-1]) - int(dsts[0]) == m - 1
+    if consecutive and np.array_equal(dsts, ids + int(dsts[0])):
+        perms += int(dsts[0])        # consecutive ids: dsts[p] is p plus the first
+        return perms
+    return dsts[perms]
 
 
 @PROBLEMS.register("broadcast", "one packet from source= to every other endpoint (as unicast packets)")
