@@ -200,7 +200,7 @@ class Router:
             D = np.take_along_axis(dist, pick[:, :, None], axis=2)[:, :, 0]
             return RouteDraw(signs=s.astype(np.int64), remaining=D.astype(np.int64))
         if self.kind == "ugal":
-            return RouteDraw(via=rng.integers(0, self.network.num_nodes, size=len(sources)))
+            return RouteDraw(via=_ugal_via(self.network, sources, dests, rng))
         return RouteDraw()
 
     def hops_bound(self) -> int:
@@ -216,6 +216,27 @@ class Router:
         if self.kind == "splitter":
             return int(self.network.depth)
         return N
+
+
+def _ugal_via(network: Network, sources: np.ndarray, dests: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """UGAL's candidate intermediate of every packet: a uniformly random node, or on a network
+    with terminals a uniformly random router (terminals only send and receive), -1 (no Valiant
+    candidate: the packet routes minimally) where that router is the source's or the
+    destination's, through which the Valiant path is a minimal one.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> net = build_network("dragonfly:p=1,a=2,h=1,g=3")       # terminals 0..5, routers 6..11
+    >>> via = _ugal_via(net, np.zeros(200, np.int64), np.full(200, 5), np.random.default_rng(0))
+    >>> sorted(set(via.tolist()) - {-1}) == [7, 8, 9, 10], bool((via == -1).any())
+    (True, True)
+    """
+    if network.terminals is None:
+        return rng.integers(0, network.num_nodes, size=len(sources))
+    via = rng.integers(len(network.terminals), network.num_nodes, size=len(sources))
+    ends = (via == network.router_of[sources]) | (via == network.router_of[dests])
+    return np.where(ends, -1, via)
 
 
 def _torus_paths(router: Router, sources: np.ndarray, dests: np.ndarray,
