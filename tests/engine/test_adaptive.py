@@ -196,7 +196,8 @@ def test_ugal_on_terminals_reads_the_source_router_s_links(case):
     for name, n in credits_at.items():
         occupancy[link[name]] = n
     batch = SimpleNamespace(buffer=None, classes=1, links_span=net.num_links, occupancy=occupancy, net=net,
-                            N=net.num_nodes, L=net.num_links, kinds=np.array([3]), specs=[SimpleNamespace(router=router)],
+                            N=net.num_nodes, L=net.num_links, kinds=np.array([3]),
+                            specs=[SimpleNamespace(router=router)],
                             a={"node": np.array([0]), "dst": np.array([2]), "via": np.array([10]),
                                "run": np.array([0]), "target": np.array([-1])})
     _ugal_choice(batch, np.array([0]), np.array([0]), waiting, _tables(batch))

@@ -30,7 +30,10 @@ and, with bounded buffers, its used credits (:func:`used_credits`: the packets t
 and sit in its buffer at the next router, every VC class), the occupancy a credit-based
 router's output port shows. Without it a link busy every step with nothing waiting (a FIFO
 source at offered 1.0) would read as idle. On the ideal network (unbounded buffers) there are
-no credits and ``q`` is the waiting packets alone.
+no credits and ``q`` is the waiting packets alone. On a network with terminals (dragonfly, fat
+tree, flattened butterfly, HyperX) the first links compared are those out of the source
+terminal's router (its own link is both candidates' first) and their used credits count with
+unbounded buffers too, as UGAL-L's do (:func:`universal.engine.routes.ugal_pick`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,14 @@ waiting for it at the start of the step, ties broken at random:
     hops; the Valiant candidate goes through a uniformly random intermediate node); on ``<=``
     route minimally adaptively to the destination, else minimally adaptively to the
     intermediate and then to the destination (Singh, "Load-balanced routing in interconnection
-    networks", 2005, §3; threshold 0 by default).
+    networks", 2005, §3; threshold 0 by default). On a network with terminals a terminal's one
+    link is both candidates' first, so ``q`` is read where they part, at the source terminal's
+    router, as UGAL-L reads it (Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable
+    Dragonfly Topology", ISCA 2008, §4.2): the fewest packets waiting for a link out of that
+    router one hop closer to the target plus the link's used credits (the packets in its buffer
+    at the next router, with unbounded buffers too); ``H`` stays the whole path's hops from the
+    terminal, and the intermediate is a uniformly random router (none where it is the source's
+    or the destination's router: the Valiant path is then a minimal one).
 ``chaos[:queue=S]``
     CHAOS (Konstantinidou & Snyder, "The Chaos router", 1994): MIN AD's choice among the links
     with room, a shared queue of S places per node for the packets that find none, deflection
@@ -358,7 +365,8 @@ def _goal(spec: Spec, network: Network) -> Router:
     return Router(spec.text, "goal", network)
 
 
-@ADAPTIVE_ROUTINGS.register("ugal", "UGAL: minimal or Valiant by queue x hops at the source, threshold=T (default 0)")
+@ADAPTIVE_ROUTINGS.register("ugal", "UGAL: minimal or Valiant by queue x hops at the source "
+                            "(with terminals: its router), threshold=T (default 0)")
 def _ugal(spec: Spec, network: Network) -> Router:
     check_known_params(spec, {"threshold"})
     try:
