@@ -157,3 +157,79 @@ def test_ugal_l_and_g_pick_by_the_rule_by_hand(case):
     one = lambda x: np.array([x])        # noqa: E731
     got = ugal_pick(store, waiting, credits, one(0), one(3), one(3), one(8), one(mode), one(threshold), 1, bandwidth)
     assert got.tolist() == [valiant]
+
+
+# ----------------------------------------------------------------- UGAL on a network with terminals
+# On dragonfly:p=1,a=2,h=1,g=3 (terminals 0-5, routers 6-11) terminal 0 hangs off router 6 =
+# g0.r0. A packet from it to terminal 2 (g1.r0.t0) with its intermediate at router 10 (g2.r0):
+# every path starts on the terminal's own link 0 -> 6, so UGAL reads the links out of router 6,
+# the first where the candidates differ: minimal g0.r0 -> g1.r1 (H_min = 4 from the terminal),
+# Valiant g0.r0 -> g0.r1 (H_val = 6). The used credits count on the ideal network too, as UGAL-L's
+# (Kim, Dally, Scott & Abts 2008, §4.2). Each case: packets waiting by link label, used credits
+# by link label, the threshold, and whether the packet goes to the intermediate.
+TERMINAL_CASES = {
+    # 0 waiting + 2 credits = 2: 2 * 4 > 0 * 6; the old rule read the terminal's one link (0 > 0)
+    "router-credits-unbounded": ({}, {"g0.r0->g1.r1": 2}, 0.0, True),
+    # 3 * 4 = 12 > 1 * 6 = 6: the router's waiting packets weigh with the whole paths' hops
+    "router-waiting": ({"g0.r0->g1.r1": 3, "g0.r0->g0.r1": 1}, {}, 0.0, True),
+    # 3 * 4 = 12 > 2 * 6 = 12 is false: minimal wins the tie
+    "router-tie": ({"g0.r0->g1.r1": 3, "g0.r0->g0.r1": 2}, {}, 0.0, False),
+    # the terminal's own link is both candidates' first: its queue decides nothing
+    "terminal-link-shared": ({"g0.r0.t0->g0.r0": 5}, {}, 0.0, False),
+}
+
+
+@pytest.mark.parametrize("case", list(TERMINAL_CASES))
+def test_ugal_on_terminals_reads_the_source_router_s_links(case):
+    from types import SimpleNamespace
+
+    from universal.engine.adaptive import _tables, _ugal_choice
+    from universal.engine.routes import build_router
+
+    waiting_at, credits_at, threshold, to_via = TERMINAL_CASES[case]
+    net = network("dragonfly:p=1,a=2,h=1,g=3")
+    router = build_router(f"ugal:threshold={threshold}", net)
+    link = {net.link_label(e): e for e in range(net.num_links)}
+    waiting, occupancy = np.zeros(net.num_links, dtype=np.int64), np.zeros(net.num_links, dtype=np.int64)
+    for name, n in waiting_at.items():
+        waiting[link[name]] = n
+    for name, n in credits_at.items():
+        occupancy[link[name]] = n
+    batch = SimpleNamespace(buffer=None, classes=1, links_span=net.num_links, occupancy=occupancy, net=net,
+                            N=net.num_nodes, L=net.num_links, kinds=np.array([3]),
+                            specs=[SimpleNamespace(router=router)],
+                            a={"node": np.array([0]), "dst": np.array([2]), "via": np.array([10]),
+                               "run": np.array([0]), "target": np.array([-1])})
+    _ugal_choice(batch, np.array([0]), np.array([0]), waiting, _tables(batch))
+    assert batch.a["target"].tolist() == [10 if to_via else 2] and batch.a["via"].tolist() == [-1]
+
+
+def test_ugal_s_intermediate_on_terminals_is_a_router_other_than_the_ends():
+    """Terminals only send and receive: the intermediate is a router, drawn uniformly; at the
+    source's or the destination's router the Valiant path is minimal, so there is none (-1)."""
+    from universal.engine.routes import build_router
+
+    net = network("dragonfly:p=1,a=2,h=1,g=3")
+    src, dst = np.zeros(3000, np.int64), np.full(3000, 5)
+    via = build_router("ugal", net).draw(src, dst, np.random.default_rng(1)).via
+    routers, counts = np.unique(via, return_counts=True)
+    assert routers.tolist() == [-1, 7, 8, 9, 10]          # 6 and 11 are the ends' routers
+    assert np.allclose(counts / 3000, [2 / 6, 1 / 6, 1 / 6, 1 / 6, 1 / 6], atol=0.03)
+
+
+def test_the_compiled_kernel_leaves_ugal_on_terminals_to_numpy():
+    """The kernel keeps no used credits, which UGAL reads on a network with terminals."""
+    from universal.engine.creation import RunSpec
+    from universal.engine.measure import Measurement
+    from universal.engine.routes import build_router
+    from universal.engine.runs import kernel_supports
+    from universal.engine.workload import build_injection
+    from universal.openloop.workload import offered_traffic
+
+    def run(net_name, routing):
+        net = network(net_name)
+        return RunSpec(offered_traffic(net, "uniform"), build_router(routing, net), build_injection("bernoulli"), 0.5)
+
+    assert kernel_supports([run("torus:k=4,n=2", "ugal")], None, Measurement())
+    assert kernel_supports([run("dragonfly:p=1,a=2,h=1,g=3", "min-adaptive")], None, Measurement())
+    assert not kernel_supports([run("dragonfly:p=1,a=2,h=1,g=3", "ugal")], None, Measurement())

@@ -98,3 +98,16 @@ def _ugal_saturations(net: str, traffic: str) -> dict[str, float]:
     sats = find_saturations([spec(net, r, traffic, 1.0, injection="poisson", seed=6) for r in routings],
                             tolerance=0.03, measurement=UGAL_QUICK)
     return {r: s.theta for r, s in zip(routings, sats)}
+
+
+def test_ugal_on_terminals_leaves_the_saturated_global_link():
+    """Generic ``ugal`` on the dragonfly decides at the source terminal's router (the terminal's
+    own link is both candidates' first, where q_min = q_val and H_val >= H_min kept every packet
+    minimal): under wc-group it follows Valiant (exact 5/8 here) where minimal stops at 1/(a p) =
+    1/4 and MIN AD, over its hop-minimal paths, near 0.28. Measured 0.569; MIN AD's name for it
+    before, 0.28, fails."""
+    net = "dragonfly:p=1,a=4,h=1"
+    valiant = float(analytic_throughput(network(net), "valiant", "wc-group"))
+    sat, = find_saturations([spec(net, "ugal", "wc-group", 1.0, injection="poisson", seed=6)],
+                            tolerance=0.03, measurement=UGAL_QUICK)
+    assert sat.theta >= 0.85 * valiant

@@ -45,6 +45,13 @@ CASES = [
     ("dragonfly:p=1,a=4,h=1", "ugal-g", "wc-group", 0.6, "poisson", "farthest-to-go", 1, None),
     ("dragonfly:p=1,a=4,h=1", "ugal-l:threshold=2", "uniform", 0.9, "bernoulli", "age", 1, 4),
     ("fattree:k=2,n=3", "ugal-g", "bitcomp", 0.8, "bernoulli", "fifo", 2, None),
+    # ugal on networks with terminals: the queues out of the source's router, used credits counted
+    ("dragonfly:p=1,a=4,h=1", "ugal", "wc-group", 0.6, "bernoulli", "age", 1, None),
+    ("dragonfly:p=1,a=4,h=1", "ugal", "wc-group", 0.9, "poisson", "age", 1, 2),
+    # (seed 7 sends 22-65% of the dragonfly's, hyperx's and flatfly's decisions the Valiant way, 5% of the fat tree's)
+    ("fattree:k=2,n=3", "ugal", "uniform", 1.5, "poisson", "age", 1, None),
+    ("hyperx:S=4,4,T=1", "ugal:threshold=1", "bitcomp", 0.9, "bernoulli", "fifo", 1, 2),
+    ("flatfly:k=4,n=2,c=2", "ugal", "bitrev", 1.5, "poisson", "age", 2, 2),
     # the survey's protocols as open-loop priorities, unbounded and bounded buffers
     ("torus:k=4,n=2", "dor", "uniform", 0.9, "bernoulli", "random-rank", 1, None),
     ("torus:k=4,n=2", "val", "uniform", 0.6, "bernoulli", "growing-rank", 1, None),

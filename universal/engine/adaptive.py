@@ -30,7 +30,10 @@ and, with bounded buffers, its used credits (:func:`used_credits`: the packets t
 and sit in its buffer at the next router, every VC class), the occupancy a credit-based
 router's output port shows. Without it a link busy every step with nothing waiting (a FIFO
 source at offered 1.0) would read as idle. On the ideal network (unbounded buffers) there are
-no credits and ``q`` is the waiting packets alone.
+no credits and ``q`` is the waiting packets alone. On a network with terminals (dragonfly, fat
+tree, flattened butterfly, HyperX) the first links compared are those out of the source
+terminal's router (its own link is both candidates' first) and their used credits count with
+unbounded buffers too, as UGAL-L's do (:func:`universal.engine.routes.ugal_pick`).
 """
 
 from __future__ import annotations
@@ -56,6 +59,10 @@ def _tables(batch):
             router = next(s.router for s in batch.specs if s.router.kind in ("min-adaptive", "ugal", "chaos"))
             tabs["productive"] = router.productive
             tabs["distance"] = router.distance
+            if batch.net.terminals is not None:     # UGAL reads the queues at the source's router
+                at = np.arange(batch.N, dtype=np.int64)
+                at[batch.net.terminals] = batch.net.router_of
+                tabs["ugal_at"] = at
         if (batch.kinds == 2).any():
             goal = next(s.router for s in batch.specs if s.router.kind == "goal")
             dl = goal.dir_link
@@ -268,11 +275,13 @@ def _splitter_choice(batch, idx: np.ndarray, node: np.ndarray, base: np.ndarray,
     return want
 
 
-def used_credits(batch, slots: np.ndarray) -> np.ndarray | int:
+def used_credits(batch, slots: np.ndarray, ideal_too: bool = False) -> np.ndarray | int:
     """The used credits of the links ``slots`` (global link ids, >= 0): the packets that crossed
     each link and still sit in its buffer at the next router, every VC class of the physical
     link counted; 0 on the ideal network (unbounded buffers have no credits), where the engine
-    may still keep the occupancy for other ends (a FIFO source, a batch's largest buffer).
+    may still keep the occupancy for other ends (a FIFO source, a batch's largest buffer),
+    unless ``ideal_too`` (UGAL on a network with terminals counts them as UGAL-L does: the
+    engine then keeps the occupancy).
 
     All classes, not the one the deciding packet would enter: the classes share the link's one
     packet per step, so packets of any class at its head are work queued on it (BookSim's
@@ -285,10 +294,12 @@ def used_credits(batch, slots: np.ndarray) -> np.ndarray | int:
         Its ``buffer``, ``classes``, ``links_span`` and ``occupancy`` (class ``c`` of link ``e``
         at ``c * links_span + e``) are read.
     slots : ndarray of int64
+    ideal_too : bool
+        Count them with unbounded buffers too.
 
     Returns
     -------
-    ndarray of int64, or 0 with unbounded buffers
+    ndarray of int64, or 0 with unbounded buffers (and not ``ideal_too``)
 
     Examples
     --------
@@ -302,7 +313,7 @@ def used_credits(batch, slots: np.ndarray) -> np.ndarray | int:
     Singh, "Load-balanced routing in interconnection networks", PhD thesis, Stanford 2005, §3;
     Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008, §4.2.
     """
-    if batch.buffer is None:
+    if batch.buffer is None and not ideal_too:
         return 0
     span = batch.links_span
     return sum(batch.occupancy[c * span + slots].astype(np.int64) for c in range(batch.classes))
@@ -310,15 +321,23 @@ def used_credits(batch, slots: np.ndarray) -> np.ndarray | int:
 
 def _ugal_choice(batch, idx: np.ndarray, base: np.ndarray, q: np.ndarray, tabs: dict) -> None:
     """UGAL at creation: toward the intermediate when q_min*H_min > q_val*H_val + threshold, a
-    first link's q its waiting packets plus, with bounded buffers, its used credits."""
+    first link's q its waiting packets plus, with bounded buffers, its used credits.
+
+    On a network with terminals (``tabs["ugal_at"]``: every node's router) a terminal's one link
+    is both candidates' first, so the first links compared are those out of the source's router
+    toward each target, the first where the candidates differ, and their q always counts the
+    used credits, as UGAL-L's (:func:`universal.engine.routes.ugal_pick`); ``H`` stays the hops
+    of the whole paths from the terminal."""
     a = batch.a
     src, dst, via = a["node"][idx], a["dst"][idx], a["via"][idx]
     dist, prod = tabs["distance"], tabs["productive"]
+    at = tabs["ugal_at"][src] if "ugal_at" in tabs else src
+    ideal_too = "ugal_at" in tabs
 
     def smallest(target):
-        cand = prod[src, target]
+        cand = prod[at, target]
         slots = np.maximum(cand + base[:, None], 0)
-        return np.where(cand >= 0, q[slots] + used_credits(batch, slots), _BIG).min(axis=1)
+        return np.where(cand >= 0, q[slots] + used_credits(batch, slots, ideal_too), _BIG).min(axis=1)
 
     h_min = dist[src, dst].astype(np.int64)
     h_val = dist[src, via].astype(np.int64) + dist[via, dst]

@@ -19,7 +19,9 @@ the same seed a run gives the same result, field for field:
   adaptive one is undecided); every undecided packet picks, among its allowed links, the one with
   the fewest packets waiting for it, counted before any of this step's choices (ties by the tie
   number), as :func:`universal.engine.adaptive.decide` does, UGAL first choosing its target
-  (:func:`universal.engine.adaptive._ugal_choice`); then the pass; a mover is delivered, waits
+  (:func:`universal.engine.adaptive._ugal_choice`; on a network without terminals only: there
+  UGAL reads used credits, which this kernel does not keep, and
+  :func:`universal.engine.runs.kernel_supports` leaves those runs to numpy); then the pass; a mover is delivered, waits
   for its next link (oblivious) or is undecided until the next step (adaptive);
 * deliveries are recorded in the numpy engine's order (per step the youngest first).
 

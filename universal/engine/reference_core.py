@@ -280,9 +280,18 @@ class ReferenceCore:
 
     def _ugal_target(self, p: RefPacket, counts: dict) -> None:
         """UGAL's one choice: toward the intermediate when q_min * H_min > q_val * H_val +
-        threshold, a first link's q the packets waiting for it plus its used credits."""
+        threshold, a first link's q the packets waiting for it plus its used credits. On a
+        network with terminals the first links are those out of the source terminal's router
+        (the terminal's own link is both candidates' first) and q counts the packets in the
+        link's buffer at the next router with unbounded buffers too, as UGAL-L's does."""
+        net = self.view.network
+        at = p.src if net.terminals is None else int(net.router_of[p.src])
+
+        def credits(e: int) -> int:
+            return self.used_credits(e) if net.terminals is None else self.occupancy.get(e, 0)
+
         def q(target: int) -> int:
-            return min(counts.get(e, 0) + self.used_credits(e) for e in self.productive(p.src, target))
+            return min(counts.get(e, 0) + credits(e) for e in self.productive(at, target))
         h_min = self.dist[p.src][p.dst]
         h_val = self.dist[p.src][p.via] + self.dist[p.via][p.dst]
         if q(p.dst) * h_min > q(p.via) * h_val + self.view.threshold:

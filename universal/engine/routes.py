@@ -27,7 +27,14 @@ waiting for it at the start of the step, ties broken at random:
     hops; the Valiant candidate goes through a uniformly random intermediate node); on ``<=``
     route minimally adaptively to the destination, else minimally adaptively to the
     intermediate and then to the destination (Singh, "Load-balanced routing in interconnection
-    networks", 2005, §3; threshold 0 by default).
+    networks", 2005, §3; threshold 0 by default). On a network with terminals a terminal's one
+    link is both candidates' first, so ``q`` is read where they part, at the source terminal's
+    router, as UGAL-L reads it (Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable
+    Dragonfly Topology", ISCA 2008, §4.2): the fewest packets waiting for a link out of that
+    router one hop closer to the target plus the link's used credits (the packets in its buffer
+    at the next router, with unbounded buffers too); ``H`` stays the whole path's hops from the
+    terminal, and the intermediate is a uniformly random router (none where it is the source's
+    or the destination's router: the Valiant path is then a minimal one).
 ``chaos[:queue=S]``
     CHAOS (Konstantinidou & Snyder, "The Chaos router", 1994): MIN AD's choice among the links
     with room, a shared queue of S places per node for the packets that find none, deflection
@@ -200,7 +207,7 @@ class Router:
             D = np.take_along_axis(dist, pick[:, :, None], axis=2)[:, :, 0]
             return RouteDraw(signs=s.astype(np.int64), remaining=D.astype(np.int64))
         if self.kind == "ugal":
-            return RouteDraw(via=rng.integers(0, self.network.num_nodes, size=len(sources)))
+            return RouteDraw(via=_ugal_via(self.network, sources, dests, rng))
         return RouteDraw()
 
     def hops_bound(self) -> int:
@@ -216,6 +223,27 @@ class Router:
         if self.kind == "splitter":
             return int(self.network.depth)
         return N
+
+
+def _ugal_via(network: Network, sources: np.ndarray, dests: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """UGAL's candidate intermediate of every packet: a uniformly random node, or on a network
+    with terminals a uniformly random router (terminals only send and receive), -1 (no Valiant
+    candidate: the packet routes minimally) where that router is the source's or the
+    destination's, through which the Valiant path is a minimal one.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> net = build_network("dragonfly:p=1,a=2,h=1,g=3")       # terminals 0..5, routers 6..11
+    >>> via = _ugal_via(net, np.zeros(200, np.int64), np.full(200, 5), np.random.default_rng(0))
+    >>> sorted(set(via.tolist()) - {-1}) == [7, 8, 9, 10], bool((via == -1).any())
+    (True, True)
+    """
+    if network.terminals is None:
+        return rng.integers(0, network.num_nodes, size=len(sources))
+    via = rng.integers(len(network.terminals), network.num_nodes, size=len(sources))
+    ends = (via == network.router_of[sources]) | (via == network.router_of[dests])
+    return np.where(ends, -1, via)
 
 
 def _torus_paths(router: Router, sources: np.ndarray, dests: np.ndarray,
@@ -337,7 +365,8 @@ def _goal(spec: Spec, network: Network) -> Router:
     return Router(spec.text, "goal", network)
 
 
-@ADAPTIVE_ROUTINGS.register("ugal", "UGAL: minimal or Valiant by queue x hops at the source, threshold=T (default 0)")
+@ADAPTIVE_ROUTINGS.register("ugal", "UGAL: minimal or Valiant by queue x hops at the source "
+                            "(with terminals: its router), threshold=T (default 0)")
 def _ugal(spec: Spec, network: Network) -> Router:
     check_known_params(spec, {"threshold"})
     try:

@@ -95,7 +95,8 @@ KERNEL_ROUTERS = ("torus", "paths", "min-adaptive", "goal", "ugal")
 def kernel_supports(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
     """Whether the compiled kernels (:mod:`universal.engine.compiled_openloop`, and for adaptive
     runs :mod:`universal.engine.compiled_adaptive`) implement these runs: oblivious routings (one
-    path drawn at creation) or MIN AD, GOAL and UGAL, an age priority, open-loop sources,
+    path drawn at creation) or MIN AD, GOAL and UGAL (not on a network with terminals, where
+    UGAL reads used credits the kernels do not keep), an age priority, open-loop sources,
     unbounded buffers (virtual channels then change nothing) and a measurement that records no
     crossings.
 
@@ -113,8 +114,10 @@ def kernel_supports(specs: list[RunSpec], buffer: int | None, measurement: Measu
     """
     if buffer is not None or measurement.until_delivered or measurement.record_crossings:
         return False
+    # UGAL on a network with terminals reads used credits, which the kernels do not keep
     return all(s.priority in KERNEL_PRIORITIES and s.injection.name in KERNEL_INJECTIONS
-               and s.router.kind in KERNEL_ROUTERS for s in specs)
+               and s.router.kind in KERNEL_ROUTERS
+               and not (s.router.kind == "ugal" and s.router.network.terminals is not None) for s in specs)
 
 
 def _kernel_pays(specs: list[RunSpec], buffer: int | None, measurement: Measurement) -> bool:
@@ -201,7 +204,9 @@ class _Batch(PacketPool, Injection, PriorityOrder, Step, Phases):
         # packets in every link buffer (at the link's head, waiting for their next link): the
         # bounded buffers' room, UGAL-L's used credits (SPEC §13) and a batch's largest buffer
         self.batch_stats = measurement.until_delivered and self.R == 1
-        self.track = buffer is not None or bool(self.ugal_mode.any()) or self.batch_stats
+        # (UGAL on a network with terminals counts the used credits as UGAL-L does)
+        ugal_credits = net.terminals is not None and bool((self.kinds == 3).any())
+        self.track = buffer is not None or bool(self.ugal_mode.any()) or self.batch_stats or ugal_credits
         self.fifo = None                        # a FIFO source queue (universal.engine.source_queue)
         if source_queue != "all":
             self.track = True                   # "prev" tells the packets still in their source queue
