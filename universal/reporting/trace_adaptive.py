@@ -240,7 +240,8 @@ def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
                       "crossed": e["crossed"], "lost": lost})
     out = {"step": r["step"] + 1, "choices": choices, "sources": r["sources"], "links": links,
            "delivered": r["delivered"],
-           "buffers": [{"link": link(e), "packets": ps} for e, ps in r["buffers"].items()],
+           "buffers": [{"link": link(e), "packets": r["buffers"][e]} for e in sorted(
+               r["buffers"], key=lambda e: (int(net.link_tail[e]), int(net.link_head[e])))],
            "deadlock": r["deadlock"]}
     if "queues" in r:
         out["queues"] = [{"node": label(v), "packets": ps} for v, ps in r["queues"].items()]
@@ -288,7 +289,8 @@ def print_adaptive_trace(trace: AdaptiveTrace | dict, console: Console | None = 
     data = trace if isinstance(trace, dict) else adaptive_trace_to_json(trace)
     console = console or make_console()
     b = "unbounded link buffers" if data["b"] is None else f"link buffers of size b = {data['b']}"
-    queue = f", a shared queue of {data['queue']} places per node" if data["queue"] else ""
+    places = "place" if data["queue"] == "1" else "places"
+    queue = f", a shared queue of {data['queue']} {places} per node" if data["queue"] else ""
     for line in [f"Trace of {data['protocol']} under {data['paths']} on {data['network']}: {data['problem']}, "
                  f"seed {data['seed']}",
                  f"{data['n']} packets, B = {data['B']}, {b}{queue}",
