@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -18,7 +17,6 @@ from rich.console import Console
 
 from universal.cli import main
 from universal.engine.batch import route_batch
-from universal.errors import UserError
 from universal.experiment import Experiment, run_experiment
 from universal.reporting.trace_adaptive import adaptive_trace_to_json, print_adaptive_trace, trace_adaptive_route
 
@@ -53,7 +51,8 @@ def test_min_adaptive_by_hand(tmp_path):
     assert set(lost1) == {1, 4} and lost1[1]["beaten_by"] == [0] and lost1[4]["beaten_by"] == [3]
     assert lost1[1]["why"] == "lost to p0 (both arrived 0, lower id)"
     (lost2,) = [x for e in step2["links"] for x in e["lost"]]
-    assert lost2["packet"] == 2 and lost2["reason"] == "priority" and lost2["why"].endswith("(arrived 0 before arrived 1)")
+    assert lost2["packet"] == 2 and lost2["reason"] == "lower-key"
+    assert lost2["why"].endswith("(arrived 0 before arrived 1)")
     assert [s["delivered"] for s in data["steps"]] == [[0, 3], [1, 4], [2]]
     assert step3["buffers"] == [] and step1["buffers"] == [{"link": choice["took"], "packets": [2]}]
     out = text(data)
@@ -199,3 +198,15 @@ def test_ugal_paths_choose_at_the_source():
     for s in sources:
         hops = len(data["packets"][s["packet"]]["path"]) - 1
         assert hops == s[s["took"]]
+
+
+def test_bandwidth_two_losses_name_the_winners():
+    """B = 2: a packet that loses did so to the two that crossed, ahead of it."""
+    trace = trace_adaptive_route("torus:k=3,n=2", "h-relation:h=4", "min-adaptive", "fifo", seed=1, bandwidth=2)
+    data = adaptive_trace_to_json(trace)
+    lost = [(e, x) for s in data["steps"] for e in s["links"] for x in e["lost"]]
+    assert lost and all(x["reason"] == "bandwidth" and x["beaten_by"] == e["crossed"] and len(e["crossed"]) == 2
+                        for e, x in lost)
+    row = route_batch(trace.run.paths.network, trace.run.paths.sources, trace.run.paths.dests, "min-adaptive", "fifo",
+                      seed=np.random.SeedSequence(1).spawn(3)[2], bandwidth=2)
+    assert data["result"]["delivery"] == row.result.delivery.tolist()

@@ -57,7 +57,8 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                          "link: tail head load (a block per collection; use with --analyze)")
     rt.add_argument("--trace", action="store_true",
                     help="follow one small run step by step (who crossed which link, who lost and why, the "
-                         "buffers); with --json as one JSON object")
+                         "buffers; with an adaptive routing every choice, and CHAOS's shared queues); with --json "
+                         "as one JSON object")
     rt.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
                     help="also write one run as a self-contained HTML page: the network, packets moving step by "
                          "step, link queues, the delivery curve and the table row (one problem, paths, protocol, "
@@ -202,7 +203,8 @@ def _trace(args: argparse.Namespace) -> None:
     from universal.reporting import make_console
 
     if is_adaptive_routing(choices["--paths"][0]):
-        from universal.reporting.trace_adaptive import adaptive_trace_to_json, print_adaptive_trace, trace_adaptive_route
+        from universal.reporting.trace_adaptive import (adaptive_trace_to_json, print_adaptive_trace,
+                                                        trace_adaptive_route)
 
         trace = trace_adaptive_route(args.network, choices["--problem"][0], choices["--paths"][0],
                                      choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],

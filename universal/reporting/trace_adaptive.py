@@ -187,8 +187,9 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
     ``"room"`` per allowed link and ``"deflected"``); ``sources`` (UGAL-L/G) one
     ``{"packet", "minimal", "valiant", "took"}`` per packet (path lengths); ``links`` as in
     :func:`universal.reporting.trace.trace_to_json` (``contenders``: ``{"packet", "key"}`` with
-    ``key`` a list, CHAOS's first item ``place``: 0 shared queue, 1 input buffer, 2 source),
-    with the extra loss reason ``"held"`` (CHAOS's injection gate); ``buffers`` ``[{"link",
+    ``key`` a list, CHAOS's first item the place: 0 shared queue, 1 input buffer, 2 source; a
+    loss's ``reason`` ``"lower-key"``, ``"bandwidth"`` or ``"buffer-full"`` as there, or
+    ``"held"``: CHAOS's injection gate held the packet at its source); ``buffers`` ``[{"link",
     "packets"}]`` at the end of the step; ``queues`` ``[{"node", "packets"}]``; ``queue_events``
     ``{"entered": [...], "left": [...]}``.
 
@@ -234,7 +235,8 @@ def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
     net = trace.run.paths.network
     for e in sorted(r["links"], key=lambda e: (int(net.link_tail[e["link"]]), int(net.link_head[e["link"]]))):
         keys = {i: k for k, i in e["contenders"]}
-        lost = [{"packet": i, "key": keys[i], "reason": reason, "beaten_by": e["crossed"] if reason == "priority" else [],
+        lost = [{"packet": i, "key": keys[i], "reason": _code(reason, trace.bandwidth),
+                 "beaten_by": e["crossed"] if reason == "priority" else [],
                  "why": _why(i, reason, keys, e, trace, link, label, key_name)} for i, reason in e["lost"]]
         links.append({"link": link(e["link"]), "contenders": [{"packet": i, "key": k} for k, i in e["contenders"]],
                       "crossed": e["crossed"], "lost": lost})
@@ -247,6 +249,13 @@ def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
         out["queues"] = [{"node": label(v), "packets": ps} for v, ps in r["queues"].items()]
         out["queue_events"] = r.get("queue_events", {"entered": [], "left": []})
     return out
+
+
+def _code(reason: str, bandwidth: int) -> str:
+    """The fixed-path trace's reason codes (``lower-key``, ``bandwidth``, ``buffer-full``) and ``held``."""
+    if reason == "priority":
+        return "lower-key" if bandwidth == 1 else "bandwidth"
+    return reason
 
 
 def _key_text(key: list, key_name: str, chaos: bool) -> str:
@@ -316,17 +325,25 @@ def print_adaptive_trace(trace: AdaptiveTrace | dict, console: Console | None = 
     console.print(Text(final, style="bold"))
 
 
+def _item(console: Console, text: str | Text) -> None:
+    """One item of a step, indented by 2, its wrapped lines by 6 (easier to scan in 80 columns)."""
+    text = Text(text) if isinstance(text, str) else text
+    for k, line in enumerate(text.wrap(console, max(console.width - 6, 20))):
+        line.rstrip()                       # (the wrap keeps the space it broke at)
+        console.print(Text("      " if k else "  ") + line, soft_wrap=True)
+
+
 def _print_step(s: dict, data: dict, console: Console, chaos: bool) -> None:
     console.print(Text(f"step {s['step']}" + ("  (deadlock: no packet can move)" if s["deadlock"] else ""),
                        style="bold red" if s["deadlock"] else "bold"))
     for src in s["sources"]:
-        console.print(f"  p{src['packet']} takes its {src['took']} path (minimal {src['minimal']} hops, "
-                      f"Valiant {src['valiant']})")
+        _item(console, f"p{src['packet']} takes its {src['took']} path (minimal {src['minimal']} hops, "
+                       f"Valiant {src['valiant']})")
     single = []
     for c in s["choices"]:
         if "phase" in c:
-            console.print(f"  p{c['packet']} at {c['node']}: " + ("Valiant, via " + c["via"]
-                                                                  if c["phase"] == "valiant" else "minimal"))
+            _item(console, f"p{c['packet']} at {c['node']}: "
+                  + ("Valiant, via " + c["via"] if c["phase"] == "valiant" else "minimal"))
         if len(c["allowed"]) == 1 and not c.get("deflected"):
             single.append(f"p{c['packet']}")
             continue
@@ -334,13 +351,13 @@ def _print_step(s: dict, data: dict, console: Console, chaos: bool) -> None:
         opts = ", ".join(f"{a['link']} ({a['waiting']}{'' if room else ', full'})"
                          for a, room in zip(c["allowed"], rooms))
         took = (f"deflected onto {c['took']}" if c.get("deflected") else f"took {c['took']}")
-        console.print(Text(f"  p{c['packet']} at {c['node']} chose among {opts}: ")
-                      + Text(took, style="magenta" if c.get("deflected") else ""))
+        _item(console, Text(f"p{c['packet']} at {c['node']} chose among {opts}: ")
+              + Text(took, style="magenta" if c.get("deflected") else ""))
     if single:
-        console.print(f"  one allowed link: {' '.join(single)}")
+        _item(console, f"one allowed link: {' '.join(single)}")
     key = data["key"]
     for e in s["links"]:
-        line = Text(f"  {e['link']}: ")
+        line = Text(f"{e['link']}: ")
         if len(e["contenders"]) > 1:
             line.append(", ".join(f"p{c['packet']}" + (f" ({_key_text(c['key'], key, chaos)})" if c["key"] else "")
                                   for c in e["contenders"]) + " -> ")
@@ -349,15 +366,15 @@ def _print_step(s: dict, data: dict, console: Console, chaos: bool) -> None:
         for k, lost in enumerate(e["lost"]):
             line.append("; " if e["crossed"] or k else "")
             line.append(f"p{lost['packet']} {lost['why']}", style="red")
-        console.print(line)
+        _item(console, line)
     if s["delivered"]:
-        console.print(f"  delivered: {' '.join(f'p{i}' for i in s['delivered'])}")
+        _item(console, f"delivered: {' '.join(f'p{i}' for i in s['delivered'])}")
     buffers = "; ".join(f"{b['link']} [{' '.join(f'p{i}' for i in b['packets'])}]" for b in s["buffers"])
-    console.print(f"  buffers: {buffers or 'all empty'}")
+    _item(console, f"buffers: {buffers or 'all empty'}")
     if chaos:
         ev = s["queue_events"]
         moves = [f"{' '.join(f'p{i}' for i in ev[k])} {what}" for k, what in
                  (("entered", "entered a shared queue"), ("left", "left a shared queue")) if ev[k]]
         queues = "; ".join(f"{q['node']} [{' '.join(f'p{i}' for i in q['packets'])}]" for q in s["queues"])
-        console.print(Text(f"  shared queues: {queues or 'all empty'}" + ("; " + ", ".join(moves) if moves else ""),
-                           style="magenta" if moves or queues else ""))
+        _item(console, Text(f"shared queues: {queues or 'all empty'}" + ("; " + ", ".join(moves) if moves else ""),
+                            style="magenta" if moves or queues else ""))
