@@ -140,8 +140,8 @@ def test_refuses_a_run_unlike_the_rows(monkeypatch):
     fast = batch._fast
 
     def off_by_one(*args, **kwargs):
-        delivered, crossings, status, most = fast(*args, **kwargs)
-        return delivered + 1, crossings, status, most
+        delivered, crossings, status, most, blocked = fast(*args, **kwargs)
+        return delivered + 1, crossings, status, most, blocked
 
     monkeypatch.setattr(batch, "_fast", off_by_one)
     with pytest.raises(RuntimeError, match="differs"):
@@ -210,3 +210,20 @@ def test_bandwidth_two_losses_name_the_winners():
     row = route_batch(trace.run.paths.network, trace.run.paths.sources, trace.run.paths.dests, "min-adaptive", "fifo",
                       seed=np.random.SeedSequence(1).spawn(3)[2], bandwidth=2)
     assert data["result"]["delivery"] == row.result.delivery.tolist()
+
+
+def test_deadlock_is_the_rows():
+    """MIN AD with b = 1 and one VC on the 8-ring deadlocks (h-relation:h=4, seed 0): the trace's last
+    step moves nothing, and its waiting packets and their links are the row's blocked packets and
+    full links."""
+    data = adaptive_trace_to_json(trace_adaptive_route("torus:k=8,n=1", "h-relation:h=4", "min-adaptive", "fifo",
+                                                       buffer=1))
+    res = run_experiment(Experiment("torus:k=8,n=1", "h-relation:h=4", ["min-adaptive"], ["fifo"], buffer=1))
+    row, last = res.rows[0], data["steps"][-1]
+    assert row.status == data["result"]["status"] == "deadlock" and last["deadlock"]
+    assert row.deadlock_step == last["step"] == data["result"]["deadlock_step"]
+    waiting = sorted(x["packet"] for e in last["links"] for x in e["lost"])
+    assert all(x["reason"] == "buffer-full" for e in last["links"] for x in e["lost"])
+    assert waiting == row.blocked_packets == data["result"]["blocked"]
+    assert sorted(e["link"] for e in last["links"]) == sorted(row.full_links) == sorted(data["result"]["full_links"])
+    assert "Deadlock in step 8" in text(data)

@@ -90,7 +90,8 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         Filled with what a step-by-step view needs: ``src``, ``dst``, ``created`` (per packet,
         lists) and ``crossings``, one ``(step, packet, link)`` per link crossing in step order;
         for CHAOS also ``queued``, one ``(step, packet)`` whenever a packet moves from an input
-        buffer into its node's shared queue.
+        buffer into its node's shared queue; after a deadlock ``blocked``, the waiting packets
+        and the links they wait for (two sorted lists).
         With ``record["limit"] = M`` the run stops (status ``record-limit``) before recording
         more than M crossings. With ``record["steps"] = []`` every step appends a record of
         who chose which link, who crossed and who lost and why, the buffers and CHAOS's queues
@@ -192,6 +193,8 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
             tracer.contended(links, key)
         if buffer is not None and waiting and not moving and core.chaos is None:
             status, last = "deadlock", t
+            if record is not None:      # the waiting packets and the links they wait for
+                record["blocked"] = (sorted(p.pid for p in waiting), sorted({p.want for p in waiting}))
             if tracer is not None:
                 tracer.finished(packets, delivered, deadlock=True)
             break
@@ -225,6 +228,8 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                     tracer.queued([p.pid for p in inputs if core.chaos.place(p) == 0])
             if waiting and not moving and not queued:
                 status, last = "deadlock", t
+                if record is not None:
+                    record["blocked"] = (sorted(p.pid for p in waiting), sorted({p.want for p in waiting}))
                 if tracer is not None:
                     tracer.finished(packets, delivered, deadlock=True)
                 break

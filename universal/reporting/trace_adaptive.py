@@ -194,7 +194,9 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
     ``{"entered": [...], "left": [...]}``.
 
     ``result``: ``status``, ``T``, ``steps``, ``delivered``, ``delivery`` (step per packet, -1 if
-    never), ``C`` and ``D`` of the paths taken, ``max_buffer``, ``hops``, ``mean_latency``.
+    never), ``C`` and ``D`` of the paths taken, ``max_buffer``, ``hops``, ``mean_latency`` and,
+    after a deadlock, ``deadlock_step``, ``blocked`` (the waiting packets) and ``full_links`` (the
+    links they wait for; null otherwise).
     """
     run, res = trace.run, trace.run.result
     coll = run.paths
@@ -216,7 +218,10 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
             "result": {"status": res.status, "T": res.T, "steps": res.steps, "delivered": res.delivered,
                        "delivery": res.delivery.tolist(), "C": coll.congestion, "D": coll.dilation,
                        "max_buffer": res.max_buffer, "hops": res.hops,
-                       "mean_latency": None if not np.isfinite(res.mean_latency) else res.mean_latency}}
+                       "mean_latency": None if not np.isfinite(res.mean_latency) else res.mean_latency,
+                       "deadlock_step": res.deadlock_step,
+                       "blocked": None if res.blocked is None else res.blocked.tolist(),
+                       "full_links": None if res.full_links is None else [link(e) for e in res.full_links.tolist()]}}
 
 
 def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
@@ -320,8 +325,12 @@ def print_adaptive_trace(trace: AdaptiveTrace | dict, console: Console | None = 
     if r["status"] == "delivered":
         final = (f"T = {r['T']}: all {data['n']} packets delivered; paths taken C = {r['C']}, D = {r['D']}; "
                  f"largest buffer {r['max_buffer']}, mean latency {r['mean_latency']:.2f}, {r['hops']} hops")
+    elif r["status"] == "deadlock":
+        final = (f"Deadlock in step {r['deadlock_step']}: no packet could move; {len(r['blocked'])} packets wait "
+                 f"({' '.join(f'p{i}' for i in r['blocked'])}), each for a full buffer of "
+                 f"{', '.join(r['full_links'])}; {r['delivered']} of {data['n']} delivered")
     else:
-        final = f"{r['status']} after {r['steps']} steps: {r['delivered']} of {data['n']} delivered"
+        final = f"Step limit reached after {r['steps']} steps: {r['delivered']} of {data['n']} delivered"
     console.print(Text(final, style="bold"))
 
 
