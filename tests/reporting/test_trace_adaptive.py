@@ -227,3 +227,14 @@ def test_deadlock_is_the_rows():
     assert waiting == row.blocked_packets == data["result"]["blocked"]
     assert sorted(e["link"] for e in last["links"]) == sorted(row.full_links) == sorted(data["result"]["full_links"])
     assert "Deadlock in step 8" in text(data)
+
+
+def test_splitter_choices_are_the_output_sets_edges():
+    """The multibutterfly with s = 16: a packet at level 0 chooses among the √s/2 = 2 edges into
+    the output set toward its row (at level 1, k = 1: no choice); the run is the row's (checked)."""
+    data = adaptive_trace_to_json(trace_adaptive_route("multibutterfly:s=16,d=2", "permutation:random", "splitter",
+                                                       "fifo"))
+    first = data["steps"][0]["choices"]
+    assert len(first) == data["n"] and all(len(c["allowed"]) == 2 for c in first)
+    assert all(c["took"] in [a["link"] for a in c["allowed"]] for s in data["steps"] for c in s["choices"])
+    assert "ties by the packet's tie number" not in data["choice"]

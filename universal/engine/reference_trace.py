@@ -79,8 +79,8 @@ class StepRecorder:
             via, _ = self._before[p.pid]
             if view.kind == "goal":
                 allowed = [core.torus_link(p.node, i, p.signs[i]) for i in range(view.n) if p.remaining[i] > 0]
-            elif view.kind == "splitter":
-                allowed = [p.want]          # (the splitter's turn rule is not recorded)
+            elif view.kind == "splitter":   # the edges into the output set toward its row
+                allowed = self._splitter_links(p)
             else:
                 allowed = core.productive(p.node, p.target if view.kind != "chaos" else p.dst)
             choice = {"packet": p.pid, "node": p.node, "allowed": allowed,
@@ -91,6 +91,14 @@ class StepRecorder:
                 choice["room"] = [core.chaos._room(p, e) for e in allowed]
                 choice["deflected"] = p.want not in allowed
             self.record["choices"].append(choice)
+
+    def _splitter_links(self, p) -> list[int]:
+        """The multibutterfly's edges from ``p``'s node into the output set toward its destination."""
+        from universal.networks.multibutterfly import splitter_links
+
+        net = self.core.view.network
+        rows = len(net.inputs)
+        return [int(e) for e in splitter_links(net, [p.node], [p.dst - net.depth * rows])[0]]
 
     def contended(self, links: list, key) -> None:
         """After the contention: every wanted link's contenders, winners and losers (before the

@@ -59,15 +59,18 @@ _RULES = {"random-rank": ("rank", "lowest rank (drawn at creation from 0..2^31-1
           "longest-in-system": ("id", "all packets are as old (a batch): the lower packet id wins")}
 
 #: Per routing kind: how a packet chooses, one line.
-_CHOICE = {"min-adaptive": "MIN AD: among the links one hop closer, the fewest waiting at the start of the step",
+_TIES = "; ties by the packet's tie number"
+_CHOICE = {"min-adaptive": "MIN AD: among the links one hop closer, the fewest waiting at the start of the step"
+                           + _TIES,
            "goal": "GOAL: a direction per dimension at creation, then among the links of the dimensions left "
-                   "to correct, the fewest waiting",
+                   "to correct, the fewest waiting" + _TIES,
            "ugal": "UGAL: at the source minimal or Valiant (via an intermediate) by queue x hops, then MIN AD "
-                   "toward the current target",
-           "ugal-paths": "UGAL-L/G: the minimal or the Valiant path, taken at the source",
+                   "toward the current target" + _TIES,
+           "ugal-paths": "UGAL-L/G: the minimal or the Valiant path, taken at the source by their queues and hops",
            "chaos": "CHAOS: among the links one hop closer, one with room first, then the fewest waiting; a packet "
-                    "in a full shared queue with no such room is deflected onto another link with room",
-           "splitter": "the splitter rule: the edges into the output set in turn"}
+                    "in a full shared queue with no such room is deflected onto another link with room" + _TIES,
+           "splitter": "the splitter rule: the packets of a node bound for one output set take its edges in turn, "
+                       "in packet-id order, the edge with the fewest waiting first (ties to the lower row)"}
 
 
 @dataclass
@@ -308,7 +311,7 @@ def print_adaptive_trace(trace: AdaptiveTrace | dict, console: Console | None = 
     for line in [f"Trace of {data['protocol']} under {data['paths']} on {data['network']}: {data['problem']}, "
                  f"seed {data['seed']}",
                  f"{data['n']} packets, B = {data['B']}, {b}{queue}",
-                 f"Choice: {data['choice']}; ties by the packet's tie number",
+                 f"Choice: {data['choice']}",
                  f"Contention: {data['rule']}; ties go to the lower packet id"]:
         console.print(line)
     table = Table(header_style="bold", box=None)
