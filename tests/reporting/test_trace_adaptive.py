@@ -86,11 +86,13 @@ def test_equals_the_table_rows_run(routing, seed):
     assert (data["result"]["C"], data["result"]["D"]) == (res.rows[0].C, res.rows[0].D)
 
 
-@pytest.mark.parametrize("routing", ["min-adaptive", "goal", "ugal", "chaos:queue=1"])
+@pytest.mark.parametrize("routing", ["min-adaptive", "goal", "ugal:threshold=-1", "chaos:queue=1"])
 def test_every_choice_follows_the_rule(routing):
     """Every choice takes an allowed link; MIN AD, GOAL and UGAL one with the fewest waiting; CHAOS
-    one with room first (or a deflection off the allowed links, from a full queue)."""
-    data = adaptive_trace_to_json(trace_adaptive_route(TORUS, "h-relation:h=2", routing, "fifo", seed=3, buffer=1))
+    one with room first, then the fewest others waiting (or a deflection off the allowed links, from
+    a full queue). (UGAL with threshold -1: in a batch every packet decides in step 1, when no packet
+    waits for a link yet, so with the default threshold 0 none would take Valiant's path.)"""
+    data = adaptive_trace_to_json(trace_adaptive_route(TORUS, "h-relation:h=4", routing, "fifo", buffer=1))
     choices = [c for s in data["steps"] for c in s["choices"]]
     assert choices
     for c in choices:
@@ -101,12 +103,17 @@ def test_every_choice_follows_the_rule(routing):
             continue
         assert c["took"] in links
         k = links.index(c["took"])
-        if "room" in c:
+        if "room" in c:             # room first, then the fewest other packets waiting
             assert c["room"][k] or not any(c["room"])
+            assert waiting[k] == min(w for w, room in zip(waiting, c["room"]) if room == c["room"][k])
         else:
             assert waiting[k] == min(waiting)
-    if routing == "ugal":
-        assert {c["phase"] for c in choices if "phase" in c} <= {"minimal", "valiant"}
+    assert sum(len({a["waiting"] for a in c["allowed"]}) > 1 for c in choices) >= 5     # counts that decide
+    if routing.startswith("ugal"):
+        assert {c["phase"] for c in choices if "phase" in c} == {"valiant"}
+        for c in choices:           # a Valiant packet passes its intermediate
+            if c.get("phase") == "valiant":
+                assert c["via"] in data["packets"][c["packet"]]["path"]
         decided = [c["packet"] for c in choices if "phase" in c]    # one decision at the source, when its
         assert 0 < len(decided) == len(set(decided)) <= data["n"]    # intermediate is neither end
 

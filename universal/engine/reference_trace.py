@@ -13,7 +13,8 @@ A step record is ``{"step", "sources", "choices", "links", "delivered", "buffers
   ``"valiant"``);
 * ``choices``: one ``{"packet", "node", "allowed", "counts", "took"}`` per packet the routing
   made choose its next link in the step (``allowed`` the links it chose among, ``counts`` the
-  packets waiting for each at the start of the step, as the choice read them); UGAL adds
+  other packets waiting for each at the start of the step, as the choice read them: a CHAOS
+  packet choosing again does not count itself on the link it had chosen); UGAL adds
   ``via`` and ``phase`` (``"valiant"``: toward the intermediate ``via``, or ``"minimal"``) on
   its one decision at the source; CHAOS adds ``room`` (per allowed link, whether its input
   buffer had room) and ``deflected`` (true when it took a link that is not one hop closer);
@@ -63,7 +64,7 @@ class StepRecorder:
             self.record["sources"].append({"packet": p, "minimal": len(minimal), "valiant": len(valiant),
                                            "took": "minimal" if pkt.path == minimal else "valiant"})
         self._counts = dict(counts)
-        self._before = {p.pid: (p.via, p.target) for p in waiting if p.path is None and self._must_choose(p)}
+        self._before = {p.pid: (p.via, p.want) for p in waiting if p.path is None and self._must_choose(p)}
 
     def _must_choose(self, p) -> bool:
         """Whether the core's choice runs for ``p`` in this step (read before it runs)."""
@@ -76,7 +77,7 @@ class StepRecorder:
         """After the choices: every packet that chose, its allowed links and the one taken."""
         core, view = self.core, self.core.view
         for p in sorted((q for q in waiting if q.pid in self._before), key=lambda q: q.pid):
-            via, _ = self._before[p.pid]
+            via, before = self._before[p.pid]
             if view.kind == "goal":
                 allowed = [core.torus_link(p.node, i, p.signs[i]) for i in range(view.n) if p.remaining[i] > 0]
             elif view.kind == "splitter":   # the edges into the output set toward its row
@@ -84,7 +85,7 @@ class StepRecorder:
             else:
                 allowed = core.productive(p.node, p.target if view.kind != "chaos" else p.dst)
             choice = {"packet": p.pid, "node": p.node, "allowed": allowed,
-                      "counts": [self._counts.get(e, 0) for e in allowed], "took": p.want}
+                      "counts": [self._counts.get(e, 0) - (e == before) for e in allowed], "took": p.want}
             if view.kind == "ugal" and via >= 0:
                 choice.update(via=via, phase="valiant" if p.target == via and via != p.dst else "minimal")
             if core.chaos is not None:
