@@ -245,3 +245,22 @@ def test_splitter_choices_are_the_output_sets_edges():
     assert len(first) == data["n"] and all(len(c["allowed"]) == 2 for c in first)
     assert all(c["took"] in [a["link"] for a in c["allowed"]] for s in data["steps"] for c in s["choices"])
     assert "ties by the packet's tie number" not in data["choice"]
+
+
+def test_chaos_deflection_is_named():
+    """h-relation:h=4 on the 4-ary 2-cube, seed 14, b = 1, one place per queue: p61 sits in the full
+    shared queue of 2,3 after step 2, both its productive links are full in step 3, and it is deflected
+    onto a link away from its destination: its path is two hops longer than the minimal one."""
+    trace = trace_adaptive_route(TORUS, "h-relation:h=4", "chaos:queue=1", "fifo", seed=14, buffer=1)
+    data = adaptive_trace_to_json(trace)
+    deflected = [(s["step"], c) for s in data["steps"] for c in s["choices"] if c["deflected"]]
+    assert [(t, c["packet"], c["node"]) for t, c in deflected] == [(3, 61, "2,3")]
+    (t, c), = deflected
+    assert not any(c["room"]) and c["took"] not in [a["link"] for a in c["allowed"]]
+    assert {"node": "2,3", "packets": [61]} in data["steps"][t - 2]["queues"]      # in the queue after step 2
+    assert 61 in data["steps"][t - 1]["queue_events"]["left"]
+    net = trace.run.paths.network
+    minimal = int(net.distances(trace.run.paths.sources[61:62], trace.run.paths.dests[61:62])[0])
+    assert len(data["packets"][61]["path"]) - 1 == minimal + 2
+    words = " ".join(text(data).split())          # (the 80-column log wraps the line)
+    assert "p61 at 2,3 chose among 2,3->2,2 (0, full), 2,3->2,0 (0, full): deflected onto 2,3->1,3" in words
