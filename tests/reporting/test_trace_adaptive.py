@@ -264,3 +264,16 @@ def test_chaos_deflection_is_named():
     assert len(data["packets"][61]["path"]) - 1 == minimal + 2
     words = " ".join(text(data).split())          # (the 80-column log wraps the line)
     assert "p61 at 2,3 chose among 2,3->2,2 (0, full), 2,3->2,0 (0, full): deflected onto 2,3->1,3" in words
+
+
+@pytest.mark.parametrize("protocol, words", [("random-rank", "rank"), ("fifo", "arrived"), ("farthest-to-go", "key"),
+                                             ("nearest-to-go", "hops left"), ("longest-in-system", "lower id")])
+def test_every_protocol_names_its_key(protocol, words):
+    """Each protocol's losers say why in its own key's words; CHAOS's keys start with the place."""
+    for routing in ("min-adaptive", "chaos:queue=1"):
+        data = adaptive_trace_to_json(trace_adaptive_route("torus:k=3,n=2", "h-relation:h=3", routing, protocol,
+                                                           buffer=1))
+        whys = [x["why"] for s in data["steps"] for e in s["links"] for x in e["lost"] if x["reason"] == "lower-key"]
+        assert whys and all(w.startswith("lost to p") and words in w for w in whys)
+        if routing.startswith("chaos"):
+            assert all(any(place in w for place in ("source", "input buffer", "shared queue")) for w in whys)
