@@ -151,3 +151,35 @@ def test_bad_load_scenarios(text, fragment, tmp_path, capsys):
 def test_load_scenario_refuses_seeds(capsys):
     status, out, err = run(capsys, "scenario", "torus_worstcase", "--seeds", "3")
     assert_user_error(status, out, err, "--seed")
+
+
+# --- batch scenarios: the source_queue key ------------------------------------------------------
+
+BATCH = 'network = "torus:k=4,n=2"\nproblem = "h-relation:h=4"\npaths = "dimension-order"\nprotocols = "fifo"\n'
+
+
+def test_batch_scenario_source_queue_reaches_the_run(tmp_path, capsys):
+    """``source_queue = "fifo"`` in a batch scenario gives the rows of ``route --source-queue fifo``,
+    which differ from the default model's (every queued packet may leave from step 1)."""
+    sc = load_scenario(write(tmp_path / "fifo.toml", BATCH + 'source_queue = "fifo"\n'))
+    assert sc.experiment.source_queue == "fifo"
+    assert load_scenario(write(tmp_path / "all.toml", BATCH)).experiment.source_queue == "all"
+    rows = {}
+    for name in ("fifo", "all"):
+        status, out, err = run(capsys, "scenario", str(tmp_path / f"{name}.toml"), "--json")
+        assert status == 0, err
+        rows[name] = [(r["T"], r["mean_latency"]) for r in json.loads(out)["rows"]]
+    status, out, err = run(capsys, "route", "--network", "torus:k=4,n=2", "--problem", "h-relation:h=4", "--paths",
+                           "dimension-order", "--protocols", "fifo", "--source-queue", "fifo", "--json")
+    assert status == 0, err
+    assert rows["fifo"] == [(r["T"], r["mean_latency"]) for r in json.loads(out)["rows"]] != rows["all"]
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("3", "'source_queue' must be a name"),
+    ('"lifo"', "unknown source queue 'lifo'"),
+    ('"fifo:w=0"', "unknown source queue 'fifo:w=0'"),
+])
+def test_bad_batch_scenario_source_queue(value, fragment, tmp_path, capsys):
+    status, out, err = run(capsys, "scenario", str(write(tmp_path / "bad.toml", BATCH + f"source_queue = {value}\n")))
+    assert_user_error(status, out, err, fragment)

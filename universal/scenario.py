@@ -90,7 +90,7 @@ from universal.protocols.adversary_study import AdversaryStudy
 from universal.sweep import Sweep
 
 KNOWN_KEYS = {"description", "network", "problem", "paths", "protocols", "seeds", "seed", "bandwidth", "buffer",
-              "vcs", "vc_buffer", "engine", "sweep", "note", "opt", "time_limit"}
+              "vcs", "vc_buffer", "source_queue", "engine", "sweep", "note", "opt", "time_limit"}
 LOAD_KEYS = {"description", "kind", "network", "routing", "traffic", "worstcase", "seed"}
 OPENLOOP_KEYS = {"description", "kind", "network", "routing", "traffic", "loads", "saturation", "injection", "units",
                  "seeds", "seed", "priority", "bandwidth", "buffer", "vcs", "window", "tolerance", "pairs", "jobs",
@@ -244,6 +244,7 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         check_vc_buffer(vc_buffer)
     except UserError as exc:
         raise UserError(f"{path}: {exc}") from None
+    source_queue = _source_queue_setting(data.get("source_queue", "all"), path)
     experiment = Experiment(
         network=data["network"],
         problem=_string_list(data, "problem", path),
@@ -254,6 +255,7 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         buffer=buffer,
         vcs=vcs,
         vc_buffer=vc_buffer,
+        source_queue=source_queue,
         engine=str(data.get("engine", "one")),
         name=path.stem,
         base_dir=path.parent,
@@ -263,6 +265,19 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
     )
     sweep = Sweep(path.stem, experiment, _sweep_axes(data["sweep"], path)) if "sweep" in data else None
     return Scenario(path.stem, str(data.get("description", "")), experiment, path, sweep=sweep)
+
+
+def _source_queue_setting(value: object, where: Path) -> str:
+    """``source_queue``: ``all`` (default), ``fifo`` or ``fifo:w=W``, checked as the openloop
+    scenario's key is (a name, then one of the models)."""
+    if not isinstance(value, str):
+        raise UserError(f"{where}: 'source_queue' must be a name")
+    from universal.engine.source_queue import check_source_queue
+
+    try:
+        return check_source_queue(value)
+    except UserError as exc:
+        raise UserError(f"{where}: {exc}") from None
 
 
 def _opt_setting(value: object, where: Path) -> str | None:
@@ -385,12 +400,7 @@ def _openloop_scenario(data: dict, path: Path) -> Scenario:
                 raise UserError(f"{path}: '{key}' must be {what}")
             options[key] = data[key]
     if "source_queue" in options:
-        from universal.engine.source_queue import check_source_queue
-
-        try:
-            check_source_queue(options["source_queue"])
-        except UserError as exc:
-            raise UserError(f"{path}: {exc}") from None
+        _source_queue_setting(options["source_queue"], path)
     if "vc_buffer" in options:
         from universal.engine.fifo_vcs import check_vc_buffer
 

@@ -152,3 +152,28 @@ def test_an_unknown_protocol_is_refused_by_the_library():
     net = build_network("torus:k=4,n=2")
     with pytest.raises(UserError, match="does not decide contention"):
         route_batch(net, np.arange(16), np.arange(16), "goal", "duplication")
+
+
+def test_adaptive_deadlock_names_its_packets_on_both_engines(capsys):
+    """MIN AD with b = 1 and one VC on the 8-ring, h-relation:h=4, seed 0: every packet left waits
+    for a full buffer of the ring's one direction; both engines hand over the same waiting packets
+    and links, the deadlock's step is the one after the last crossing, and route prints the row
+    (it gave a traceback when the result had no blocked packets)."""
+    from universal.workloads import build_problem
+
+    net = build_network("torus:k=8,n=1")
+    seeds = np.random.SeedSequence(0).spawn(3)
+    prob = build_problem("h-relation:h=4", net, np.random.default_rng(seeds[0]))
+    runs = [route_batch(net, prob.sources, prob.dests, "min-adaptive", "fifo", seed=seeds[2], buffer=1, engine=e)
+            for e in ("fast", "reference")]
+    for one in runs:
+        res = one.result
+        assert res.status == "deadlock" and res.deadlock_step == int(res.crossings[:, 0].max()) + 1
+        assert res.blocked.tolist() == np.flatnonzero(res.delivery < 0).tolist()
+        turn = (net.link_head[res.full_links] - net.link_tail[res.full_links]) % 8      # one direction round
+        assert len(res.full_links) == 8 and len(set(turn.tolist())) == 1
+    assert runs[0].result.blocked.tolist() == runs[1].result.blocked.tolist()
+    assert runs[0].result.full_links.tolist() == runs[1].result.full_links.tolist()
+    status, out, err = run(capsys, "route", "--network", "torus:k=8,n=1", "--problem", "h-relation:h=4", "--paths",
+                           "min-adaptive", "--buffer", "1", "--protocols", "fifo")
+    assert status == 0 and "no packet could move in step 8" in out, err

@@ -57,7 +57,8 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                          "link: tail head load (a block per collection; use with --analyze)")
     rt.add_argument("--trace", action="store_true",
                     help="follow one small run step by step (who crossed which link, who lost and why, the "
-                         "buffers); with --json as one JSON object")
+                         "buffers; with an adaptive routing every choice, and CHAOS's shared queues); with --json "
+                         "as one JSON object")
     rt.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
                     help="also write one run as a self-contained HTML page: the network, packets moving step by "
                          "step, link queues, the delivery curve and the table row (one problem, paths, protocol, "
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> None:
     links = writable(args.links, "links")
     html = html_path(args)
     if args.trace:      # the trace's reference has one set buffer per link and every packet routed
-        if args.vcs != 1:
+        if args.vcs != 1 and not _chaos_only(args.paths):     # (CHAOS has no VCs: V sizes its shared queue)
             raise UserError("--trace follows a run with one buffer per link; leave out --vcs")
         if args.source_queue != "all":
             raise UserError("--trace follows a run with the default source queue; leave out --source-queue")
@@ -161,6 +162,16 @@ def _chaos_queues(exp, collection, run_result) -> dict:
                                                                 exp.vcs)}
 
 
+def _chaos_only(paths: str | None) -> bool:
+    """Whether ``--paths`` names CHAOS alone (whose ``--vcs`` is the budget of its shared queue)."""
+    from universal.registry import parse_spec
+
+    try:
+        return paths is not None and [parse_spec(p).name for p in names(paths)] == ["chaos"]
+    except UserError:
+        return False
+
+
 def _default_paths(args: argparse.Namespace) -> str:
     from universal.networks import build_network
     from universal.paths import default_base
@@ -188,7 +199,21 @@ def _trace(args: argparse.Namespace) -> None:
     if args.plot or args.analyze or args.csv or args.links or args.opt:
         raise UserError("--trace prints the run step by step (or as --json); it does not combine with "
                         "--plot, --analyze, --links, --opt or --csv")
+    from universal.engine.batch import is_adaptive_routing
     from universal.reporting import make_console
+
+    if is_adaptive_routing(choices["--paths"][0]):
+        from universal.reporting.trace_adaptive import (adaptive_trace_to_json, print_adaptive_trace,
+                                                        trace_adaptive_route)
+
+        trace = trace_adaptive_route(args.network, choices["--problem"][0], choices["--paths"][0],
+                                     choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
+                                     buffer=args.buffer[0], vcs=args.vcs)
+        if args.json:
+            print_json(adaptive_trace_to_json(trace), args)
+        else:
+            print_adaptive_trace(trace, make_console())
+        return
     from universal.reporting.trace import print_trace, trace_route, trace_to_json
 
     trace = trace_route(args.network, choices["--problem"][0], choices["--paths"][0], choices["--protocols"][0],

@@ -468,7 +468,7 @@ def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.nd
 def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routing: str, protocol: str, *,
                 seed: int | np.random.SeedSequence = 0, bandwidth: int = 1, buffer: int | None = None,
                 step_limit: int | None = None, engine: str = "fast", vcs: int = 1,
-                source_queue: str = "all", vc_buffer: str = "set") -> BatchRun:
+                source_queue: str = "all", vc_buffer: str = "set", trace: list | None = None) -> BatchRun:
     """Route the packets ``sources[i] -> dests[i]`` with an adaptive routing, all starting at step 0.
 
     Parameters
@@ -495,6 +495,9 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
         The sources' model (:func:`simulate`).
     vc_buffer : {"set", "fifo"}
         The VC buffer's model (:func:`simulate`; CHAOS, which has no VCs, refuses ``fifo``).
+    trace : list, optional
+        With ``engine="reference"``: receives the reference engine's step records
+        (:mod:`universal.engine.reference_trace`; its step numbers, from 0).
 
     Returns
     -------
@@ -528,12 +531,19 @@ def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routin
     limit = step_limit if step_limit is not None else 4 * (network.num_nodes + len(sources)) + 100
     spec = batch_spec(router, sources, dests, ADAPTIVE_PROTOCOLS[protocol], seed=seed)
     queued = None
+    if trace is not None and engine != "reference":
+        raise ValueError("trace records come from the reference engine: give engine='reference'")
     if engine == "reference":
-        delivered, crossings, status, most, queued = _reference(spec, limit, bandwidth, buffer, vcs, source_queue,
-                                                                vc_buffer)
+        delivered, crossings, status, most, blocked, queued = _reference(spec, limit, bandwidth, buffer, vcs,
+                                                                         source_queue, vc_buffer, trace)
     else:
-        delivered, crossings, status, most = _fast(spec, limit, bandwidth, buffer, vcs, source_queue, vc_buffer)
+        delivered, crossings, status, most, blocked = _fast(spec, limit, bandwidth, buffer, vcs, source_queue,
+                                                            vc_buffer)
     run = _batch_run(network, sources, dests, routing, delivered, crossings, status, limit, buffer)
+    if run.result.status == "deadlock" and blocked is not None:     # the row lists them (a deadlock's step
+        res = run.result                                             # moves nothing: the one after the last)
+        res.blocked, res.full_links = (np.asarray(x, dtype=np.int64) for x in blocked)
+        res.deadlock_step = int(crossings[:, 0].max()) + 2 if len(crossings) else 1
     if router.kind == "chaos":      # a packet may leave its link buffer for the shared queue unseen
         run.result.max_buffer = most
         if queued is not None:      # packets first move in step 1 here
@@ -547,18 +557,19 @@ def _fast(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1, so
     from universal.engine.measure import Measurement
     res = simulate(spec, bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue, vc_buffer=vc_buffer,
                    measurement=Measurement(steps=limit, until_delivered=True, record_crossings=True))
-    return res.records["delivered"], res.records["crossings"], res.status, res.records["max_buffer"]
+    return (res.records["delivered"], res.records["crossings"], res.status, res.records["max_buffer"],
+            res.records.get("blocked"))
 
 
 def _reference(spec, limit: int, bandwidth: int, buffer: int | None, vcs: int = 1, source_queue: str = "all",
-               vc_buffer: str = "set"):
+               vc_buffer: str = "set", trace: list | None = None):
     from universal.engine.reference_runs import simulate_reference
-    record: dict = {}
+    record: dict = {"steps": trace}
     run = simulate_reference(spec, limit, bandwidth=bandwidth, buffer=buffer, create_until=1, record=record, vcs=vcs,
                              source_queue=source_queue, vc_buffer=vc_buffer)
     crossings = np.array(record["crossings"], dtype=np.int64).reshape(-1, 3)
     return (np.array(run["delivered"], dtype=np.int64), crossings, run["status"], record.get("max_buffer", 0),
-            record.get("queued"))
+            record.get("blocked"), record.get("queued"))
 
 
 def _batch_run(network: Network, sources, dests, routing: str, delivered: np.ndarray, crossings: np.ndarray,

@@ -90,9 +90,12 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         Filled with what a step-by-step view needs: ``src``, ``dst``, ``created`` (per packet,
         lists) and ``crossings``, one ``(step, packet, link)`` per link crossing in step order;
         for CHAOS also ``queued``, one ``(step, packet)`` whenever a packet moves from an input
-        buffer into its node's shared queue.
+        buffer into its node's shared queue; after a deadlock ``blocked``, the waiting packets
+        and the links they wait for (two sorted lists).
         With ``record["limit"] = M`` the run stops (status ``record-limit``) before recording
-        more than M crossings. Runs without ``record`` do not pay for it.
+        more than M crossings. With ``record["steps"] = []`` every step appends a record of
+        who chose which link, who crossed and who lost and why, the buffers and CHAOS's queues
+        (:mod:`universal.engine.reference_trace`). Runs without ``record`` do not pay for it.
 
     Returns
     -------
@@ -143,6 +146,11 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     from universal.engine.source_queue import source_window
 
     window = source_window(source_queue, bandwidth)
+    tracer = None
+    if record is not None and record.get("steps") is not None:
+        from universal.engine.reference_trace import StepRecorder
+
+        tracer = StepRecorder(core, record["steps"])
     fifo = window is not None
     cap, ordered = window or (bandwidth, True)
     front: dict[int, list[RefPacket]] = defaultdict(list)      # the routed packets of every source queue
@@ -156,6 +164,8 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                     packets.extend(new[step])
             delivered.extend([-1] * sum(len(v) for v in new.values()))
         counts = core.counts(waiting)
+        if tracer is not None:
+            tracer.created(t, new.get(t, []) if t < creating else [])
         unrouted: set[int] = set()
         for p in (new.get(t, []) if t < creating else []):
             if p.src == p.dst and not p.path:          # no path to travel (VAL's s = d packets have one)
@@ -173,10 +183,20 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
         for p in (new.get(t, []) if t < creating else []):
             if p.want is not None and delivered[p.pid] < 0 and p.pid not in unrouted:
                 counts[p.want] += 1
+        if tracer is not None:
+            tracer.deciding(waiting, counts)
         core.decide(waiting, counts)
-        moving = _contend(core, waiting, key, front if fifo and ordered else None)
+        if tracer is not None:
+            tracer.decided(waiting)
+        moving, links = _contend(core, waiting, key, front if fifo and ordered else None)
+        if tracer is not None:
+            tracer.contended(links, key)
         if buffer is not None and waiting and not moving and core.chaos is None:
             status, last = "deadlock", t
+            if record is not None:      # the waiting packets and the links they wait for
+                record["blocked"] = (sorted(p.pid for p in waiting), sorted({p.want for p in waiting}))
+            if tracer is not None:
+                tracer.finished(packets, delivered, deadlock=True)
             break
         if crossings is not None:
             if limit is not None and len(crossings) + len(moving) > limit:
@@ -204,9 +224,17 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
                 most = max([n for e, n in core.occupancy.items() if not isinstance(e, tuple)], default=0)
                 record["max_buffer"] = max(record.get("max_buffer", 0), most)
                 record.setdefault("queued", []).extend((t, p.pid) for p in inputs if core.chaos.place(p) == 0)
+                if tracer is not None:
+                    tracer.queued([p.pid for p in inputs if core.chaos.place(p) == 0])
             if waiting and not moving and not queued:
                 status, last = "deadlock", t
+                if record is not None:
+                    record["blocked"] = (sorted(p.pid for p in waiting), sorted({p.want for p in waiting}))
+                if tracer is not None:
+                    tracer.finished(packets, delivered, deadlock=True)
                 break
+        if tracer is not None:
+            tracer.finished(packets, delivered)
         if create_until is not None and t + 1 >= creating and not waiting:
             status, last = "drained", t
             break
@@ -218,20 +246,21 @@ def simulate_reference(spec: RunSpec, steps: int, *, bandwidth: int = 1, buffer:
     return {"pid": list(range(count)), "delivered": delivered[:count], "status": status, "last": last}
 
 
-def _contend(core: ReferenceCore, waiting: list[RefPacket], key, front: dict | None) -> list[RefPacket]:
-    """The packets that cross in this step (:meth:`ReferenceCore.contend`); with FIFO source queues
-    (``front``: every queue's routed packets, in queue order) a packet that would leave its queue
-    while one before it stays is taken out of the contention, and the contention run again."""
+def _contend(core: ReferenceCore, waiting: list[RefPacket], key, front: dict | None) -> tuple[list, list]:
+    """The packets that cross in this step and the per-link contention
+    (:meth:`ReferenceCore.contend`); with FIFO source queues (``front``: every queue's routed
+    packets, in queue order) a packet that would leave its queue while one before it stays is
+    taken out of the contention, and the contention run again."""
     out: set[int] = set()
     while True:
-        moving, _ = core.contend([p for p in waiting if p.pid not in out], key)
+        moving, links = core.contend([p for p in waiting if p.pid not in out], key)
         if front is None:
-            return moving
+            return moving, links
         moved = {p.pid for p in moving}
         broke = {q.pid for queue in front.values() for i, q in enumerate(queue)
                  if q.pid in moved and any(r.pid not in moved for r in queue[:i])}
         if not broke:
-            return moving
+            return moving, links
         out |= broke
 
 

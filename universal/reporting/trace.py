@@ -5,6 +5,8 @@ recorder on; :func:`trace_to_json` turns the records into one JSON object (packe
 named as the network prints them) and :func:`print_trace` prints that object as a readable
 per-step log. Both show exactly what the engine did: the printed log is rendered from the JSON.
 
+Adaptive routings (no paths before the run) are traced by :mod:`universal.reporting.trace_adaptive`.
+
 Traces are for small instances only: :func:`trace_run` refuses (with a :class:`UserError`)
 collections of more than :data:`MAX_TRACE_PACKETS` packets, :data:`MAX_TRACE_HOPS` hops or
 :data:`MAX_TRACE_NODES` nodes.

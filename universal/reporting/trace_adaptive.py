@@ -1,0 +1,392 @@
+"""Step-by-step traces of small adaptive runs (``route --trace`` with ``--paths min-adaptive``,
+``goal``, ``ugal``, ``chaos``, ``ugal-l``, ``ugal-g``, ``splitter``).
+
+An adaptive routing has no path collection before the run: every packet chooses its next link
+as it goes. :func:`trace_adaptive_route` runs the batch of ``route``'s table row on the
+reference engine (:func:`universal.engine.batch.route_batch` with ``engine="reference"``, the
+step records of :mod:`universal.engine.reference_trace`), checks that it delivers every packet
+in the same step and crosses the same links as the row's run (the one engine's), and
+:func:`adaptive_trace_to_json` / :func:`print_adaptive_trace` show it: per step every choice
+(the allowed links, the packets waiting for each, the one taken; UGAL's minimal or Valiant
+phase; CHAOS's deflections), every link's contenders, who crossed and who lost and why, the
+deliveries, the link buffers and, for CHAOS, the shared queues (Konstantinidou & Snyder, "The
+Chaos router", 1994): who entered one, who left one, who sits in each.
+
+The size limits are the fixed-path trace's (:mod:`universal.reporting.trace`): at most
+:data:`~universal.reporting.trace.MAX_TRACE_PACKETS` packets, ``MAX_TRACE_NODES`` nodes and
+``MAX_TRACE_HOPS`` link crossings (the crossings of the run, counted once it ran).
+
+Examples
+--------
+>>> trace = trace_adaptive_route("torus:k=4,n=1", "permutation:tornado", "min-adaptive", "fifo")
+>>> data = adaptive_trace_to_json(trace)
+>>> data["n"], data["result"]["T"], len(data["steps"]) == data["result"]["steps"]
+(4, 1, True)
+>>> data["steps"][0]["choices"][0]["took"]
+'0->1'
+
+References
+----------
+Singh, Dally, Gupta & Towles, "GOAL: a load-balanced adaptive routing algorithm for torus
+networks", 2003 (MIN AD, GOAL, UGAL and CHAOS as the route command runs them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from universal.engine.batch import BatchRun
+from universal.errors import UserError
+from universal.reporting.trace import MAX_TRACE_HOPS, MAX_TRACE_NODES, MAX_TRACE_PACKETS
+
+__all__ = ["AdaptiveTrace", "adaptive_trace_to_json", "print_adaptive_trace", "trace_adaptive_route"]
+
+#: Where a CHAOS packet sits, by the first item of its contention key.
+_PLACES = ("shared queue", "input buffer", "source")
+
+#: Per protocol: (what its key is called, which packet wins).
+_RULES = {"random-rank": ("rank", "lowest rank (drawn at creation from 0..2^31-1) wins"),
+          "fifo": ("arrived", "earliest arrival at its node wins (step; 0 in the source)"),
+          "farthest-to-go": ("key", "lowest key = -(hops left) wins: farthest to go (an adaptive packet's "
+                                    "hops left: its minimal distance)"),
+          "nearest-to-go": ("hops left", "fewest hops left (an adaptive packet's minimal distance) wins"),
+          "longest-in-system": ("id", "all packets are as old (a batch): the lower packet id wins")}
+
+#: Per routing kind: how a packet chooses, one line.
+_TIES = "; ties by the packet's tie number"
+_CHOICE = {"min-adaptive": "MIN AD: among the links one hop closer, the fewest waiting at the start of the step"
+                           + _TIES,
+           "goal": "GOAL: a direction per dimension at creation, then among the links of the dimensions left "
+                   "to correct, the fewest waiting" + _TIES,
+           "ugal": "UGAL: at the source minimal or Valiant (via an intermediate) by queue x hops, then MIN AD "
+                   "toward the current target" + _TIES,
+           "ugal-paths": "UGAL-L/G: the minimal or the Valiant path, taken at the source by their queues and hops",
+           "chaos": "CHAOS: among the links one hop closer, one with room first, then the fewest waiting; a packet "
+                    "in a full shared queue with no such room is deflected onto another link with room" + _TIES,
+           "splitter": "the splitter rule: the packets of a node bound for one output set take its edges in turn, "
+                       "in packet-id order, the edge with the fewest waiting first (ties to the lower row)"}
+
+
+@dataclass
+class AdaptiveTrace:
+    """A traced adaptive run.
+
+    Attributes
+    ----------
+    run : BatchRun
+        The reference engine's run (the paths taken and the result, batch-engine steps).
+    records : list of dict
+        Its step records (:mod:`universal.engine.reference_trace`, engine steps from 0).
+    routing, protocol, problem : str
+    seed, bandwidth : int
+    buffer : int or None
+    kind : str
+        The router's kind (``min-adaptive``, ``goal``, ``ugal``, ``chaos``, ``ugal-paths``, ...).
+    queue : str or None
+        CHAOS's shared-queue places per node (``"4"`` or ``"2-4"``).
+    """
+
+    run: BatchRun
+    records: list
+    routing: str
+    protocol: str
+    problem: str
+    seed: int
+    bandwidth: int
+    buffer: int | None
+    kind: str
+    queue: str | None = None
+
+
+def _too_large(value: int, limit: int, what: str, where: str) -> None:
+    if value > limit:
+        raise UserError(f"--trace is for small instances: {where} has {value:,} {what}, more than {limit:,}")
+
+
+def trace_adaptive_route(network: str, problem: str, routing: str, protocol: str = "random-rank", *, seed: int = 0,
+                         bandwidth: int = 1, buffer: int | None = None, vcs: int = 1,
+                         base_dir: Path | None = None) -> AdaptiveTrace:
+    """Trace the run of ``route``'s row for an adaptive routing, on the reference engine.
+
+    The seed is split as :func:`universal.experiment.run_experiment` splits it, so the run is
+    the one of the row of ``python -m universal route ... --paths ROUTING --seed s``; the trace
+    is refused (a RuntimeError) unless the reference delivers every packet in the same step and
+    crosses the same links as the row's run.
+
+    Parameters
+    ----------
+    network, problem, routing, protocol : str
+        As ``route`` names them (``routing`` an adaptive one, e.g. ``min-adaptive``, ``chaos:queue=2``).
+    seed, bandwidth : int
+    buffer : int or None
+        b (None: unbounded).
+    vcs : int
+        CHAOS only: the buffer budget its shared queue takes (it has no virtual channels).
+    base_dir : Path, optional
+
+    Returns
+    -------
+    AdaptiveTrace
+
+    Raises
+    ------
+    UserError
+        Beyond the trace's limits (packets, nodes, link crossings), or for bad names.
+    """
+    from universal.engine.batch import ADAPTIVE_PROTOCOLS, route_batch
+    from universal.engine.routes import build_router
+    from universal.networks import build_network
+    from universal.protocols import build_protocol
+    from universal.reporting.html.data import shared_queue_text
+    from universal.workloads import build_problem, estimate_packets
+
+    net = build_network(network, base_dir)
+    _too_large(net.num_nodes, MAX_TRACE_NODES, "nodes", net.name)
+    router = build_router(routing, net)
+    name = build_protocol(protocol).name
+    if name not in ADAPTIVE_PROTOCOLS:
+        raise UserError(f"protocol {name!r} is not available with adaptive routing; use "
+                        f"{', '.join(ADAPTIVE_PROTOCOLS)}")
+    _too_large(estimate_packets(problem, net), MAX_TRACE_PACKETS, "packets", f"{problem} on {net.name}")
+    problem_ss, _, protocol_ss = np.random.SeedSequence(seed).spawn(3)
+    prob = build_problem(problem, net, np.random.default_rng(problem_ss), base_dir)
+    _too_large(prob.size, MAX_TRACE_PACKETS, "packets", f"{problem} on {net.name}")
+    distances = net.distances(prob.sources, prob.dests)
+    if distances is not None:         # the fewest crossings the run can make, before it runs
+        _too_large(int(distances.sum()), MAX_TRACE_HOPS, "hops (at least)", f"{problem} on {net.name}")
+    options = dict(seed=protocol_ss, bandwidth=bandwidth, buffer=buffer, vcs=vcs)
+    records: list = []
+    ref = route_batch(net, prob.sources, prob.dests, routing, name, engine="reference", trace=records, **options)
+    _too_large(int(ref.result.hops), MAX_TRACE_HOPS, "link crossings", "this run")
+    row = route_batch(net, prob.sources, prob.dests, routing, name, **options)      # the table row's run
+    if not (np.array_equal(ref.result.delivery, row.result.delivery)
+            and np.array_equal(ref.result.crossings, row.result.crossings)):
+        raise RuntimeError(f"{routing}: the reference engine's run differs from the one engine's")
+    queue = shared_queue_text(router, buffer, vcs)
+    return AdaptiveTrace(ref, records, routing, name, problem, seed, bandwidth, buffer, router.kind, queue)
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
+    """The trace as one JSON-serializable object (links ``tail->head`` and nodes by label).
+
+    Keys: ``network``, ``problem``, ``paths`` (the routing), ``routing`` (its kind), ``seed``,
+    ``protocol``, ``adaptive`` (true), ``bufferless`` (false), ``n``, ``B``, ``b``, ``queue``
+    (CHAOS's shared-queue places per node, else null), ``key``, ``rule``, ``choice`` (how a packet
+    chooses, one line); ``packets``: ``{"packet", "source", "dest", "path"}`` per packet, ``path``
+    the nodes it visited; ``steps``: one per step, in order; ``result``.
+
+    A step is ``{"step", "choices", "sources", "links", "delivered", "buffers", "deadlock"}`` and,
+    for CHAOS, ``"queues"`` and ``"queue_events"``: ``choices`` one ``{"packet", "node", "allowed":
+    [{"link", "waiting"}, ...], "took"}`` per packet that chose its next link in the step (UGAL's
+    first choice adds ``"phase"``, ``"minimal"`` or ``"valiant"``, and ``"via"``; CHAOS adds
+    ``"room"`` per allowed link and ``"deflected"``); ``sources`` (UGAL-L/G) one
+    ``{"packet", "minimal", "valiant", "took"}`` per packet (path lengths); ``links`` as in
+    :func:`universal.reporting.trace.trace_to_json` (``contenders``: ``{"packet", "key"}`` with
+    ``key`` a list, CHAOS's first item the place: 0 shared queue, 1 input buffer, 2 source; a
+    loss's ``reason`` ``"lower-key"``, ``"bandwidth"`` or ``"buffer-full"`` as there, or
+    ``"held"``: CHAOS's injection gate held the packet at its source); ``buffers`` ``[{"link",
+    "packets"}]`` at the end of the step; ``queues`` ``[{"node", "packets"}]``; ``queue_events``
+    ``{"entered": [...], "left": [...]}``.
+
+    ``result``: ``status``, ``T``, ``steps``, ``delivered``, ``delivery`` (step per packet, -1 if
+    never), ``C`` and ``D`` of the paths taken, ``max_buffer``, ``hops``, ``mean_latency`` and,
+    after a deadlock, ``deadlock_step``, ``blocked`` (the waiting packets) and ``full_links`` (the
+    links they wait for; null otherwise).
+    """
+    run, res = trace.run, trace.run.result
+    coll = run.paths
+    net = coll.network
+    label = net.label_of
+    link = net.link_label
+    n = coll.size
+    key_name, rule = _RULES[trace.protocol]
+    chaos = trace.kind == "chaos"
+    if chaos:
+        rule = "the shared queue first, then input buffers, then the source; then " + rule
+    packets = [{"packet": i, "source": label(int(coll.sources[i])), "dest": label(int(coll.dests[i])),
+                "path": [label(v) for v in coll.node_path(i)]} for i in range(n)]
+    steps = [_step(r, trace, link, label, key_name) for r in trace.records]
+    return {"network": net.name, "problem": trace.problem, "paths": trace.routing, "routing": trace.kind,
+            "seed": trace.seed, "protocol": trace.protocol, "adaptive": True, "bufferless": False, "n": n,
+            "B": trace.bandwidth, "b": trace.buffer, "queue": trace.queue, "key": key_name, "rule": rule,
+            "choice": _CHOICE.get(trace.kind, trace.kind), "packets": packets, "steps": steps,
+            "result": {"status": res.status, "T": res.T, "steps": res.steps, "delivered": res.delivered,
+                       "delivery": res.delivery.tolist(), "C": coll.congestion, "D": coll.dilation,
+                       "max_buffer": res.max_buffer, "hops": res.hops,
+                       "mean_latency": None if not np.isfinite(res.mean_latency) else res.mean_latency,
+                       "deadlock_step": res.deadlock_step,
+                       "blocked": None if res.blocked is None else res.blocked.tolist(),
+                       "full_links": None if res.full_links is None else [link(e) for e in res.full_links.tolist()]}}
+
+
+def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
+    """One engine step record as the trace shows it (batch step numbers: the engine's + 1)."""
+    choices = []
+    for c in r["choices"]:
+        entry = {"packet": c["packet"], "node": label(c["node"]),
+                 "allowed": [{"link": link(e), "waiting": w} for e, w in zip(c["allowed"], c["counts"])],
+                 "took": link(c["took"])}
+        if "phase" in c:
+            entry.update(phase=c["phase"], via=label(c["via"]))
+        if "room" in c:
+            entry.update(room=c["room"], deflected=c["deflected"])
+        choices.append(entry)
+    links = []
+    net = trace.run.paths.network
+    for e in sorted(r["links"], key=lambda e: (int(net.link_tail[e["link"]]), int(net.link_head[e["link"]]))):
+        keys = {i: k for k, i in e["contenders"]}
+        lost = [{"packet": i, "key": keys[i], "reason": _code(reason, trace.bandwidth),
+                 "beaten_by": e["crossed"] if reason == "priority" else [],
+                 "why": _why(i, reason, keys, e, trace, link, label, key_name)} for i, reason in e["lost"]]
+        links.append({"link": link(e["link"]), "contenders": [{"packet": i, "key": k} for k, i in e["contenders"]],
+                      "crossed": e["crossed"], "lost": lost})
+    out = {"step": r["step"] + 1, "choices": choices, "sources": r["sources"], "links": links,
+           "delivered": r["delivered"],
+           "buffers": [{"link": link(e), "packets": r["buffers"][e]} for e in sorted(
+               r["buffers"], key=lambda e: (int(net.link_tail[e]), int(net.link_head[e])))],
+           "deadlock": r["deadlock"]}
+    if "queues" in r:
+        out["queues"] = [{"node": label(v), "packets": ps} for v, ps in r["queues"].items()]
+        out["queue_events"] = r.get("queue_events", {"entered": [], "left": []})
+    return out
+
+
+def _code(reason: str, bandwidth: int) -> str:
+    """The fixed-path trace's reason codes (``lower-key``, ``bandwidth``, ``buffer-full``) and ``held``."""
+    if reason == "priority":
+        return "lower-key" if bandwidth == 1 else "bandwidth"
+    return reason
+
+
+def _key_text(key: list, key_name: str, chaos: bool) -> str:
+    """A contention key in words: ``arrived 2``, ``input buffer, arrived 2``."""
+    place, rest = (_PLACES[key[0]], key[1:]) if chaos else (None, key)
+    own = f"{key_name} {rest[0]}" if rest else ""
+    return ", ".join(x for x in (place, own) if x)
+
+
+def _why(i: int, reason: str, keys: dict, e: dict, trace: AdaptiveTrace, link, label, key_name: str) -> str:
+    """Why packet ``i`` did not cross link ``e["link"]``, in words."""
+    if reason == "buffer-full":
+        return f"waits: no room in the buffer of {link(e['link'])}"
+    if reason == "held":
+        node = label(int(trace.run.paths.network.link_tail[e["link"]]))
+        return (f"held at its source by the injection gate (the shared queue of {node} has no place for its "
+                f"input packets and one more)")
+    chaos = trace.kind == "chaos"
+    winners = e["crossed"]
+    if trace.bandwidth == 1:
+        (w,) = winners
+        wk, k = keys[w], keys[i]
+        if wk == k:
+            return f"lost to p{w} (both {_key_text(k, key_name, chaos)}, lower id)" if k else f"lost to p{w} (lower id)"
+        return f"lost to p{w} ({_key_text(wk, key_name, chaos)} before {_key_text(k, key_name, chaos)})"
+    ahead = ", ".join(f"p{w}" for w in winners)
+    return f"lost: B = {trace.bandwidth} crossings used up by {ahead}"
+
+
+# --- terminal -------------------------------------------------------------------------------
+
+def print_adaptive_trace(trace: AdaptiveTrace | dict, console: Console | None = None) -> None:
+    """Print the trace as a per-step log: a header, the packets and the paths they took, then
+    every step (choices, crossings and losses, deliveries, buffers, CHAOS's shared queues).
+
+    ``trace`` may be an :class:`AdaptiveTrace` or the object :func:`adaptive_trace_to_json` made of it.
+    """
+    from universal.reporting.tables import make_console
+
+    data = trace if isinstance(trace, dict) else adaptive_trace_to_json(trace)
+    console = console or make_console()
+    b = "unbounded link buffers" if data["b"] is None else f"link buffers of size b = {data['b']}"
+    places = "place" if data["queue"] == "1" else "places"
+    queue = f", a shared queue of {data['queue']} {places} per node" if data["queue"] else ""
+    for line in [f"Trace of {data['protocol']} under {data['paths']} on {data['network']}: {data['problem']}, "
+                 f"seed {data['seed']}",
+                 f"{data['n']} packets, B = {data['B']}, {b}{queue}",
+                 f"Choice: {data['choice']}",
+                 f"Contention: {data['rule']}; ties go to the lower packet id"]:
+        console.print(line)
+    table = Table(header_style="bold", box=None)
+    table.add_column("packet", justify="right")
+    table.add_column("path taken (node labels)")
+    for p in data["packets"]:
+        path = " -> ".join(p["path"]) if len(p["path"]) > 1 else f"{p['path'][0]} (no hops)"
+        table.add_row(f"p{p['packet']}", path)
+    console.print(table)
+    chaos = data["routing"] == "chaos"
+    for s in data["steps"]:
+        _print_step(s, data, console, chaos)
+    r = data["result"]
+    if r["status"] == "delivered":
+        final = (f"T = {r['T']}: all {data['n']} packets delivered; paths taken C = {r['C']}, D = {r['D']}; "
+                 f"largest buffer {r['max_buffer']}, mean latency {r['mean_latency']:.2f}, {r['hops']} hops")
+    elif r["status"] == "deadlock":
+        final = (f"Deadlock in step {r['deadlock_step']}: no packet could move; {len(r['blocked'])} packets wait "
+                 f"({' '.join(f'p{i}' for i in r['blocked'])}), each for a full buffer of "
+                 f"{', '.join(r['full_links'])}; {r['delivered']} of {data['n']} delivered")
+    else:
+        final = f"Step limit reached after {r['steps']} steps: {r['delivered']} of {data['n']} delivered"
+    console.print(Text(final, style="bold"))
+
+
+def _item(console: Console, text: str | Text) -> None:
+    """One item of a step, indented by 2, its wrapped lines by 6 (easier to scan in 80 columns)."""
+    text = Text(text) if isinstance(text, str) else text
+    for k, line in enumerate(text.wrap(console, max(console.width - 6, 20))):
+        line.rstrip()                       # (the wrap keeps the space it broke at)
+        console.print(Text("      " if k else "  ") + line, soft_wrap=True)
+
+
+def _print_step(s: dict, data: dict, console: Console, chaos: bool) -> None:
+    console.print(Text(f"step {s['step']}" + ("  (deadlock: no packet can move)" if s["deadlock"] else ""),
+                       style="bold red" if s["deadlock"] else "bold"))
+    for src in s["sources"]:
+        _item(console, f"p{src['packet']} takes its {src['took']} path (minimal {src['minimal']} hops, "
+                       f"Valiant {src['valiant']})")
+    single = []
+    for c in s["choices"]:
+        if "phase" in c:
+            _item(console, f"p{c['packet']} at {c['node']}: "
+                  + ("Valiant, via " + c["via"] if c["phase"] == "valiant" else "minimal"))
+        if len(c["allowed"]) == 1 and not c.get("deflected"):
+            single.append(f"p{c['packet']}")
+            continue
+        rooms = c.get("room", [True] * len(c["allowed"]))
+        opts = ", ".join(f"{a['link']} ({a['waiting']}{'' if room else ', full'})"
+                         for a, room in zip(c["allowed"], rooms))
+        took = (f"deflected onto {c['took']}" if c.get("deflected") else f"took {c['took']}")
+        _item(console, Text(f"p{c['packet']} at {c['node']} chose among {opts}: ")
+              + Text(took, style="magenta" if c.get("deflected") else ""))
+    if single:
+        _item(console, f"one allowed link: {' '.join(single)}")
+    key = data["key"]
+    for e in s["links"]:
+        line = Text(f"{e['link']}: ")
+        if len(e["contenders"]) > 1:
+            line.append(", ".join(f"p{c['packet']}" + (f" ({_key_text(c['key'], key, chaos)})" if c["key"] else "")
+                                  for c in e["contenders"]) + " -> ")
+        if e["crossed"]:
+            line.append(" ".join(f"p{i}" for i in e["crossed"]) + " crossed", style="green")
+        for k, lost in enumerate(e["lost"]):
+            line.append("; " if e["crossed"] or k else "")
+            line.append(f"p{lost['packet']} {lost['why']}", style="red")
+        _item(console, line)
+    if s["delivered"]:
+        _item(console, f"delivered: {' '.join(f'p{i}' for i in s['delivered'])}")
+    buffers = "; ".join(f"{b['link']} [{' '.join(f'p{i}' for i in b['packets'])}]" for b in s["buffers"])
+    _item(console, f"buffers: {buffers or 'all empty'}")
+    if chaos:
+        ev = s["queue_events"]
+        moves = [f"{' '.join(f'p{i}' for i in ev[k])} {what}" for k, what in
+                 (("entered", "entered a shared queue"), ("left", "left a shared queue")) if ev[k]]
+        queues = "; ".join(f"{q['node']} [{' '.join(f'p{i}' for i in q['packets'])}]" for q in s["queues"])
+        _item(console, Text(f"shared queues: {queues or 'all empty'}" + ("; " + ", ".join(moves) if moves else ""),
+                            style="magenta" if moves or queues else ""))
