@@ -143,3 +143,15 @@ def test_route_refuses_with_the_kept_rows_estimate(monkeypatch, capsys):
                "--protocols", "random-rank"]
     assert_user_error(main(command), *capsys.readouterr(), "would need about 0.9 GB of memory")
     assert_user_error(main(command + ["--bandwidth", "2"]), *capsys.readouterr(), "would need about 1.7 GB of memory")
+
+
+def test_buffers_at_least_c_count_the_path_array_until_c_is_known(small_keeps_rows):
+    """b >= C never refuses, so the run routes from the rows; before the paths exist C is not
+    known and the estimate counts the array (an upper bound), once known it does not."""
+    exp = Experiment("butterfly:d=10", "h-relation:h=8", ["valiant"], ["random-rank"], buffer=64)
+    plan = _plan(exp)
+    assert _writes_path_array(plan.network, 8 << 10, "valiant", plan.runs)
+    run_experiment(exp)
+    collection, = small_keeps_rows
+    assert collection.congestion <= 64 and not collection.links_written
+    assert not _writes_path_array(plan.network, 8 << 10, "valiant", plan.runs, collection.congestion)

@@ -69,7 +69,8 @@ def check_memory(needed: int, what: str, available: int | None = None) -> None:
 #: --protocols random-rank`` on BF(18), BF(19) and BF(20): 0.48, 0.75 and 1.37 GB, estimated as
 #: 0.55, 0.93 and 1.71 GB. (The level paths' loop of :mod:`universal.engine.compiled_levels` keeps a
 #: 16-bit word per node, half a byte per link, since: BF(20) peaks at 1.26 GB, the estimate stays
-#: above it.)
+#: above it. Those runs now keep the rows (:func:`kept_rows_bytes`); with B = 2, which writes the
+#: path array, BF(18) and BF(20) peak at 0.52 and 1.49 GB.)
 BYTES_PER_HOP = 4
 BYTES_PER_LINK = 2
 BYTES_PER_PACKET = 120

@@ -180,7 +180,8 @@ def keeps_rows(network: Network, system: str, packets: int) -> bool:
     Examples
     --------
     >>> from universal.networks import build_network
-    >>> keeps_rows(build_network("butterfly:d=4"), "valiant", 64), keeps_rows(build_network("torus:n=2,k=4"), "valiant", 64)
+    >>> bf, torus = build_network("butterfly:d=4"), build_network("torus:n=2,k=4")
+    >>> keeps_rows(bf, "valiant", 64), keeps_rows(torus, "valiant", 10**8)   # (BF(4) from 2 million packets)
     (False, False)
     """
     if network.kind != "butterfly":
