@@ -21,12 +21,14 @@ import numpy as np
 
 from universal.engine import ENGINES
 from universal.errors import UserError
+from universal import memory
 from universal.memory import check_link_sizes
-from universal.memory import ROWS_FROM_HOPS, check_memory, route_bytes
+from universal.memory import ROWS_FROM_HOPS, check_memory, kept_rows_bytes, route_bytes
 from universal.networks import Network, build_network, resolve_path
 from universal.offline import check_opt, fill_free, fill_opt, hint_of, offline_summary
 from universal.paths import (PATH_SYSTEMS, PathCollection, PathSystem, build_path_system, default_base,
                              longest_path_bound)
+from universal.paths.systems import keeps_rows
 from universal.protocols import Protocol, build_protocol
 from universal.protocols.hypotheses import Setting, check_bound
 from universal.registry import parse_spec
@@ -194,26 +196,68 @@ def _estimate_hops(network: Network, packets: int, system: str) -> int:
     return packets * longest_path_bound(network, system)
 
 
-def _estimate_bytes(network: Network, packets: int, system: str) -> int:
-    """Peak memory of routing ``packets`` packets on ``network`` with ``system`` paths, roughly.
+@dataclass(frozen=True)
+class _Runs:
+    """What the runs of one path collection ask of it: the protocols, Bs and buffers it is routed
+    with, whether its link loads are read (``--analyze``, ``--links``), whether every hop's step
+    is recorded (``--opt``, ``--html``), and whether it runs with one set buffer per link and
+    every source routed from step 1 on the one engine (``plain``)."""
+
+    protocols: tuple
+    bandwidths: tuple
+    buffers: tuple
+    reads_loads: bool = False
+    record_hops: bool = False
+    plain: bool = True
+
+
+def _writes_path_array(network: Network, packets: int, system: str, runs: _Runs | None,
+                       congestion: int | None = None) -> bool:
+    """Whether routing ``system``'s paths writes their path array (4 bytes per hop): always, but
+    for a butterfly's level paths kept as rows (:func:`universal.paths.systems.keeps_rows`) that
+    every run routes from their rows (:func:`universal.engine.batch.writes_level_path_array`) and
+    nothing else reads. With ``runs`` None (not known) it is written."""
+    if runs is None or not keeps_rows(network, system, packets):
+        return True
+    from universal.engine.batch import writes_level_path_array
+
+    passes = 2 if parse_spec(system).name == "valiant" else 1
+    # a host too large to keep the link loads counts them again from the path array when read
+    if runs.reads_loads and network.num_links * passes > memory.KEEP_LOADS_LINKS:
+        return True
+    return any(writes_level_path_array(protocol, d=network.params["d"], passes=passes, packets=packets,
+                                       bandwidth=bandwidth, buffer=buffer, congestion=congestion,
+                                       record_hops=runs.record_hops, plain=runs.plain)
+               for protocol, bandwidth, buffer in itertools.product(runs.protocols, runs.bandwidths, runs.buffers))
+
+
+def _estimate_bytes(network: Network, packets: int, system: str, runs: _Runs | None = None,
+                    congestion: int | None = None) -> int:
+    """Peak memory of routing ``packets`` packets on ``network`` with ``system`` paths, roughly:
+    :func:`universal.memory.kept_rows_bytes` where the path array is never written
+    (:func:`_writes_path_array`), else :func:`universal.memory.route_bytes`.
 
     Valiant's trick on a butterfly routes on two butterflies back to back: twice the links.
     """
     host_links = network.num_links * (2 if parse_spec(system).name == "valiant" else 1)
+    if not _writes_path_array(network, packets, system, runs, congestion):
+        return kept_rows_bytes(packets, host_links)
     # the compiled kernel reads a large batch of a butterfly's level paths where they are and
     # copies all others
     hops = _estimate_hops(network, packets, system)
     return route_bytes(hops, host_links, packets, copied=network.kind != "butterfly" or hops < ROWS_FROM_HOPS)
 
 
-def _check_size(network: Network, packets: int, system: str) -> None:
+def _check_size(network: Network, packets: int, system: str, runs: _Runs | None = None,
+                congestion: int | None = None) -> None:
     estimate = _estimate_hops(network, packets, system)
     if estimate > MAX_HOPS:
         raise UserError(
             f"{packets:,} packets on {network.name} with {system} paths could need "
             f"{estimate:,} link crossings, more than this tool handles ({MAX_HOPS:,})"
         )
-    check_memory(_estimate_bytes(network, packets, system), f"{packets:,} packets on {network.name} with {system} paths")
+    check_memory(_estimate_bytes(network, packets, system, runs, congestion),
+                 f"{packets:,} packets on {network.name} with {system} paths")
 
 
 def _resolve(spec: str, base_dir: Path | None) -> str:
@@ -341,9 +385,10 @@ class _Plan:
     names: list[str]
     bandwidths: list[int]
     buffers: list[int | None]
+    runs: _Runs | None = None
 
 
-def _plan(exp: Experiment) -> _Plan:
+def _plan(exp: Experiment, keep_link_loads: bool = False, keep_runs: bool = False) -> _Plan:
     bandwidths = _bandwidths(exp.bandwidth)
     buffers = _buffers(exp.buffer)
     if exp.engine not in ENGINES:
@@ -365,14 +410,19 @@ def _plan(exp: Experiment) -> _Plan:
     _check_vc_buffer(exp, systems, protocols, bandwidths, buffers)
     problems = list(exp.problem) if isinstance(exp.problem, (list, tuple)) else [exp.problem]
     names = [p if isinstance(p, str) else p.name for p in problems]
+    runs = _Runs(tuple(protocols), tuple(bandwidths), tuple(buffers), reads_loads=exp.analyze or keep_link_loads,
+                 record_hops=exp.opt is not None or keep_runs,
+                 plain=ENGINES[exp.engine] is ENGINES["one"] and exp.vcs == 1 and exp.source_queue == "all"
+                 and exp.vc_buffer == "set")
     for spec in problems:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
         for system in systems:
-            _check_size(network, packets, "valiant" if system.name.startswith("ugal") else system.name)
+            _check_size(network, packets, "valiant" if system.name.startswith("ugal") else system.name,
+                        None if isinstance(system, AdaptiveRouting) else runs)
         if exp.opt is not None:
             check_opt(exp.opt, packets, exp.time_limit)
     return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
-                 bandwidths, buffers)
+                 bandwidths, buffers, runs)
 
 
 def _check_vcs(exp: Experiment, network: Network) -> None:
@@ -505,7 +555,7 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     -------
     ExperimentResult
     """
-    plan = _plan(exp)
+    plan = _plan(exp, keep_link_loads, keep_runs)
     network, systems, protocols = plan.network, plan.systems, plan.protocols
     bandwidths, buffers = plan.bandwidths, plan.buffers
     simulate = ENGINES[exp.engine]
@@ -541,8 +591,10 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                     if keep_runs:
                         runs.append((run.paths, run.result))
                 continue
-            _check_size(network, problem.size, system.name)
+            _check_size(network, problem.size, system.name, plan.runs)
             paths = system.route(problem, network, np.random.default_rng(paths_ss))
+            if paths.level_rows is not None:    # kept as rows: C now known (the words may not hold it)
+                _check_size(network, problem.size, system.name, plan.runs, paths.congestion)
             system_rows, hints = len(rows), {}
             if exp.analyze or keep_link_loads:
                 collections.append({"problem": problem_name, "seed": seed, **paths.summary(),

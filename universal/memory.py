@@ -69,7 +69,8 @@ def check_memory(needed: int, what: str, available: int | None = None) -> None:
 #: --protocols random-rank`` on BF(18), BF(19) and BF(20): 0.48, 0.75 and 1.37 GB, estimated as
 #: 0.55, 0.93 and 1.71 GB. (The level paths' loop of :mod:`universal.engine.compiled_levels` keeps a
 #: 16-bit word per node, half a byte per link, since: BF(20) peaks at 1.26 GB, the estimate stays
-#: above it.)
+#: above it. Those runs now keep the rows (:func:`kept_rows_bytes`); with B = 2, which writes the
+#: path array, BF(18) and BF(20) peak at 0.52 and 1.49 GB.)
 BYTES_PER_HOP = 4
 BYTES_PER_LINK = 2
 BYTES_PER_PACKET = 120
@@ -107,6 +108,54 @@ def route_bytes(hops: int, links: int, packets: int, copied: bool = True) -> int
     """
     per_hop = BYTES_PER_HOP + (BYTES_PER_COPIED_HOP if copied else 0)
     return per_hop * hops + BYTES_PER_LINK * links + BYTES_PER_PACKET * packets + BASE_BYTES
+
+
+#: A butterfly's level paths kept as the rows their packets pass and routed from them
+#: (:class:`universal.paths.level_rows.LevelRowsCollection`; no path array, no copy) peak either
+#: while C is counted from the rows or in the step loop. Per packet while counting: the problem's
+#: ends (16 bytes), Valiant's drawn middle rows (8), the kept rows (4 per pass boundary, 12), the
+#: paths' ends and offsets (16), a pass's rows sorted (8), 60 in all, 70 counted. In the loop:
+#: the problem's ends, the rows, ends and offsets (44), the ranks (8), the priority order and the
+#: packets' places (8), the delivery steps (8) and the two 64-bit packet words (16), 84 in all;
+#: 104 fitted to BF(19) and BF(20) (below), 110 counted. Per link of the host: the network's
+#: level per node (a quarter byte) and the loop's node word (16 bits per 4 links, 32 from C = 16:
+#: up to a byte), and where the host keeps its link loads (:data:`KEEP_LOADS_LINKS` links or
+#: fewer) the 16-bit counts and the loads (int8, int16 from C = 128) while counting, the loads
+#: alone in the loop. Measured (``/usr/bin/time -v``, ``route --problem h-relation:h=4 --paths
+#: valiant --protocols random-rank``): BF(17), BF(18), BF(19), BF(20) peak at 0.26, 0.36, 0.44 and
+#: 0.73 GB, estimated (:func:`kept_rows_bytes`) as 0.32, 0.44, 0.53 and 0.87 GB.
+BYTES_PER_ROWS_PACKET_COUNTING = 70
+BYTES_PER_ROWS_PACKET = 110
+#: Per 4 links (a node): the loop's node word, up to 4 bytes (its level, 1 byte, is counted apart).
+BYTES_PER_4_ROWS_LINKS = 4
+#: Hosts with more links than this keep a path collection's congestion C without its link loads
+#: (:attr:`universal.paths.collection.PathCollection.congestion`): a byte or more per link of the host.
+KEEP_LOADS_LINKS = 1 << 26
+
+
+def kept_rows_bytes(packets: int, links: int) -> int:
+    """Peak memory of routing ``packets`` level paths kept as rows on a butterfly host of ``links``
+    links from their rows (never writing their path array), roughly (see
+    :data:`BYTES_PER_ROWS_PACKET` and the others). An upper bound: every count at its widest.
+
+    Parameters
+    ----------
+    packets, links : int
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Examples
+    --------
+    >>> round(kept_rows_bytes(4 << 20, 4 * 40 << 20) / 1e9, 2)  # BF(20), Valiant 4-relation: 0.73 GB measured
+    0.87
+    """
+    loads = links <= KEEP_LOADS_LINKS
+    counting = BYTES_PER_ROWS_PACKET_COUNTING * packets + (4 if loads else 0) * links
+    routing = BYTES_PER_ROWS_PACKET * packets + (2 if loads else 0) * links + BYTES_PER_4_ROWS_LINKS * links // 4
+    return BASE_BYTES + links // 4 + max(counting, routing)
 
 
 #: Largest link bandwidth B and buffer size b: the engines keep per-link counts in 32-bit

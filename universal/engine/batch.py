@@ -38,7 +38,8 @@ from universal.networks import Network
 from universal.paths import PathCollection
 
 __all__ = ["ADAPTIVE_PROTOCOLS", "BatchRun", "COMPILED_MIN_HOPS_COLD", "COMPILED_MIN_HOPS_WARM", "batch_spec",
-           "compiled_pays", "fixed_paths_spec", "is_adaptive_routing", "route_batch", "rule_of", "simulate"]
+           "compiled_pays", "fixed_paths_spec", "is_adaptive_routing", "route_batch", "rule_of", "simulate",
+           "writes_level_path_array"]
 
 #: Packet-hops from which a batch runs on a compiled kernel (:mod:`universal.engine.compiled`,
 #: :mod:`universal.engine.compiled_dynamic`) once one has run in this process (a kernel
@@ -237,6 +238,56 @@ def compiled_pays(protocol, hops: int) -> bool:
     if hops < (COMPILED_MIN_HOPS_WARM if loaded is not None and loaded.WARM else COMPILED_MIN_HOPS_COLD):
         return False
     return loaded is not None or importlib.util.find_spec("numba") is not None
+
+
+def writes_level_path_array(protocol, *, d: int, passes: int, packets: int, bandwidth: int, buffer: int | None,
+                            congestion: int | None = None, record_hops: bool = False, plain: bool = True) -> bool:
+    """Whether :func:`simulate` writes the path array of a butterfly's level paths kept as rows
+    (:class:`universal.paths.level_rows.LevelRowsCollection`): False only where it routes them on
+    the node words from their rows (:func:`universal.engine.compiled_levels.route_levels` with
+    ``rows``), the one route that never reads their links. The memory estimate asks it before the
+    run (``congestion`` None: C not known yet, taken to fit the words).
+
+    Parameters
+    ----------
+    protocol : Protocol
+    d, passes, packets : int
+        BF(d), the butterflies back to back (2 for Valiant's trick), the number of paths.
+    bandwidth, buffer : int, int or None
+        B and b.
+    congestion : int, optional
+        C, if known.
+    record_hops : bool
+        The run records every hop's step (``--opt``, ``--html``): that reads the links.
+    plain : bool
+        One set buffer per link and every packet routed from step 1 (one VC, ``source_queue``
+        ``all``, ``vc_buffer`` ``set``).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from universal.protocols import build_protocol
+    >>> rank = build_protocol("random-rank")
+    >>> writes_level_path_array(rank, d=20, passes=2, packets=4 << 20, bandwidth=1, buffer=None) == (
+    ...     importlib.util.find_spec("numba") is None)
+    True
+    >>> writes_level_path_array(rank, d=20, passes=2, packets=4 << 20, bandwidth=2, buffer=None)
+    True
+    """
+    from universal.engine.node_words import IN_CACHE_HOPS, node_words_take, row_words_fit
+
+    hops = packets * passes * d
+    # simulate's dispatch to route_static: a static priority on the compiled kernel
+    if not plain or record_hops or protocol.dynamic != "static" or not compiled_pays(protocol, hops):
+        return True
+    # route_static's node words (C unknown: the words are taken to hold it); a small batch reads
+    # its links into one word per packet
+    words = node_words_take(bandwidth, buffer, 0 if congestion is None else congestion) and (
+        congestion is not None or buffer is None)
+    return not (words and hops >= IN_CACHE_HOPS and row_words_fit(passes, d, passes * d, packets))
 
 
 def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, bandwidth: int = 1,

@@ -37,8 +37,8 @@ import numpy as np
 
 from universal.engine.compiled_in_cache import route_levels_by_keys
 import universal.engine.compiled_levels as compiled_levels
-from universal.engine.compiled_levels import (DEADLOCK, DELIVERED, IN_CACHE_HOPS, LEVELS_MAX_CONGESTION, STEP_LIMIT,
-                                              route_levels, row_words_fit)
+from universal.engine.compiled_levels import DEADLOCK, DELIVERED, IN_CACHE_HOPS, STEP_LIMIT, route_levels
+from universal.engine.node_words import node_words_take, row_words_fit
 from universal.engine.hints import prefetch as _prefetch
 from universal.engine.result import RoutingResult
 from universal.memory import ROWS_FROM_HOPS
@@ -502,8 +502,7 @@ ROWS_HOPS = (1 << 19, ROWS_FROM_HOPS)
 def on_node_words(collection: PathCollection, bandwidth: int, buffer: int | None) -> bool:
     """Whether a butterfly's level paths run on the node words of :mod:`universal.engine.compiled_levels`:
     B = 1, buffers that never refuse (unbounded, or b >= C) and C small enough for the words."""
-    congestion = collection.congestion
-    return bandwidth == 1 and (buffer is None or buffer >= congestion) and congestion <= LEVELS_MAX_CONGESTION
+    return node_words_take(bandwidth, buffer, collection.congestion)
 
 
 def rows_pay(hops: int) -> bool:

@@ -47,6 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.hints import prefetch as _prefetch
+# the conditions on the words (numba-free: the memory estimate asks them before a run)
+from universal.engine.node_words import IN_CACHE_HOPS, LEVELS_MAX_CONGESTION, row_words_fit
 
 try:
     from numba import njit
@@ -60,20 +62,11 @@ __all__ = ["DEADLOCK", "DELIVERED", "STEP_LIMIT", "IN_CACHE_HOPS", "LEVELS_MAX_C
 #: Status codes of the compiled kernels.
 DELIVERED, DEADLOCK, STEP_LIMIT = 0, 1, 2
 
-#: Batches of fewer packet-hops run without prefetching (2^17 int32 link ids are half a
-#: megabyte, in a core's second-level cache with the node words, where prefetching only costs:
-#: BF(10) 0.72 of the general loop's time without, 0.75 with; BF(12) 1.03 without, 0.85 with).
-IN_CACHE_HOPS = 1 << 17
-
 #: How many waiting packets ahead :func:`_run_levels` prefetches a packet's path, and half as
 #: many its node's word. Valiant 4-relations, the loop against the general one with 8, 16, 24,
 #: 32, 48 on BF(20): 1.03, 0.73, 0.65-0.68, 0.77, 0.85; 16 and 24 on BF(12) 0.86 and 0.82, on
 #: BF(16) 0.92 and 0.77.
 PREFETCH_AHEAD = 24
-
-#: The largest congestion whose counts fit the 32-bit word (12 bits each); above it the general
-#: loop routes.
-LEVELS_MAX_CONGESTION = (1 << 12) - 1
 
 #: Bits of the node word below the counts: the tag (6) and the out-links' flags (2).
 _TAG_BITS, _COUNTS_FROM = 6, 8
@@ -417,12 +410,6 @@ def _fill_row_words(cur, width, d, entry, first_exit, second_exit, node, rest):
         if passes > 1:
             word |= np.int64(second_exit[packet]) << d
         rest[w] = word
-
-
-def row_words_fit(passes: int, d: int, width: int, packets: int) -> bool:
-    """Whether :func:`route_levels` can make its words from the rows of ``passes`` level path
-    passes on BF(d) (one or two, ``width = passes * d`` hops each) for ``packets`` packets."""
-    return passes in (1, 2) and passes * d == width and width + max(packets - 1, 1).bit_length() <= 63
 
 
 def _row_words(rows: list[tuple[np.ndarray, np.ndarray]], cur: np.ndarray, d: int,

@@ -16,12 +16,10 @@ from functools import cached_property
 import numpy as np
 
 from universal.errors import UserError
+# Hosts with more links than this keep a collection's congestion C without its link loads
+# (:attr:`PathCollection.congestion`): defined with the memory estimate, which counts them.
+from universal.memory import KEEP_LOADS_LINKS
 from universal.networks import Network
-
-
-#: Hosts with more links than this keep a collection's congestion C without its link loads
-#: (:attr:`PathCollection.congestion`): a byte or more per link of the host network.
-KEEP_LOADS_LINKS = 1 << 26
 
 
 @dataclass(eq=False)

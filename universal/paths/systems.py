@@ -166,6 +166,33 @@ def _keeps_rows(hops: int) -> bool:
     return NUMBA
 
 
+#: The path systems whose paths on BF(d) are its level paths (and Valiant's trick's passes, with
+#: one of them as its base).
+LEVEL_PATH_SYSTEMS = ("dimension-order", "shortest", "random-shortest")
+
+
+def keeps_rows(network: Network, system: str, packets: int) -> bool:
+    """Whether ``system``'s paths for ``packets`` packets on ``network`` are kept as the rows the
+    packets pass (:class:`~universal.paths.level_rows.LevelRowsCollection`): a butterfly's level
+    paths, or Valiant's trick on them, of :data:`CLOSED_MIN_HOPS` hops or more, with numba. Asked
+    before the paths exist (the memory estimate), by the rule that builds them (:func:`_keeps_rows`).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> bf, torus = build_network("butterfly:d=4"), build_network("torus:n=2,k=4")
+    >>> keeps_rows(bf, "valiant", 64), keeps_rows(torus, "valiant", 10**8)   # (BF(4) from 2 million packets)
+    (False, False)
+    """
+    if network.kind != "butterfly":
+        return False
+    spec = parse_spec(system)
+    passes = 1
+    if spec.name == "valiant":
+        spec, passes = parse_spec(spec.params.get("base", default_base(network))), 2
+    return spec.name in LEVEL_PATH_SYSTEMS and _keeps_rows(packets * passes * network.params["d"])
+
+
 def _row_passes(d: int, nodes: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
     """The passes ``(rows[k], rows[k + 1])`` of level paths through the rows of the given nodes
     (a node's row is its id mod 2^d), each kept once in the smallest type the counting and routing
@@ -454,7 +481,7 @@ def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
     """
     if base is None:
         base = PATH_SYSTEMS.entry(default_base(network)).factory(Spec(default_base(network)), network, None)
-    if network.kind == "butterfly" and base.name in ("dimension-order", "shortest", "random-shortest"):
+    if network.kind == "butterfly" and base.name in LEVEL_PATH_SYSTEMS:
         return valiant_butterfly_paths(problem, network, rng, middle)
     if middle is not None:
         middle = network.inputs[middle] if network.inputs is not None else np.asarray(middle, dtype=np.int64)
@@ -626,7 +653,7 @@ def _valiant(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
                         "multibutterfly behind the first); use random-splitter paths")
     base = build_path_system(base_name, network, base_dir)
     caption = ""
-    if network.kind == "butterfly" and base.name in ("dimension-order", "shortest", "random-shortest"):
+    if network.kind == "butterfly" and base.name in LEVEL_PATH_SYSTEMS:
         caption = VALIANT_BUTTERFLY_NOTE
     elif network.kind == "wrapped-butterfly":
         caption = VALIANT_WRAPPED_NOTE
