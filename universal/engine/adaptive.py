@@ -33,7 +33,9 @@ source at offered 1.0) would read as idle. On the ideal network (unbounded buffe
 no credits and ``q`` is the waiting packets alone. On a network with terminals (dragonfly, fat
 tree, flattened butterfly, HyperX) the first links compared are those out of the source
 terminal's router (its own link is both candidates' first) and their used credits count with
-unbounded buffers too, as UGAL-L's do (:func:`universal.engine.routes.ugal_pick`).
+unbounded buffers too, as UGAL-L's do (:func:`universal.engine.routes.ugal_pick`). On a
+dragonfly UGAL's minimal legs cross the fewest global links (its own tables,
+:attr:`universal.engine.routes.Router.group_minimal`; MIN AD's in the same batch stay hop-minimal).
 """
 
 from __future__ import annotations

@@ -34,7 +34,11 @@ waiting for it at the start of the step, ties broken at random:
     router one hop closer to the target plus the link's used credits (the packets in its buffer
     at the next router, with unbounded buffers too); ``H`` stays the whole path's hops from the
     terminal, and the intermediate is a uniformly random router (none where it is the source's
-    or the destination's router: the Valiant path is then a minimal one).
+    or the destination's router: the Valiant path is then a minimal one). On a dragonfly both
+    are as Kim et al. define them: the minimal legs are the dragonfly's minimal paths, the
+    fewest global links first (one between groups, none inside one), then the fewest hops,
+    not MIN AD's hop-minimal ones, which may cross two; the intermediate is the router where
+    the packet enters a random group other than the ends' (:func:`_dragonfly_via`).
 ``chaos[:queue=S]``
     CHAOS (Konstantinidou & Snyder, "The Chaos router", 1994): MIN AD's choice among the links
     with room, a shared queue of S places per node for the packets that find none, deflection
