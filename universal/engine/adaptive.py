@@ -62,9 +62,10 @@ def _tables(batch):
             router = next((r for r in routers if r.kind != "ugal"), routers[0])
             tabs["productive"] = router.productive
             tabs["distance"] = router.distance
-            # UGAL's own (on a dragonfly its legs cross the fewest global links, not the fewest links)
-            ugal = next((r for r in routers if r.kind == "ugal"), router)
-            tabs["ugal_productive"], tabs["ugal_distance"] = ugal.productive, ugal.distance
+            # UGAL's own on a dragonfly (its legs cross the fewest global links, not the fewest
+            # links); elsewhere the same tables as MIN AD's
+            own = next((r for r in routers if r.group_minimal), router)
+            tabs["ugal_productive"], tabs["ugal_distance"] = own.productive, own.distance
             if batch.net.terminals is not None:     # UGAL reads the queues at the source's router
                 at = np.arange(batch.N, dtype=np.int64)
                 at[batch.net.terminals] = batch.net.router_of
