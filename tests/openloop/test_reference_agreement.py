@@ -48,6 +48,9 @@ CASES = [
     # ugal on networks with terminals: the queues out of the source's router, used credits counted
     ("dragonfly:p=1,a=4,h=1", "ugal", "wc-group", 0.6, "bernoulli", "age", 1, None),
     ("dragonfly:p=1,a=4,h=1", "ugal", "wc-group", 0.9, "poisson", "age", 1, 2),
+    # its legs the dragonfly's minimal paths (fewest global links; the reference finds them by
+    # Dijkstra), its intermediate where the packet enters another group; hops left by those legs
+    ("dragonfly:p=1,a=4,h=1", "ugal", "uniform", 0.9, "bernoulli", "farthest-to-go", 1, None),
     # (seed 7 sends 22-65% of the dragonfly's, hyperx's and flatfly's decisions the Valiant way, 5% of the fat tree's)
     ("fattree:k=2,n=3", "ugal", "uniform", 1.5, "poisson", "age", 1, None),
     ("hyperx:S=4,4,T=1", "ugal:threshold=1", "bitcomp", 0.9, "bernoulli", "fifo", 1, 2),

@@ -33,7 +33,9 @@ source at offered 1.0) would read as idle. On the ideal network (unbounded buffe
 no credits and ``q`` is the waiting packets alone. On a network with terminals (dragonfly, fat
 tree, flattened butterfly, HyperX) the first links compared are those out of the source
 terminal's router (its own link is both candidates' first) and their used credits count with
-unbounded buffers too, as UGAL-L's do (:func:`universal.engine.routes.ugal_pick`).
+unbounded buffers too, as UGAL-L's do (:func:`universal.engine.routes.ugal_pick`). On a
+dragonfly UGAL's minimal legs cross the fewest global links (its own tables,
+:attr:`universal.engine.routes.Router.group_minimal`; MIN AD's in the same batch stay hop-minimal).
 """
 
 from __future__ import annotations
@@ -56,9 +58,14 @@ def _tables(batch):
     if not hasattr(batch, "_adaptive_tables"):
         tabs = {"head": batch.net.link_head}
         if ((batch.kinds == 1) | (batch.kinds == 3) | (batch.kinds == 5)).any():   # MIN AD, UGAL, CHAOS: node pairs
-            router = next(s.router for s in batch.specs if s.router.kind in ("min-adaptive", "ugal", "chaos"))
+            routers = [s.router for s in batch.specs if s.router.kind in ("min-adaptive", "ugal", "chaos")]
+            router = next((r for r in routers if r.kind != "ugal"), routers[0])
             tabs["productive"] = router.productive
             tabs["distance"] = router.distance
+            # UGAL's own on a dragonfly (its legs cross the fewest global links, not the fewest
+            # links); elsewhere the same tables as MIN AD's
+            own = next((r for r in routers if r.group_minimal), router)
+            tabs["ugal_productive"], tabs["ugal_distance"] = own.productive, own.distance
             if batch.net.terminals is not None:     # UGAL reads the queues at the source's router
                 at = np.arange(batch.N, dtype=np.int64)
                 at[batch.net.terminals] = batch.net.router_of
@@ -72,6 +79,16 @@ def _tables(batch):
         tabs["threshold"] = np.array([s.router.threshold for s in batch.specs])
         batch._adaptive_tables = tabs
     return batch._adaptive_tables
+
+
+def _productive(tabs: dict, node: np.ndarray, target: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """The allowed links (m, width) of packets at ``node`` bound for ``target``: UGAL's packets
+    (kind 3) read UGAL's table, the others MIN AD's (the same but on a dragonfly)."""
+    cand = tabs["productive"][node, target]
+    ugal = kind == 3
+    if tabs["ugal_productive"] is not tabs["productive"] and ugal.any():
+        cand[ugal] = tabs["ugal_productive"][node[ugal], target[ugal]]
+    return cand
 
 
 def choose(cand: np.ndarray, q: np.ndarray, tie: np.ndarray, hops: np.ndarray) -> np.ndarray:
@@ -131,7 +148,7 @@ def decide(batch, t: int) -> None:
         want[sel] = _splitter_choice(batch, idx[sel], node[sel], base[sel], q)
     if (~goal & ~splitter).any():
         sel = np.flatnonzero(~goal & ~splitter)
-        cand = tabs["productive"][node[sel], a["target"][idx[sel]]]
+        cand = _productive(tabs, node[sel], a["target"][idx[sel]], kind[sel])
         slots = np.where(cand >= 0, cand + base[sel, None], -1)
         pick = choose(slots, q, a["tie"][idx[sel]], a["hops"][idx[sel]])
         want[sel] = slots[np.arange(len(sel)), pick]
@@ -201,7 +218,7 @@ def decide_star(batch, t: int) -> None:
         cand[sel, :rem.shape[1]] = np.where(rem > 0, links, -1)
     if (~goal).any():
         sel = np.flatnonzero(~goal)
-        prod = tabs["productive"][node[sel], target[sel]]
+        prod = _productive(tabs, node[sel], target[sel], kind[sel])
         cand[sel, :prod.shape[1]] = prod
     ok = cand >= 0
     local = np.maximum(cand, 0)
@@ -330,7 +347,7 @@ def _ugal_choice(batch, idx: np.ndarray, base: np.ndarray, q: np.ndarray, tabs: 
     of the whole paths from the terminal."""
     a = batch.a
     src, dst, via = a["node"][idx], a["dst"][idx], a["via"][idx]
-    dist, prod = tabs["distance"], tabs["productive"]
+    dist, prod = tabs["ugal_distance"], tabs["ugal_productive"]
     at = tabs["ugal_at"][src] if "ugal_at" in tabs else src
     ideal_too = "ugal_at" in tabs
 
@@ -411,6 +428,9 @@ def adaptive_hops_left(batch, h: int) -> np.ndarray:
         node, target, dst = a["node"][h:], a["target"][h:], a["dst"][h:]
         dist = tabs["distance"]
         left = dist[node, target] + np.where(target != dst, dist[target, dst], 0)
+        if tabs["ugal_distance"] is not dist and (kind == 3).any():
+            ud = tabs["ugal_distance"]
+            left = np.where(kind == 3, ud[node, target] + np.where(target != dst, ud[target, dst], 0), left)
     if batch.dims:
         left = np.where(kind == 2, a["remaining"][h:].sum(axis=1), left)
     if (kind == SPLITTER).any():            # one level per hop down to the outputs

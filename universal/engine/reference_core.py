@@ -93,7 +93,9 @@ class RoutingView:
     path and a Valiant one, one taken at injection; ``mode`` is ``local`` or ``global``),
     ``min-adaptive``, ``goal``, ``ugal``, ``chaos`` or ``splitter``. ``distance`` is the hop distance
     table (min-adaptive, ugal, chaos), ``k``, ``n`` the torus (goal) and ``queue`` CHAOS's
-    shared-queue places per node.
+    shared-queue places per node. ``link_weight`` (UGAL on a dragonfly): every link's weight, 1
+    and ``1 + N`` for a global link; the reference then finds the lightest paths itself
+    (:meth:`ReferenceCore.lightest`) and its minimal legs are those, their hops its distances.
     """
 
     kind: str
@@ -101,6 +103,7 @@ class RoutingView:
     threshold: float = 0.0
     mode: str | None = None
     distance: list | None = None
+    link_weight: list | None = None
     k: int = 0
     n: int = 0
     queue: list | None = None
@@ -153,6 +156,11 @@ class ReferenceCore:
             self.out[v].append(e)
         self.link = {(int(u), int(v)): e for e, (u, v) in enumerate(zip(net.link_tail, net.link_head))}
         self.dist = view.distance
+        self.cost = None
+        if view.link_weight is not None:        # UGAL on a dragonfly: fewest global links, then hops
+            N = net.num_nodes
+            self.cost = [self.lightest(s) for s in range(N)]
+            self.dist = [[c % N for c in row] for row in self.cost]
         if view.kind == "splitter":
             self.depth, self.level = int(net.depth), [int(x) for x in net.levels]
         #: packets in every link buffer (a packet sits in the buffer of the link it crossed last;
@@ -166,8 +174,30 @@ class ReferenceCore:
 
     # ------------------------------------------------------------------ routing
     def productive(self, v: int, target: int) -> list[int]:
-        """The links from ``v`` one hop closer to ``target``, in link order."""
+        """The links from ``v`` one hop closer to ``target``, in link order (with link weights:
+        the first links of the lightest paths from ``v`` to ``target``)."""
+        if self.cost is not None:
+            w, cost = self.view.link_weight, self.cost
+            return sorted(e for e in self.out[v] if cost[self.head[e]][target] + w[e] == cost[v][target])
         return sorted(e for e in self.out[v] if self.dist[self.head[e]][target] == self.dist[v][target] - 1)
+
+    def lightest(self, s: int) -> list[int]:
+        """The weight of the lightest path from ``s`` to every node (Dijkstra, ``view.link_weight``)."""
+        import heapq
+
+        w = self.view.link_weight
+        best = {s: 0}
+        heap = [(0, s)]
+        while heap:
+            c, v = heapq.heappop(heap)
+            if c > best[v]:
+                continue
+            for e in self.out[v]:
+                u = self.head[e]
+                if c + w[e] < best.get(u, c + w[e] + 1):
+                    best[u] = c + w[e]
+                    heapq.heappush(heap, (c + w[e], u))
+        return [best[u] for u in range(self.view.network.num_nodes)]
 
     def torus_link(self, v: int, dim: int, sign: int) -> int:
         """The link from ``v`` one step in dimension ``dim``, direction ``sign`` (+1 or -1)."""

@@ -32,7 +32,13 @@ def _view(spec: RunSpec) -> RoutingView:
     view = RoutingView(router.kind if router.kind in ("min-adaptive", "goal", "ugal", "splitter", "ugal-paths", "chaos")
                        else "paths", router.network, threshold=router.threshold,
                        mode=router.extra.get("mode"))
-    if router.kind in ("min-adaptive", "ugal", "chaos"):
+    net = router.network
+    if router.kind == "ugal" and net.kind == "dragonfly":
+        # the dragonfly's minimal legs: a global link (router to router across groups) weighs 1 + N
+        T, a, N = len(net.terminals), net.params["a"], net.num_nodes
+        view.link_weight = [1 + N * int(u >= T and v >= T and (u - T) // a != (v - T) // a)
+                            for u, v in zip(net.link_tail.tolist(), net.link_head.tolist())]
+    elif router.kind in ("min-adaptive", "ugal", "chaos"):
         view.distance = router.distance.tolist()
     if router.kind == "goal":
         view.k, view.n = router.k_n

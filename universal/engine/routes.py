@@ -34,7 +34,11 @@ waiting for it at the start of the step, ties broken at random:
     router one hop closer to the target plus the link's used credits (the packets in its buffer
     at the next router, with unbounded buffers too); ``H`` stays the whole path's hops from the
     terminal, and the intermediate is a uniformly random router (none where it is the source's
-    or the destination's router: the Valiant path is then a minimal one).
+    or the destination's router: the Valiant path is then a minimal one). On a dragonfly both
+    are as Kim et al. define them: the minimal legs are the dragonfly's minimal paths, the
+    fewest global links first (one between groups, none inside one), then the fewest hops,
+    not MIN AD's hop-minimal ones, which may cross two; the intermediate is the router where
+    the packet enters a random group other than the ends' (:func:`_dragonfly_via`).
 ``chaos[:queue=S]``
     CHAOS (Konstantinidou & Snyder, "The Chaos router", 1994): MIN AD's choice among the links
     with room, a shared queue of S places per node for the packets that find none, deflection
@@ -79,7 +83,7 @@ from universal.networks import Network
 from universal.registry import Registry, Spec, check_known_params, parse_spec
 
 __all__ = ["ADAPTIVE_ROUTINGS", "Router", "RouteDraw", "build_router", "tie_uniform", "tie_uniform_py",
-           "MAX_ADAPTIVE_NODES", "ugal_pick"]
+           "MAX_ADAPTIVE_NODES", "ugal_pick", "dragonfly_global_mask"]
 
 #: Adaptive routing keeps an N x N x degree table of productive links.
 MAX_ADAPTIVE_NODES = 1024
@@ -147,9 +151,36 @@ class Router:
         return out
 
     @cached_property
+    def group_minimal(self) -> bool:
+        """Whether this routing's minimal legs are the dragonfly's minimal paths (UGAL on a
+        dragonfly), which cross the fewest global links, rather than the fewest links."""
+        return self.kind == "ugal" and self.network.kind == "dragonfly"
+
+    @cached_property
+    def global_first(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(cost, weight)`` of the dragonfly's minimal paths: every link weighs 1, a global
+        link ``1 + N`` (N nodes, more than any path's hops), so ``cost[u, v] // N`` is the
+        fewest global links from ``u`` to ``v`` and ``cost[u, v] % N`` the fewest hops among
+        the paths that cross that few (:func:`dragonfly_global_mask`)."""
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import shortest_path
+
+        net = self.network
+        N = net.num_nodes
+        weight = 1 + N * dragonfly_global_mask(net).astype(np.int64)
+        graph = csr_matrix((weight.astype(np.float64), (net.link_tail, net.link_head)), shape=(N, N))
+        cost = shortest_path(graph, method="D")
+        if not np.isfinite(cost).all():
+            raise UserError(f"{net.name} is not connected; adaptive routing needs paths between all nodes")
+        return cost.astype(np.int64), weight
+
+    @cached_property
     def distance(self) -> np.ndarray:
-        """Hop distance between every two nodes, int32, shape (N, N)."""
+        """Hop distance between every two nodes, int32, shape (N, N); for UGAL on a dragonfly
+        (:attr:`group_minimal`) the hops of the dragonfly's minimal paths (:attr:`global_first`)."""
         N = self.network.num_nodes
+        if self.group_minimal:
+            return (self.global_first[0] % N).astype(np.int32)
         v = np.arange(N, dtype=np.int64)
         d = self.network.distances(np.repeat(v, N), np.tile(v, N))
         if d is None:
@@ -158,10 +189,16 @@ class Router:
 
     @cached_property
     def productive(self) -> np.ndarray:
-        """``productive[v, d, :]``: the links from ``v`` one hop closer to ``d`` (-1 padded)."""
+        """``productive[v, d, :]``: the links from ``v`` one hop closer to ``d`` (-1 padded); for
+        UGAL on a dragonfly the links out of ``v`` on one of its minimal paths to ``d``, those
+        crossing the fewest global links (:attr:`global_first`)."""
         net, dist = self.network, self.distance
         tail, head = net.link_tail, net.link_head
-        closer = dist[head] == dist[tail] - 1                  # (links, N)
+        if self.group_minimal:
+            cost, weight = self.global_first
+            closer = cost[head] + weight[:, None] == cost[tail]     # (links, N)
+        else:
+            closer = dist[head] == dist[tail] - 1                  # (links, N)
         N = net.num_nodes
         deg = np.bincount(tail, minlength=N)
         out = np.full((N, N, int(deg.max())), -1, dtype=np.int64)
@@ -225,25 +262,76 @@ class Router:
         return N
 
 
+def dragonfly_global_mask(network: Network) -> np.ndarray:
+    """Which links of a dragonfly are global: both ends routers, in different groups.
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> int(dragonfly_global_mask(build_network("dragonfly:p=2,a=4,h=2")).sum())     # 36 routers x h = 2
+    72
+    """
+    T, a = len(network.terminals), network.params["a"]
+    tail, head = network.link_tail, network.link_head
+    return (tail >= T) & (head >= T) & ((tail - T) // a != (head - T) // a)
+
+
 def _ugal_via(network: Network, sources: np.ndarray, dests: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """UGAL's candidate intermediate of every packet: a uniformly random node, or on a network
     with terminals a uniformly random router (terminals only send and receive), -1 (no Valiant
     candidate: the packet routes minimally) where that router is the source's or the
-    destination's, through which the Valiant path is a minimal one.
+    destination's, through which the Valiant path is a minimal one; on a dragonfly the router
+    where the packet enters a random intermediate group (:func:`_dragonfly_via`).
+
+    Examples
+    --------
+    >>> from universal.networks import build_network
+    >>> net = build_network("flatfly:k=4,n=2,c=1")            # terminals 0..3, routers 4..7
+    >>> via = _ugal_via(net, np.zeros(200, np.int64), np.full(200, 3), np.random.default_rng(0))
+    >>> sorted(set(via.tolist()) - {-1}) == [5, 6], bool((via == -1).any())
+    (True, True)
+    """
+    if network.terminals is None:
+        return rng.integers(0, network.num_nodes, size=len(sources))
+    if network.kind == "dragonfly":
+        return _dragonfly_via(network, sources, dests, rng)
+    via = rng.integers(len(network.terminals), network.num_nodes, size=len(sources))
+    ends = (via == network.router_of[sources]) | (via == network.router_of[dests])
+    return np.where(ends, -1, via)
+
+
+def _dragonfly_via(network: Network, sources: np.ndarray, dests: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """UGAL's intermediate on a dragonfly, Valiant's path of Kim, Dally, Scott & Abts: minimal to
+    a random intermediate group, then minimal to the destination. The group is drawn uniformly
+    among those other than the source's and the destination's (through either of them the path
+    is the minimal one again), then one of the ``m`` global links from the source's group into
+    it; the intermediate is the router where that link lands, the end of a minimal path into the
+    group. With ``g = 2`` a packet between the two groups has none (-1): it routes minimally.
 
     Examples
     --------
     >>> from universal.networks import build_network
     >>> net = build_network("dragonfly:p=1,a=2,h=1,g=3")       # terminals 0..5, routers 6..11
-    >>> via = _ugal_via(net, np.zeros(200, np.int64), np.full(200, 5), np.random.default_rng(0))
-    >>> sorted(set(via.tolist()) - {-1}) == [7, 8, 9, 10], bool((via == -1).any())
-    (True, True)
+    >>> via = _dragonfly_via(net, np.zeros(200, np.int64), np.full(200, 3), np.random.default_rng(0))
+    >>> sorted(set(via.tolist()))       # group 2 (routers 10, 11), entered from group 0 at router 10
+    [10]
+
+    References
+    ----------
+    Kim, Dally, Scott & Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008, §4.
     """
-    if network.terminals is None:
-        return rng.integers(0, network.num_nodes, size=len(sources))
-    via = rng.integers(len(network.terminals), network.num_nodes, size=len(sources))
-    ends = (via == network.router_of[sources]) | (via == network.router_of[dests])
-    return np.where(ends, -1, via)
+    from universal.paths.datacenter import _minimal_columns, dragonfly_params, other_group
+
+    _, a, h, g, m, T = dragonfly_params(network)
+    r1, r2 = network.router_of[sources] - T, network.router_of[dests] - T
+    G1, G2 = r1 // a, r2 // a
+    if g > 2:
+        group, ok = other_group(G1, G2, g, rng), np.ones(len(sources), dtype=bool)
+    else:
+        group, ok = 1 - G1, G1 == G2
+    link = rng.integers(0, m, size=len(sources))
+    landing = _minimal_columns(a, h, g, r1, group * a, link)[:, 2]
+    return np.where(ok, T + landing, -1)
 
 
 def _torus_paths(router: Router, sources: np.ndarray, dests: np.ndarray,
