@@ -35,7 +35,7 @@ from pathlib import Path
 __all__ = ["KERNEL_MODULES", "SOURCES", "STAMP", "cache_dirs", "clear_stale", "digest"]
 
 #: The modules holding ``@njit(cache=True)`` kernels, relative to the package
-#: (``tests/test_kernel_cache.py`` checks that this is every module containing ``cache=True``).
+#: (``tests/test_kernel_cache.py`` checks that this is every module with an ``@njit(cache=True ...)`` kernel).
 KERNEL_MODULES: tuple[str, ...] = (
     "engine/compiled.py",
     "engine/compiled_adaptive.py",
