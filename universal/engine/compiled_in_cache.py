@@ -45,6 +45,8 @@ from universal.engine.compiled_levels import DELIVERED, STEP_LIMIT
 
 try:
     from numba import njit
+    from universal.kernel_cache import clear_stale
+    clear_stale()      # before any kernel's cache loads: numba checks only a kernel's own file
 except ImportError:        # plain Python: correct, slow, and never dispatched to
 
     def njit(**options):

@@ -52,6 +52,8 @@ from universal.engine.node_words import IN_CACHE_HOPS, LEVELS_MAX_CONGESTION, ro
 
 try:
     from numba import njit
+    from universal.kernel_cache import clear_stale
+    clear_stale()      # before any kernel's cache loads: numba checks only a kernel's own file
 except ImportError:        # the loop runs as plain Python: correct, slow, and never dispatched to
 
     def njit(**options):

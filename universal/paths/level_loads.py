@@ -29,6 +29,8 @@ import numpy as np
 
 try:
     from numba import njit
+    from universal.kernel_cache import clear_stale
+    clear_stale()      # before any kernel's cache loads: numba checks only a kernel's own file
     NUMBA = True
 except ImportError:        # the kernels run as plain Python: correct, slow, and never dispatched to
     NUMBA = False
