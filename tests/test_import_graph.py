@@ -73,7 +73,7 @@ LAYERS = [
     {"design", "optimum", "offline"},
     {"load_analysis"},
     {"openloop"},
-    {"experiment", "sweep", "scenario"},
+    {"experiment", "experiment_plan", "sweep", "scenario"},
     {"reporting"},
     {"cli", "__main__"},
 ]
