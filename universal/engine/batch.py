@@ -32,6 +32,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from universal.engine.batch_engines import (_fill_hop_steps, _simulate_compiled, _simulate_dynamic_numpy,
+                                              _simulate_static_numpy, _unmoved)
+from universal.engine.batch_specs import batch_spec, fixed_paths_spec, rule_of
 from universal.engine.result import RoutingResult
 from universal.errors import UserError
 from universal.networks import Network
@@ -105,106 +108,6 @@ class BatchRun:
     paths: PathCollection
     result: RoutingResult
     queued: list | None = None
-
-
-def batch_spec(router, sources: np.ndarray, dests: np.ndarray, priority: str, *, seed=0, ranks: tuple | None = None):
-    """The open-loop engine's run of a batch: the packets ``sources[i] -> dests[i]``, all created in
-    step 0, routed by ``router`` with the contention rule ``priority``.
-
-    Parameters
-    ----------
-    router : universal.engine.routes.Router
-    sources, dests : array of int
-    priority : str
-        An open-loop priority (:data:`universal.engine.priorities.PRIORITIES`).
-    seed : int or SeedSequence
-        The run's generator.
-    ranks : tuple, optional
-        ``(ranks, K, D)``: the survey's ranks of the packets (see
-        :class:`~universal.engine.workload.Injection`).
-
-    Returns
-    -------
-    universal.engine.creation.RunSpec
-
-    Examples
-    --------
-    >>> from universal.networks import build_network
-    >>> from universal.engine.routes import build_router
-    >>> net = build_network("torus:k=4,n=1")
-    >>> batch_spec(build_router("dor", net), np.arange(4), np.arange(4)[::-1], "fifo").injection.name
-    'batch'
-    """
-    from universal.engine.creation import RunSpec
-    from universal.engine.workload import Injection, OfferedTraffic
-
-    # a batch offers nothing at a rate: its traffic is the given packets (no N x N matrix)
-    traffic = OfferedTraffic("batch", np.zeros(router.network.num_nodes), None, None, np.zeros((0, 0)))
-    return RunSpec(traffic, router, Injection("batch", packets=(sources, dests), ranks=ranks), 1.0, seed=seed,
-                   priority=priority)
-
-
-def rule_of(protocol) -> str:
-    """The engine's contention rule for a survey protocol: a rule of its own where it has one
-    (faster than reading the protocol's keys), else ``protocol`` (the keys themselves).
-
-    Examples
-    --------
-    >>> from universal.protocols import build_protocol
-    >>> [rule_of(build_protocol(p)) for p in ("random-rank", "longest-in-system", "random-delay", "random")]
-    ['random-rank', 'age', 'protocol', 'protocol']
-    """
-    from universal.protocols.buffered import (FarthestToGo, Fifo, GrowingRank, LongestInSystem, NearestToGo,
-                                              RandomRank)
-
-    rules = {RandomRank: "random-rank", GrowingRank: "growing-rank", Fifo: "fifo", FarthestToGo: "farthest-to-go",
-             NearestToGo: "nearest-to-go", LongestInSystem: "age"}
-    return rules.get(type(protocol), "protocol")
-
-
-def fixed_paths_spec(paths: PathCollection, protocol, priority: str | None, rng: np.random.Generator):
-    """:func:`batch_spec` of a collection's packets on exactly its paths, with the survey's ranks
-    drawn from ``rng`` as the survey's protocol draws them: the engine then routes the batch as
-    :func:`simulate` does.
-
-    Parameters
-    ----------
-    paths : PathCollection
-    protocol : str or Protocol
-        The survey's protocol whose ranks are drawn (``random-rank``, ``growing-rank``, ...).
-    priority : str or None
-        The engine's rule (``age`` for ``longest-in-system``); None: :func:`rule_of` the protocol.
-    rng : numpy.random.Generator
-        Draws the ranks (and delays), and stays the run's generator (per-step keys).
-
-    Returns
-    -------
-    universal.engine.creation.RunSpec
-
-    Examples
-    --------
-    >>> from universal.networks import build_network
-    >>> from universal.paths import route_paths
-    >>> from universal.workloads import build_problem
-    >>> net = build_network("torus:k=4,n=1")
-    >>> paths = route_paths("dimension-order", build_problem("permutation:tornado", net, np.random.default_rng(0)),
-    ...                     net, np.random.default_rng(0))
-    >>> ranks, K, D = fixed_paths_spec(paths, "random-rank", None, np.random.default_rng(1)).injection.ranks
-    >>> K == paths.congestion + paths.dilation + 2, D == paths.dilation     # K = C + D + log n, n = 4
-    (True, True)
-    """
-    from universal.engine.routes import router_for_paths
-    from universal.protocols import build_protocol
-
-    protocol = build_protocol(protocol)
-    state = protocol.setup(rng, paths.lengths, paths.congestion, paths.dilation)
-    spec = batch_spec(router_for_paths(paths), paths.sources, paths.dests, priority or rule_of(protocol), seed=rng,
-                      ranks=(state.ranks, state.K, state.D))
-    release = protocol.release_steps(state)
-    if release is not None and protocol.dynamic != "on-move":
-        raise TypeError(f"{protocol.name}: release steps need keys that change on moves")
-    spec.injection = replace(spec.injection, protocol=(protocol, state), release=release)
-    return spec
 
 
 def compiled_pays(protocol, hops: int) -> bool:
@@ -433,87 +336,6 @@ def simulate(collection: PathCollection, protocol, rng: np.random.Generator, *, 
                          max_buffer=rec["max_buffer"], hops=rec["hops"], hop_steps=hop_steps, buffer=buffer,
                          deadlock_step=res.steps if status == "deadlock" else None, blocked=blocked,
                          full_links=full_links)
-
-
-def _unmoved(collection: PathCollection, record_hops: bool, buffer: int | None) -> RoutingResult:
-    """The result of a batch that moves nothing: every packet without a hop to make is delivered in
-    step 0; if some have hops, no step was allowed (a step limit of 0)."""
-    lengths = collection.lengths
-    return RoutingResult(np.where(lengths == 0, 0, -1).astype(np.int64),
-                         "step-limit" if lengths.any() else "delivered", 0, 0, 0,
-                         hop_steps=np.full(len(collection.links), -1, dtype=np.int64) if record_hops else None,
-                         buffer=buffer)
-
-
-def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
-                       buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult | None:
-    """:func:`simulate` on a compiled kernel (the ranks drawn as the protocol draws them), or None
-    (nothing drawn) when the kernel cannot pack the protocol's keys."""
-    from universal.engine.compiled import route_static
-    from universal.engine.compiled_dynamic import fits, route_dynamic
-
-    lengths = collection.lengths
-    dynamic = protocol.dynamic != "static"
-    if dynamic and not fits(protocol, collection, step_limit):
-        return None
-    state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
-    release = protocol.release_steps(state)
-    if release is not None and protocol.dynamic != "on-move":
-        raise TypeError(f"{protocol.name}: release steps need keys that change on moves")
-    latest = int(release.max()) if release is not None and len(release) else 0
-    hops = int(collection.offsets[-1] - collection.offsets[0])      # the sum of the lengths
-    limit = hops + latest if step_limit is None else int(step_limit)
-    if not hops or limit <= 0:    # nothing to move, or no step to move it in
-        return _unmoved(collection, record_hops, buffer)
-    if dynamic:
-        return route_dynamic(collection, protocol, state, rng, bandwidth=bandwidth, buffer=buffer, limit=limit,
-                             record_hops=record_hops)
-    return route_static(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
-                        record_hops=record_hops)
-
-
-def _simulate_static_numpy(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
-                           buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult:
-    """:func:`simulate` of a static priority on :mod:`universal.engine.static_numpy` (the ranks
-    drawn as the protocol draws them)."""
-    from universal.engine.static_numpy import route_static_numpy
-
-    lengths = collection.lengths
-    state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
-    limit = int(lengths.sum()) if step_limit is None else int(step_limit)
-    if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
-        return _unmoved(collection, record_hops, buffer)
-    return route_static_numpy(collection, protocol, state, bandwidth=bandwidth, buffer=buffer, limit=limit,
-                              record_hops=record_hops)
-
-
-def _simulate_dynamic_numpy(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
-                            buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult | None:
-    """:func:`simulate` of changing keys on :mod:`universal.engine.dynamic_numpy` (the ranks and
-    delays drawn as the protocol draws them), or None (nothing drawn) when its keys do not pack
-    into 64 bits."""
-    from universal.engine.dynamic_numpy import fits, route_dynamic_numpy
-
-    lengths = collection.lengths
-    if not fits(protocol, collection):
-        return None
-    state = protocol.setup(rng, lengths, collection.congestion, collection.dilation)
-    release = protocol.release_steps(state)
-    latest = int(release.max()) if release is not None and len(release) else 0
-    limit = int(lengths.sum()) + latest if step_limit is None else int(step_limit)
-    if not lengths.any() or limit <= 0:    # nothing to move, or no step to move it in
-        return _unmoved(collection, record_hops, buffer)
-    return route_dynamic_numpy(collection, protocol, state, rng, bandwidth=bandwidth, buffer=buffer, limit=limit,
-                               record_hops=record_hops)
-
-
-def _fill_hop_steps(hop_steps: np.ndarray, offsets: np.ndarray, crossings: np.ndarray) -> None:
-    """Write the step of every hop (batch numbering) at its place in the flat path array: a
-    packet's crossings, in step order, are its path's links in order."""
-    order = np.lexsort((crossings[:, 0], crossings[:, 1]))
-    step, packet = crossings[order, 0], crossings[order, 1]
-    hop = np.arange(len(packet)) - np.searchsorted(packet, packet)
-    hop_steps[offsets[packet] + hop] = step + 1
 
 
 def route_batch(network: Network, sources: np.ndarray, dests: np.ndarray, routing: str, protocol: str, *,
