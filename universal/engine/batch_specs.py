@@ -75,7 +75,7 @@ def rule_of(protocol) -> str:
 def fixed_paths_spec(paths: PathCollection, protocol, priority: str | None, rng: np.random.Generator):
     """:func:`batch_spec` of a collection's packets on exactly its paths, with the survey's ranks
     drawn from ``rng`` as the survey's protocol draws them: the engine then routes the batch as
-    :func:`simulate` does.
+    :func:`~universal.engine.batch.simulate` does.
 
     Parameters
     ----------
