@@ -26,8 +26,8 @@ def _unmoved(collection: PathCollection, record_hops: bool, buffer: int | None) 
 
 def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
                        buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult | None:
-    """:func:`~universal.engine.batch.simulate` on a compiled kernel (the ranks drawn as the protocol draws them), or None
-    (nothing drawn) when the kernel cannot pack the protocol's keys."""
+    """:func:`~universal.engine.batch.simulate` on a compiled kernel (the ranks drawn as the
+    protocol draws them), or None (nothing drawn) when the kernel cannot pack the protocol's keys."""
     from universal.engine.compiled import route_static
     from universal.engine.compiled_dynamic import fits, route_dynamic
 
@@ -53,8 +53,8 @@ def _simulate_compiled(collection: PathCollection, protocol, rng: np.random.Gene
 
 def _simulate_static_numpy(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
                            buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult:
-    """:func:`~universal.engine.batch.simulate` of a static priority on :mod:`universal.engine.static_numpy` (the ranks
-    drawn as the protocol draws them)."""
+    """:func:`~universal.engine.batch.simulate` of a static priority on
+    :mod:`universal.engine.static_numpy` (the ranks drawn as the protocol draws them)."""
     from universal.engine.static_numpy import route_static_numpy
 
     lengths = collection.lengths
@@ -68,9 +68,9 @@ def _simulate_static_numpy(collection: PathCollection, protocol, rng: np.random.
 
 def _simulate_dynamic_numpy(collection: PathCollection, protocol, rng: np.random.Generator, bandwidth: int,
                             buffer: int | None, step_limit: int | None, record_hops: bool) -> RoutingResult | None:
-    """:func:`~universal.engine.batch.simulate` of changing keys on :mod:`universal.engine.dynamic_numpy` (the ranks and
-    delays drawn as the protocol draws them), or None (nothing drawn) when its keys do not pack
-    into 64 bits."""
+    """:func:`~universal.engine.batch.simulate` of changing keys on
+    :mod:`universal.engine.dynamic_numpy` (the ranks and delays drawn as the protocol draws them),
+    or None (nothing drawn) when its keys do not pack into 64 bits."""
     from universal.engine.dynamic_numpy import fits, route_dynamic_numpy
 
     lengths = collection.lengths
