@@ -25,7 +25,7 @@ Beside α' the table then gives α* (the mean accepted rate) at both loads and w
 deadlocked. ``--vcs scheme`` gives every routing the VCs its deadlock-free scheme needs. Where
 the rate falls beyond saturation with b = 1 the cause is the source queue's model (every queued
 packet contends for its first link), not the routing: ``benchmarks/source_queue_probe.py`` and the
-README's "One packet per VC, and beyond saturation"; ``--source-queue fifo`` runs the GOAL paper's
+docs/openloop.md, "One packet per VC, and beyond saturation"; ``--source-queue fifo`` runs the GOAL paper's
 source queue instead (:mod:`universal.engine.source_queue`), and ``--vc-buffer fifo`` its FIFO
 virtual channels (:mod:`universal.engine.fifo_vcs`; with b = 1 these are the sets of the default).
 

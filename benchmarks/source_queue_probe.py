@@ -37,7 +37,7 @@ The variants (all off by default, which is the engine as it is):
 
 ``--check-reference STEPS`` compares the engine with its plain reference instead.
 
-Findings (README, "Virtual channels and deadlock freedom"): with ``--source fifo`` the accepted
+Findings (docs/openloop.md, "The cause: the source queue"): with ``--source fifo`` the accepted
 rate of VAL on tornado and of MIN AD on bit complement stays flat beyond saturation with b = 1;
 the other variants do not cure it.
 """

@@ -3,7 +3,7 @@ the path array will be written, and where it will not, counts the arrays the run
 
 Oracles: the run itself (whether its :class:`~universal.paths.level_rows.LevelRowsCollection`
 wrote its path array, with the thresholds lowered so that a small butterfly keeps rows), and the
-sizes of the arrays a kept-rows run holds (no memory is measured here; the README gives the peaks
+sizes of the arrays a kept-rows run holds (no memory is measured here; docs/engine.md, "Memory", gives the peaks
 ``/usr/bin/time -v`` measured).
 """
 

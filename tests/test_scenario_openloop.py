@@ -52,7 +52,7 @@ def test_goal_vc_saturation_has_the_worst_case_column_and_ugal():
 def test_goal_stability_is_figure_13s_experiment():
     """GOAL §5.5, Figure 13: GOAL and CHAOS on bit complement from below to about twice their
     saturation (about 0.5), on the paper's router (8-deep VCs, the 48-place budget) with FIFO
-    source queues, under which the figure's contrast shows (the README's source-queue section)."""
+    source queues, under which the figure's contrast shows (docs/openloop.md, "The FIFO source queue")."""
     study = load_scenario("goal_stability").openloop
     assert study.routings == ["goal", "chaos"] and study.traffics == ["bitcomp"]
     assert (study.buffer, study.vcs, study.source_queue) == (8, 6, "fifo") and not study.saturation

@@ -197,7 +197,8 @@ def test_tornado_beyond_saturation_stays_at_the_minimal_bound():
 
 @pytest.fixture(scope="module")
 def tornado_bench():
-    """``benchmarks/chaos_tornado.py`` as a module (the README's table of rules tried comes from it)."""
+    """``benchmarks/chaos_tornado.py`` as a module (the table of rules tried in docs/openloop.md, "CHAOS", comes
+    from it)."""
     import importlib.util
     import sys
     from pathlib import Path

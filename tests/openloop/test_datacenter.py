@@ -53,7 +53,7 @@ def test_analytic_column():
 def test_saturation_matches_the_exact_analysis(net, routing, traffic):
     """Two methods for one model: the simulated saturation against 1 / max channel load. These
     runs are short (a 2000-step window, a 2% bracket), so the floor is 5% below; the default
-    measurement of ``openloop --saturation`` lands within 1% on the p = 2 dragonfly (README)."""
+    measurement of ``openloop --saturation`` lands within 1% on the p = 2 dragonfly (docs/networks.md)."""
     exact = float(analytic_throughput(network(net), routing, traffic))
     sat, = find_saturations([spec(net, routing, traffic, 1.0, injection="poisson", seed=5)],
                             tolerance=0.02, measurement=QUICK)

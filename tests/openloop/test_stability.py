@@ -5,7 +5,7 @@ rule of :mod:`universal.engine.vcs`), so a place entered in step t, left in step
 earliest, is free again only at the start of step t + 2: a chain of one-place buffers carries at
 most one packet every two steps, and a class with two places (b = 2, or two VCs of b = 1 in one
 class) one per step. This is what holds MIN AD, GOAL and VAL far below their ideal-network Θ
-with b = 1 (README, "Virtual channels and deadlock freedom"); the oracle is the closed form,
+with b = 1 (docs/openloop.md, "Virtual channels and deadlock freedom"); the oracle is the closed form,
 and the plain reference engine must deliver every packet in the same step.
 """
 
@@ -68,7 +68,7 @@ def test_a_backlogged_source_sends_on_all_its_links_in_the_same_step():
     so node 0 of the 4-ary 2-cube, sending 8 packets per step (poisson) to its four neighbours,
     delivers 4 per step once backlogged, with bounded buffers too (a FIFO source, whose head alone
     may leave, would deliver at most 1). This is the source model behind the fall of the accepted
-    rate beyond saturation with b = 1 (README, "One packet per VC, and beyond saturation")."""
+    rate beyond saturation with b = 1 (docs/openloop.md, "One packet per VC, and beyond saturation")."""
     net = network("torus:k=4,n=2")
     n = net.num_nodes
     matrix = np.zeros((n, n))

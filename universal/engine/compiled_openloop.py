@@ -37,7 +37,7 @@ model stay on the numpy engine. :func:`universal.engine.runs.simulate_batch` spl
 measured runs that mixes routings into the runs this kernel takes and the others (a run's
 result never depends on its batch).
 
-Measured (``benchmarks/openloop.py``, README): one run of the 8-ary 2-cube at offered 0.3 with a
+Measured (``benchmarks/openloop.py``, docs/performance.md): one run of the 8-ary 2-cube at offered 0.3 with a
 100,000-step window, 12 times the numpy engine's link-hops per CPU second; batches of 64 and
 256 runs 20 to 27 million link-hops per CPU second, of which (``--split``) the kernel is about
 18 ns per link-hop at 0.3 and 30 to 33 at 0.9 since measured batches run run after run

@@ -59,7 +59,7 @@ flexible cycle-accurate network-on-chip simulator", 2013), instead of running it
 up to ``extensions`` doublings of it) while its backlog, and the pass over it every step,
 keeps growing. ``benchmarks/saturation_profile.py --check-window`` runs the runs it stopped
 again with the full window and compares the verdicts: in the GOAL comparison's 48 searches it
-stopped 3 runs in their window, and all 3 full runs are unstable as well (README).
+stopped 3 runs in their window, and all 3 full runs are unstable as well (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ consecutive marks, and:
 
 :func:`mark_clusters` implements the marking (iteratively: no recursion limit on deep trees) and
 :func:`cluster_report` measures both properties; the tests check them on spanning trees of many
-networks. What the rest of routing via simulation would need is in the README ("Not built").
+networks. What the rest of routing via simulation would need is in docs/simulation.md ("Not built").
 """
 
 from __future__ import annotations

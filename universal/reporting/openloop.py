@@ -376,7 +376,7 @@ def pairs_table(data: dict) -> Table:
         from universal.engine.priorities import RANKED
 
         tied = list(dict.fromkeys(p.get("priority", "age") for p in pairs if p.get("priority", "age") not in RANKED))
-        if tied:        # ties by packet id favour low-numbered sources (README: pooling translates)
+        if tied:        # ties by packet id favour low-numbered sources (docs/openloop.md: pooling translates)
             caption += (f"; under {', '.join(tied)} equal keys go to the lower packet id, numbered by source node, "
                         "so translates are alike only up to those ties")
     t = Table(title=f"Latency of {'pairs' if pooled > 1 else 'single pairs'}{':' + where if where else ''}",
