@@ -37,9 +37,10 @@ from universal.openloop.cells_permutations import (MAX_RANDOM_PERM_NODES, MAX_RA
                                                    random_perm_count)
 from universal.openloop.cells_prepare import (Prepared, analytic_throughput, forget_prepared,  # noqa: F401
                                               prepare)
-from universal.openloop.histograms import delayed_latency, latency_histogram, pair_mask, translate_mask
+from universal.openloop.histograms import delayed_latency, latency_histogram, pair_mask
 from universal.openloop.saturation import find_saturations
 from universal.openloop.screen import screened_minimum
+from universal.openloop.translates import translate_mask
 from universal.openloop.worstcase import WORST_CASE, exact_routings, worst_case_cells
 
 __all__ = ["ZERO_LOAD", "CHUNK_RUNS", "analytic_throughput", "prepare", "forget_prepared", "study_cells", "cell_key",

@@ -17,8 +17,8 @@ from universal.engine.runs import _check_window
 from universal.errors import UserError
 from universal.memory import check_link_sizes
 from universal.openloop.cells_permutations import random_perm_count
-from universal.openloop.histograms import check_invariant_routing, check_invariant_traffic, translations_of
 from universal.openloop.saturation import rate_ceiling
+from universal.openloop.translates import check_invariant_routing, check_invariant_traffic, translations_of
 
 
 #: Offered load (fraction of capacity) of the zero-load latency runs of a saturation table.
