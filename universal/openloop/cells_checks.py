@@ -60,7 +60,7 @@ MAX_STUDY_SECONDS = 3600
 #: Floor on the engine's time per step of one batch of runs (about 40 µs measured on this project's
 #: 2-core machine; the floor sits well below so that only studies clearly too long are refused).
 SECONDS_PER_STEP = 1e-5
-#: Runs that share the engine's steps in one batch, at most (:func:`chunks`).
+#: Runs that share the engine's steps in one batch, at most (:func:`universal.openloop.cells.chunks`).
 RUNS_PER_BATCH = 64
 
 
@@ -188,7 +188,7 @@ def _check_pairs_send(study, net, pairs: list[tuple[int, int]], traffics: dict) 
 
 def _check_translates(study, net, traffics: dict, routers: dict):
     """The network's translations, once the network, every traffic and every routing of the study
-    are checked to treat the translates of a pair alike (:mod:`universal.openloop.histograms`)."""
+    are checked to treat the translates of a pair alike (:mod:`universal.openloop.translates`)."""
     if study.loads is None:
         raise UserError("pooling translates pools the latencies of pairs in a load sweep (loads), not a saturation "
                         "search")

@@ -153,7 +153,7 @@ def permutation_traffic(p: Prepared, traffic: str, seed: int, index: int) -> Off
 def permutation_exact(p: Prepared, routing: str, traffic: str, seed: int) -> list | None:
     """Exact Θ (capacity over the largest channel load, :mod:`universal.oblivious`) of each
     permutation of ``random-perms:M`` for ``seed``, in the study's units; None for routings the
-    torus analysis does not cover (as :func:`analytic_throughput`)."""
+    torus analysis does not cover (as :func:`universal.openloop.cells_prepare.analytic_throughput`)."""
     key = (routing, traffic, seed)
     if key not in p.perm_exact:
         p.perm_exact[key] = _permutation_exact(p, routing, traffic, seed)
