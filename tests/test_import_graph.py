@@ -73,7 +73,7 @@ LAYERS = [
     {"design", "optimum", "offline"},
     {"load_analysis"},
     {"openloop"},
-    {"experiment", "experiment_plan", "sweep", "scenario"},
+    {"experiment", "experiment_plan", "sweep", "scenario", "scenario_settings"},
     {"reporting"},
     {"cli", "__main__"},
 ]

@@ -110,7 +110,7 @@ class OpenLoopStudy:
     #: Steps added to latency per hop (a pipelined router; :mod:`universal.openloop.histograms`).
     router_delay: int = 0
     #: Every pair's row pools the packets of all its translates (tori and hypercubes under
-    #: translation-invariant traffic and routing; :mod:`universal.openloop.histograms`).
+    #: translation-invariant traffic and routing; :mod:`universal.openloop.translates`).
     pool_translates: bool = False
     #: With saturation: each routing's lowest Θ over its patterns, its exact worst-case permutation
     #: searched too where it has one (:mod:`universal.openloop.worstcase`)
