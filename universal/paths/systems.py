@@ -15,6 +15,10 @@
   the load analysis (:mod:`universal.paths.torus`, analysed by :mod:`universal.oblivious`), each path drawn from the same distribution
   whose exact channel loads ``universal load`` reports.
 
+Beside this module (which exports their names too): :mod:`~universal.paths.leveled` (level-path
+arithmetic, multibutterfly paths), :mod:`~universal.paths.hop_paths` (grid and shortest-path hops),
+:mod:`~universal.paths.node_paths` (explicit and torus paths), :mod:`~universal.paths.defaults`.
+
 Reference: Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §2.3, §3.2.
 """
 
@@ -26,16 +30,21 @@ from typing import Callable
 
 import numpy as np
 
-from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
-from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS, get_routing, sample_paths
-from universal.paths.torus.geometry import MAX_NODES as OBLIVIOUS_MAX_NODES
+from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS, get_routing
 from universal.paths.collection import KEEP_LOADS_LINKS, PathCollection
 from universal.paths.level_rows import LevelRowsCollection
 from universal.paths.datacenter import dragonfly_paths
 from universal.registry import Registry, Spec, check_known_params, parse_spec, with_file_resolved
 from universal.workloads import Problem
+# the parts moved out (re-exported: names imported from here elsewhere). _row_passes is looked up
+# here by level_paths and valiant_butterfly_paths (benchmarks/route_phases.py wraps systems._row_passes)
+from universal.paths.defaults import TERMINAL_KINDS, default_base, longest_path_bound  # noqa: F401
+from universal.paths.hop_paths import _collection_from_hops, _compact_hops, _distance_to, _grid_dimension_order_hops
+from universal.paths.leveled import (_check_leveled_problem, _collection_from_matrix, _level_links, _row_blocks,
+                                     _row_passes, multibutterfly_paths)
+from universal.paths.node_paths import explicit_paths, oblivious_paths, read_explicit_paths  # noqa: F401
 
 
 @dataclass
@@ -57,74 +66,6 @@ PATH_SYSTEMS: Registry[PathSystem] = Registry("path system")
 
 
 # --- leveled networks: the level path (bit-fixing on butterflies) -------------------------------
-
-
-def _check_leveled_problem(problem: Problem, network: Network) -> None:
-    levels = network.levels
-    bad = (levels[problem.sources] != 0) | (levels[problem.dests] != levels[network.outputs[0]])
-    if np.any(bad):
-        i = int(np.flatnonzero(bad)[0])
-        raise UserError(
-            f"on {network.name} packets go from inputs (level 0) to outputs; pair "
-            f"{network.label_of(int(problem.sources[i]))} -> {network.label_of(int(problem.dests[i]))} does not"
-        )
-
-
-def _level_links(d: int, start_level: int, rows: np.ndarray, target_rows: np.ndarray,
-                 out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Links of the level paths over levels ``start_level .. start_level + d`` fixing bits 0..d-1.
-
-    Uses the link numbering of :func:`universal.networks.generators.butterfly`: the forward link
-    from ``(i, r)`` of kind ``c`` is ``4 * (i * 2**d + r) + 2 * c``. Returns ``(links, final rows)``
-    with ``links`` of shape (len(rows), d), written into ``out`` if given (e.g. int32 columns of
-    a larger matrix, so that no int64 copy of the paths is ever made).
-
-    Before step ``i`` the row holds the target's bits below ``i`` and its own from ``i`` up, and
-    the link crosses exactly when bit ``i`` differs: each column is a few in-place operations in
-    the type of ``out`` (int32 on every butterfly up to BF(20) with Valiant's trick), with no
-    row updated step after step.
-
-    Examples
-    --------
-    >>> links, final = _level_links(2, 0, np.array([0, 3]), np.array([3, 3]))
-    >>> links.tolist(), final.tolist()     # row 0 crosses at both levels, row 3 at neither
-    ([[2, 22], [12, 28]], [3, 3])
-    """
-    if out is None:
-        out = np.empty((len(rows), d), dtype=np.int64)
-    kind = out.dtype.type
-    start = np.asarray(rows).astype(out.dtype)
-    differ = start ^ np.asarray(target_rows).astype(out.dtype)   # the bits the path fixes
-    start4, differ4 = start << 2, differ << 2
-    part, cross = np.empty_like(start), np.empty_like(start)
-    for step in range(d):
-        np.bitwise_and(differ4, kind(((1 << step) - 1) << 2), out=part)
-        np.bitwise_xor(part, start4, out=part)                      # 4 * row before the step
-        np.add(part, kind(4 * (start_level + step) << d), out=part)
-        if step:                                                    # 2 * (bit `step` of differ)
-            np.right_shift(differ, step - 1, out=cross)
-        else:
-            np.left_shift(differ, 1, out=cross)
-        np.bitwise_and(cross, kind(2), out=cross)
-        np.bitwise_or(part, cross, out=out[:, step])
-    return out, start ^ differ
-
-
-def _row_blocks(rows: int, columns: int, cache_bytes: int = 1 << 20) -> list[slice]:
-    """Slices of about ``cache_bytes`` of a (rows, columns) int32 matrix filled column by column.
-
-    Filling a whole column of a million-row path matrix touches a cache line per row; a block
-    that fits in cache is filled column by column at the speed of sequential writes.
-    """
-    step = max(1, cache_bytes // (4 * max(columns, 1)))
-    return [slice(i, min(i + step, rows)) for i in range(0, rows, step)]
-
-
-def _collection_from_matrix(network: Network, link_matrix: np.ndarray, sources: np.ndarray,
-                            dests: np.ndarray, system: str, note: str = "") -> PathCollection:
-    n, length = link_matrix.shape
-    offsets = np.arange(n + 1, dtype=np.int64) * length
-    return PathCollection(network, offsets, link_matrix.reshape(-1), sources, dests, system, note)
 
 
 def level_paths(problem: Problem, network: Network) -> PathCollection:
@@ -193,16 +134,6 @@ def keeps_rows(network: Network, system: str, packets: int) -> bool:
     return spec.name in LEVEL_PATH_SYSTEMS and _keeps_rows(packets * passes * network.params["d"])
 
 
-def _row_passes(d: int, nodes: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The passes ``(rows[k], rows[k + 1])`` of level paths through the rows of the given nodes
-    (a node's row is its id mod 2^d), each kept once in the smallest type the counting and routing
-    kernels take (int32 up to BF(29): 16 MB per row array on BF(20) with a 4-relation, where int64
-    takes 32 MB), written there directly (no int64 rows in between)."""
-    kind = np.int32 if d < 30 else np.int64
-    rows = [np.bitwise_and(n, (1 << d) - 1, out=np.empty(len(n), dtype=kind), casting="unsafe") for n in nodes]
-    return list(zip(rows[:-1], rows[1:]))
-
-
 def _fill_compiled(links: np.ndarray, d: int, passes: list[tuple[np.ndarray, np.ndarray]]) -> bool:
     """Fill a large butterfly level path matrix compiled, row by row
     (:func:`universal.paths.level_loads.fill_level_links`: on BF(20) with Valiant's trick
@@ -232,97 +163,7 @@ def _count_level_loads(paths: PathCollection, d: int, passes: list[tuple[np.ndar
         paths.set_loads(*counted)
 
 
-def multibutterfly_paths(problem: Problem, network: Network, rng: np.random.Generator | None = None) -> PathCollection:
-    """Level paths on a multibutterfly: at every level one of the links into the output set that
-    leads to the destination (the splitter rule's allowed set), the lowest-numbered one
-    (``dimension-order``) or, with ``rng``, a uniformly random one drawn now (``random-splitter``).
-
-    Parameters
-    ----------
-    problem : Problem
-        From inputs to outputs.
-    network : Network
-        A multibutterfly.
-    rng : numpy.random.Generator, optional
-
-    Returns
-    -------
-    PathCollection
-
-    Examples
-    --------
-    >>> from universal.networks import build_network
-    >>> from universal.workloads import build_problem
-    >>> net = build_network("multibutterfly:s=16,d=3")
-    >>> prob = build_problem("permutation:random", net, np.random.default_rng(0))
-    >>> paths = multibutterfly_paths(prob, net, np.random.default_rng(1))
-    >>> paths.dilation, bool(np.all(paths.dests == prob.dests))
-    (3, True)
-
-    References
-    ----------
-    Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", 1996, §5.1.
-    """
-    from universal.networks.multibutterfly import splitter_paths
-
-    _check_leveled_problem(problem, network)
-    rows = len(network.inputs)
-    links = splitter_paths(network, problem.sources, problem.dests - network.depth * rows, rng)
-    name = "dimension-order" if rng is None else "random-splitter"
-    return _collection_from_matrix(network, links, problem.sources, problem.dests, name)
-
-
 # --- meshes, tori and hypercubes: dimension order ------------------------------------------------
-
-
-def _grid_dimension_order_hops(network: Network, sources: np.ndarray, dests: np.ndarray) -> list[np.ndarray]:
-    """The hops (tails, heads, owner) of dimension-order paths on meshes and tori."""
-    k, n = network.params["k"], network.params["n"]
-    wrap = network.kind in ("torus", "hypercube") and k > 2
-    current = sources.astype(np.int64).copy()
-    steps: list[tuple[np.ndarray, np.ndarray]] = []  # (moving mask, next node) per hop
-    for dim in range(n):
-        stride = k**dim
-        x = (current // stride) % k
-        y = (dests // stride) % k
-        forward = (y - x) % k if wrap else np.abs(y - x)
-        if wrap:
-            backward = (x - y) % k
-            go_plus = forward <= backward  # ties (k even, offset k/2) go in the + direction
-            hops = np.where(go_plus, forward, backward)
-            delta = np.where(go_plus, 1, -1)
-        else:
-            hops = forward
-            delta = np.where(y >= x, 1, -1)
-        for h in range(int(hops.max()) if len(hops) else 0):
-            moving = hops > h
-            xs = (current // stride) % k
-            nxt = current + (((xs + delta) % k) - xs) * stride
-            current = np.where(moving, nxt, current)
-            steps.append((moving, current.copy()))
-    return _compact_hops(sources, steps)
-
-
-def _compact_hops(sources: np.ndarray, steps: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
-    """Turn per-hop (moving mask, node) records into a (tails, heads, owner) triple of flat arrays."""
-    if not steps:
-        empty = np.empty(0, dtype=np.int64)
-        return [empty, empty, empty]
-    moving = np.stack([m for m, _ in steps], axis=1)
-    nodes = np.stack([v for _, v in steps], axis=1)
-    previous = np.concatenate([sources[:, None], nodes[:, :-1]], axis=1)
-    # A path's moves are not contiguous across dimensions in the matrix; keep them in hop order.
-    owner = np.repeat(np.arange(len(sources)), moving.sum(axis=1))
-    return [previous[moving], nodes[moving], owner]
-
-
-def _collection_from_hops(network: Network, sources: np.ndarray, dests: np.ndarray,
-                          hops: list[np.ndarray], system: str, note: str = "") -> PathCollection:
-    tails, heads, owner = hops
-    counts = np.bincount(owner, minlength=len(sources))
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    links = network.links_between(tails, heads)
-    return PathCollection(network, offsets, links, sources, dests, system, note)
 
 
 def dimension_order_paths(problem: Problem, network: Network) -> PathCollection:
@@ -341,19 +182,6 @@ def dimension_order_paths(problem: Problem, network: Network) -> PathCollection:
 
 
 # --- any graph: shortest paths -------------------------------------------------------------------
-
-
-def _distance_to(network: Network, dests: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``f(nodes, packet_index) -> hop distance from nodes to dests[packet_index]``."""
-    if network.kind in ("mesh", "torus", "hypercube"):
-        return lambda nodes, who: network.distances(nodes, dests[who])
-    from scipy.sparse.csgraph import shortest_path
-
-    unique, row_of = np.unique(dests, return_inverse=True)
-    if len(unique) * network.num_nodes > 50_000_000:
-        raise UserError(f"shortest paths on {network.name} to {len(unique)} destinations need too much memory")
-    table = shortest_path(network.adjacency, unweighted=True, indices=unique)
-    return lambda nodes, who: table[row_of[who], nodes]
 
 
 def shortest_paths(problem: Problem, network: Network, rng: np.random.Generator | None = None) -> PathCollection:
@@ -497,87 +325,6 @@ def valiant_paths(problem: Problem, network: Network, rng: np.random.Generator,
     return _concatenate(first, second, "valiant", note)
 
 
-def longest_path_bound(network: Network, system: str) -> int:
-    """A rough upper bound on path lengths under ``system``, to size work before routing anything.
-
-    The depth of a leveled network, n(k - 1) on a mesh or torus, N - 1 elsewhere; twice that
-    for Valiant's trick.
-
-    >>> from universal.networks import build_network
-    >>> longest_path_bound(build_network("butterfly:d=8"), "valiant")
-    16
-    """
-    if network.leveled:
-        longest = network.depth
-    elif network.kind in ("mesh", "torus", "hypercube"):
-        longest = network.params["n"] * (network.params["k"] - 1)
-    else:
-        longest = network.num_nodes - 1
-    return longest * (2 if parse_spec(system).name == "valiant" else 1)
-
-
-def default_base(network: Network) -> str:
-    """The path system used when none is named: by Valiant's trick and by ``route`` without ``--paths``.
-
-    Dimension order where the network has dimensions, ``minimal`` on the networks with terminals
-    (dragonfly, fat tree, flattened butterfly, HyperX), shortest paths elsewhere (edge lists,
-    networkx graphs), where dimension order does not exist.
-
-    Parameters
-    ----------
-    network : Network
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> from universal.networks import build_network, from_networkx
-    >>> default_base(build_network("torus:k=4,n=2")), default_base(from_networkx(nx.petersen_graph()))
-    ('dimension-order', 'shortest')
-    """
-    if network.kind in ("butterfly", "wrapped-butterfly", "multibutterfly", "mesh", "torus", "hypercube"):
-        return "dimension-order"
-    if network.kind in TERMINAL_KINDS:
-        return "minimal"
-    return "shortest"
-
-
-# --- explicit paths ------------------------------------------------------------------------------
-
-
-def read_explicit_paths(network: Network, path: Path) -> list[list[int]]:
-    """Read one path per line as node names; ``#`` starts a comment."""
-    result = []
-    for lineno, fields in read_rows(path, "paths"):
-        try:
-            result.append([network.node(f) for f in fields])
-        except UserError as exc:
-            raise UserError(f"{path}:{lineno}: {exc}") from None
-    if not result:
-        raise UserError(f"{path}: no paths")
-    return result
-
-
-def explicit_paths(problem: Problem, network: Network, file: Path) -> PathCollection:
-    """The user's paths; path ``i`` must run from the problem's ``i``-th source to its destination."""
-    node_paths = read_explicit_paths(network, file)
-    coll = PathCollection.from_node_paths(network, node_paths, "explicit")
-    if coll.size != problem.size:
-        raise UserError(f"{file} has {coll.size} paths but the problem has {problem.size} packets")
-    wrong = (coll.sources != problem.sources) | (coll.dests != problem.dests)
-    if np.any(wrong):
-        i = int(np.flatnonzero(wrong)[0])
-        raise UserError(
-            f"{file}: path {i + 1} runs {network.label_of(int(coll.sources[i]))} -> "
-            f"{network.label_of(int(coll.dests[i]))}, but packet {i + 1} goes "
-            f"{network.label_of(int(problem.sources[i]))} -> {network.label_of(int(problem.dests[i]))}"
-        )
-    return coll
-
-
 # --- the registry --------------------------------------------------------------------------------
 
 
@@ -607,10 +354,6 @@ def _random_splitter(spec: Spec, network: Network, base_dir: Path | None) -> Pat
     if network.kind != "multibutterfly":
         raise UserError(f"random-splitter paths need a multibutterfly, not {network.name}")
     return PathSystem("random-splitter", lambda prob, net, rng: multibutterfly_paths(prob, net, rng))
-
-
-#: Network kinds with terminals, and their ``minimal`` routing.
-TERMINAL_KINDS = ("dragonfly", "fattree", "flatfly", "hyperx")
 
 
 @PATH_SYSTEMS.register("minimal", "minimal routing of a dragonfly (local-global-local), fat tree "
@@ -669,51 +412,6 @@ def _explicit(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem
         raise UserError(f"{spec.text!r}: give the file as explicit:file=PATH")
     path = resolve_path(file, base_dir)
     return PathSystem("explicit", lambda prob, net, rng: explicit_paths(prob, net, path))
-
-
-def oblivious_paths(routing: str, problem: Problem, network: Network, rng: np.random.Generator) -> PathCollection:
-    """Paths drawn from the oblivious routing ``routing`` of the load analysis (tori only).
-
-    Each packet's path is sampled independently with
-    :func:`universal.paths.torus.sample_paths`, so the expected number of paths on a link is the
-    channel load that ``universal load`` computes exactly for the same traffic.
-
-    Parameters
-    ----------
-    routing : str
-        ``dor``, ``val``, ``romm``, ``rlb``, ``rlbth`` or ``ival``.
-    problem : Problem
-    network : Network
-        A ``torus:k=,n=`` network with k >= 3.
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    PathCollection
-
-    Examples
-    --------
-    >>> from universal.networks import build_network
-    >>> from universal.workloads import build_problem
-    >>> net = build_network("torus:k=8,n=2")
-    >>> prob = build_problem("permutation:tornado", net, np.random.default_rng(0))
-    >>> coll = oblivious_paths("romm", prob, net, np.random.default_rng(0))
-    >>> coll.congestion, coll.dilation, coll.is_shortest
-    (3, 3, True)
-
-    References
-    ----------
-    B. Towles, "Finding worst-case permutations for oblivious routing algorithms", §5 (ROMM);
-    B. Towles, W. J. Dally and S. Boyd, "Throughput-centric routing algorithm design", Table 1.
-    """
-    if network.kind != "torus":
-        raise UserError(f"path system {routing!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
-    k, n = network.params["k"], network.params["n"]
-    if network.num_nodes > OBLIVIOUS_MAX_NODES:
-        raise UserError(f"path system {routing!r} handles tori of at most {OBLIVIOUS_MAX_NODES} nodes; "
-                        f"{network.name} has {network.num_nodes:,}")
-    node_paths = sample_paths(routing, k, n, problem.sources, problem.dests, rng)
-    return PathCollection.from_node_paths(network, node_paths, routing)
 
 
 def _register_oblivious(name: str, summary: str) -> None:
