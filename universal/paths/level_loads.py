@@ -93,7 +93,7 @@ def _pass_loads(a, b, d, first_level, counts, loads):
 def _fill_pass(a, b, d, first_level, out):
     """Write the level paths from rows ``a`` to rows ``b`` into columns ``first_level ..
     first_level + d - 1`` of ``out``, one path per row, as
-    :func:`universal.paths.systems._level_links` numbers their links (levels of the host)."""
+    :func:`universal.paths.leveled._level_links` numbers their links (levels of the host)."""
     for p in range(len(a)):
         row = np.int64(a[p])
         differ = row ^ np.int64(b[p])
