@@ -181,7 +181,7 @@ def test_json_shape(capsys):
 @pytest.mark.parametrize("argv, fragment", [
     (["--network", "torus:k=3,n=2", "--problem", "h-relation:h=8"], "72 packets, more than 64"),
     (["--network", "torus:k=17,n=2", "--problem", "permutation:random"], "289 nodes, more than 256"),
-    (["--network", TORUS, "--problem", "permutation:random", "--vcs", "3", "--buffer", "1"], "leave out --vcs"),
+    (["--network", TORUS, "--problem", "permutation:random", "--vcs", "2", "--buffer", "1"], "needs 3 virtual channels"),
     (["--network", TORUS, "--problem", "permutation:random", "--protocols", "growing-rank"], "not available"),
 ])
 def test_refused_with_one_line(argv, fragment, capsys):

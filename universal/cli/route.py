@@ -71,13 +71,8 @@ def run(args: argparse.Namespace) -> None:
     plot = plot_path(args)
     links = writable(args.links, "links")
     html = html_path(args)
-    if args.trace:      # the trace's reference has one set buffer per link and every packet routed
-        if args.vcs != 1 and not _chaos_only(args.paths):     # (CHAOS has no VCs: V sizes its shared queue)
-            raise UserError("--trace follows a run with one buffer per link; leave out --vcs")
-        if args.source_queue != "all":
-            raise UserError("--trace follows a run with the default source queue; leave out --source-queue")
-        if args.vc_buffer != "set":
-            raise UserError("--trace follows a run whose link buffers are sets; leave out --vc-buffer fifo")
+    if args.trace:
+        _check_trace_options(args)
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
         _trace(args)
@@ -162,14 +157,25 @@ def _chaos_queues(exp, collection, run_result) -> dict:
                                                                 exp.vcs)}
 
 
-def _chaos_only(paths: str | None) -> bool:
-    """Whether ``--paths`` names CHAOS alone (whose ``--vcs`` is the budget of its shared queue)."""
-    from universal.registry import parse_spec
+def _check_trace_options(args: argparse.Namespace) -> None:
+    """The trace of an adaptive routing follows any ``--vcs``, ``--source-queue`` and ``--vc-buffer``
+    (its reference engine is the open-loop one's); the fixed-path trace's batch reference has one
+    set buffer per link and every packet routed from step 1, so it refuses them."""
+    from universal.engine.batch import is_adaptive_routing
 
+    paths = names(args.paths) if args.paths else []
     try:
-        return paths is not None and [parse_spec(p).name for p in names(paths)] == ["chaos"]
+        adaptive = len(paths) == 1 and is_adaptive_routing(paths[0])
     except UserError:
-        return False
+        adaptive = False
+    if adaptive:
+        return
+    what = [option for option, on in [("--vcs", args.vcs != 1), ("--source-queue", args.source_queue != "all"),
+                                      ("--vc-buffer fifo", args.vc_buffer != "set")] if on]
+    if what:
+        raise UserError(f"--trace follows {', '.join(what)} only with an adaptive routing (min-adaptive, goal, ugal, "
+                        f"chaos, ugal-l, ugal-g); a run on fixed paths is traced with one buffer per link and the "
+                        f"default source queue: leave out {', '.join(what)}")
 
 
 def _default_paths(args: argparse.Namespace) -> str:
@@ -208,7 +214,8 @@ def _trace(args: argparse.Namespace) -> None:
 
         trace = trace_adaptive_route(args.network, choices["--problem"][0], choices["--paths"][0],
                                      choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
-                                     buffer=args.buffer[0], vcs=args.vcs)
+                                     buffer=args.buffer[0], vcs=args.vcs, source_queue=args.source_queue,
+                                     vc_buffer=args.vc_buffer)
         if args.json:
             print_json(adaptive_trace_to_json(trace), args)
         else:
