@@ -173,7 +173,7 @@ def test_fifo_vcs_name_the_head():
                     assert lost["packet"] in vc["packets"][1:]
 
 
-def test_fixed_paths_refuse_vcs_with_one_line(capsys):
+def test_fixed_paths_refuse_a_protocol_the_reference_cannot_follow(capsys):
     status, out, err = run_cli(capsys, "route", "--network", TORUS, "--problem", "h-relation:h=2", "--paths",
-                               "dimension-order", "--vcs", "2", "--buffer", "1", "--trace")
-    assert status == 2 and "only with an adaptive routing" in err and len(err.strip().splitlines()) == 1
+                               "dimension-order", "--vcs", "2", "--buffer", "1", "--protocols", "random", "--trace")
+    assert status == 2 and "use random-rank, growing-rank" in err and len(err.strip().splitlines()) == 1

@@ -72,7 +72,6 @@ def run(args: argparse.Namespace) -> None:
     links = writable(args.links, "links")
     html = html_path(args)
     if args.trace:
-        _check_trace_options(args)
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
         _trace(args)
@@ -157,27 +156,6 @@ def _chaos_queues(exp, collection, run_result) -> dict:
                                                                 exp.vcs)}
 
 
-def _check_trace_options(args: argparse.Namespace) -> None:
-    """The trace of an adaptive routing follows any ``--vcs``, ``--source-queue`` and ``--vc-buffer``
-    (its reference engine is the open-loop one's); the fixed-path trace's batch reference has one
-    set buffer per link and every packet routed from step 1, so it refuses them."""
-    from universal.engine.batch import is_adaptive_routing
-
-    paths = names(args.paths) if args.paths else []
-    try:
-        adaptive = len(paths) == 1 and is_adaptive_routing(paths[0])
-    except UserError:
-        adaptive = False
-    if adaptive:
-        return
-    what = [option for option, on in [("--vcs", args.vcs != 1), ("--source-queue", args.source_queue != "all"),
-                                      ("--vc-buffer fifo", args.vc_buffer != "set")] if on]
-    if what:
-        raise UserError(f"--trace follows {', '.join(what)} only with an adaptive routing (min-adaptive, goal, ugal, "
-                        f"chaos, ugal-l, ugal-g); a run on fixed paths is traced with one buffer per link and the "
-                        f"default source queue: leave out {', '.join(what)}")
-
-
 def _default_paths(args: argparse.Namespace) -> str:
     from universal.networks import build_network
     from universal.paths import default_base
@@ -213,6 +191,20 @@ def _trace(args: argparse.Namespace) -> None:
                                                         trace_adaptive_route)
 
         trace = trace_adaptive_route(args.network, choices["--problem"][0], choices["--paths"][0],
+                                     choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
+                                     buffer=args.buffer[0], vcs=args.vcs, source_queue=args.source_queue,
+                                     vc_buffer=args.vc_buffer)
+        if args.json:
+            print_json(adaptive_trace_to_json(trace), args)
+        else:
+            print_adaptive_trace(trace, make_console())
+        return
+    if args.vcs != 1 or args.source_queue != "all" or args.vc_buffer != "set":
+        # the batch reference has one set buffer per link: the open-loop reference follows these
+        from universal.reporting.trace_adaptive import adaptive_trace_to_json, print_adaptive_trace
+        from universal.reporting.trace_channels import trace_channels_route
+
+        trace = trace_channels_route(args.network, choices["--problem"][0], choices["--paths"][0],
                                      choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
                                      buffer=args.buffer[0], vcs=args.vcs, source_queue=args.source_queue,
                                      vc_buffer=args.vc_buffer)

@@ -73,6 +73,8 @@ _CHOICE = {"min-adaptive": "MIN AD: among the links one hop closer, the fewest w
                          "waiting along the whole path)",
            "chaos": "CHAOS: among the links one hop closer, one with room first, then the fewest waiting; a packet "
                     "in a full shared queue with no such room is deflected onto another link with room" + _TIES,
+           "paths": "none: every packet follows its path, fixed before the run; with VCs each hop enters its "
+                    "dateline class c = 2·level + wrapped on a torus (level on a mesh or hypercube)",
            "splitter": "the splitter rule: the packets of a node bound for one output set take its edges in turn, "
                        "in packet-id order, the edge with the fewest waiting first (ties to the lower row)"}
 
@@ -98,6 +100,9 @@ class AdaptiveTrace:
         The run's ``--vcs``, ``--source-queue`` and ``--vc-buffer``.
     class_names : list of str or None
         The name of every VC class (GOAL's *-channels), None without classes.
+    key_name, rule : str or None
+        What the contention key is called and which packet wins, when not the adaptive
+        protocols' (fixed paths: :mod:`universal.reporting.trace_channels`).
     """
 
     run: BatchRun
@@ -114,6 +119,8 @@ class AdaptiveTrace:
     source_queue: str = "all"
     vc_buffer: str = "set"
     class_names: list | None = None
+    key_name: str | None = None
+    rule: str | None = None
 
 
 def _too_large(value: int, limit: int, what: str, where: str) -> None:
@@ -252,7 +259,7 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
     label = net.label_of
     link = net.link_label
     n = coll.size
-    key_name, rule = _RULES[trace.protocol]
+    key_name, rule = (trace.key_name, trace.rule) if trace.rule else _RULES[trace.protocol]
     chaos = trace.kind == "chaos"
     if chaos:
         rule = "the shared queue first, then input buffers, then the source; then " + rule
