@@ -35,8 +35,16 @@ def ugal_data(problem: str = "h-relation:h=4", routing: str = "ugal", **options)
     return adaptive_trace_to_json(trace_adaptive_route(TORUS, problem, routing, "fifo", **options))
 
 
-_LINE = re.compile(r"p(\d+) at (\S+): (minimal|Valiant via \S+), q_min·H_min = (\d+)·(\d+) = (\d+) (>|<=) "
-                   r"q_val·H_val \+ T = (\d+)·(\d+) \+ (-?[\d.]+) = (-?[\d.]+)")
+_HEAD = re.compile(r"p(\d+) at (\S+): (minimal|Valiant via \S+), since")
+_COMPARISON = re.compile(r"q_min·H_min = (\d+)·(\d+) = (\d+) (>|<=) q_val·H_val \+ T = (\d+)·(\d+) \+ (-?[\d.]+) = "
+                         r"(-?[\d.]+)")
+
+
+def decision_lines(text: str) -> list[tuple[re.Match, re.Match]]:
+    """Every printed UGAL decision: its head line and the comparison on the line below it."""
+    lines = [line.strip() for line in text.splitlines()]
+    heads = [(k, _HEAD.fullmatch(line)) for k, line in enumerate(lines) if line.startswith("p")]
+    return [(head, _COMPARISON.fullmatch(lines[k + 1])) for k, head in heads if head]
 
 
 @pytest.mark.parametrize("routing", ["ugal", "ugal:threshold=1"])
@@ -45,16 +53,14 @@ def test_printed_products_reproduce_every_choice(routing):
     the rule's (Valiant when q_min·H_min > q_val·H_val + T, minimal on a tie) and the packet went
     the way the comparison says: via the intermediate it names, or minimally (its hops are H_min)."""
     data = ugal_data(routing=routing)
-    lines = [line.strip() for line in wide_text(data).splitlines()
-             if "q_min·H_min" in line and line.strip().startswith("p")]
+    lines = decision_lines(wide_text(data))
     decided = [c for s in data["steps"] for c in s["choices"] if "phase" in c]
     assert len(lines) == len(decided) > 0
     sides = set()
-    for line in lines:
-        m = _LINE.fullmatch(line)
-        assert m, line
-        pid, side, qm, hm, left, op, qv, hv, T, right = (m.group(1), m.group(3), *map(float, m.groups()[3:6]),
-                                                          m.group(7), *map(float, m.groups()[7:]))
+    for head, m in lines:
+        assert m, head.group(0)
+        pid, side = head.group(1), head.group(3)
+        qm, hm, left, op, qv, hv, T, right = (*map(float, m.groups()[:3]), m.group(4), *map(float, m.groups()[4:]))
         assert left == qm * hm and right == qv * hv + T
         assert op == (">" if left > right else "<=")
         valiant = side.startswith("Valiant")
@@ -81,7 +87,8 @@ def test_one_decision_counted_by_hand():
     assert (c["q_min"], c["H_min"], c["q_val"], c["H_val"], c["T"]) == (1, 1, 0, 3, 0)
     assert (c["phase"], c["via"], c["at"]) == ("valiant", "3,2", "0,1")
     assert data["packets"][20]["path"] == ["0,1", "0,2", "3,2", "3,1"]
-    assert "p20 at 0,1: Valiant via 3,2, q_min·H_min = 1·1 = 1 > q_val·H_val + T = 0·3 + 0 = 0" in wide_text(data)
+    assert ("p20 at 0,1: Valiant via 3,2, since\n      q_min·H_min = 1·1 = 1 > q_val·H_val + T = 0·3 + 0 = 0"
+            in wide_text(data))
 
 
 def test_hops_are_the_networks_distances():
@@ -115,12 +122,15 @@ def test_ugal_l_and_g_print_their_numbers():
         data = adaptive_trace_to_json(trace_adaptive_route("dragonfly:p=1", "permutation:random", routing, "fifo"))
         out = wide_text(data)
         sources = [s for step in data["steps"] for s in step["sources"]]
-        lines = [line.strip() for line in out.splitlines() if line.strip().startswith("p") and op in line]
-        assert sources and len(lines) == len(sources)
-        for line in lines:          # e.g. "p1 takes its minimal path: q_min·H_min = 0·4 = 0 <= ... = 0"
-            m = re.fullmatch(r"p\d+ takes its (minimal|valiant) path: .* = (\S+) (>|<=) .* = (\S+)", line)
+        lines = [line.strip() for line in out.splitlines()]
+        pairs = [(line, lines[k + 1]) for k, line in enumerate(lines) if re.fullmatch(r"p\d+ takes its \w+ path, since",
+                                                                                      line)]
+        assert sources and len(pairs) == len(sources)
+        for head, line in pairs:    # e.g. "q_min·H_min = 0·4 = 0 <= q_val·H_val + T = 0·6 + 0 = 0"
+            m = re.fullmatch(re.escape(op) + r" = .* = (\S+) (>|<=) .* = (\S+)", line)
             assert m, line
-            assert (float(m.group(2)) > float(m.group(4))) == (m.group(3) == ">") == (m.group(1) == "valiant")
+            valiant = "valiant" in head
+            assert (float(m.group(1)) > float(m.group(3))) == (m.group(2) == ">") == valiant
         for s in sources:
             assert (s["H_min"], s["H_val"]) == (s["minimal"], s["valiant"])
             assert len(data["packets"][s["packet"]]["path"]) - 1 == s[s["took"]]

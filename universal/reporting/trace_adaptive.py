@@ -463,15 +463,15 @@ def _print_step(s: dict, data: dict, console: Console, chaos: bool) -> None:
     console.print(Text(f"step {s['step']}" + ("  (deadlock: no packet can move)" if s["deadlock"] else ""),
                        style="bold red" if s["deadlock"] else "bold"))
     for src in s["sources"]:
-        _item(console, f"p{src['packet']} takes its {src['took']} path: " + ugal_comparison(src, global_=src.get(
-            "H_min") is not None and data["paths"].startswith("ugal-g")))
+        _item(console, f"p{src['packet']} takes its {src['took']} path, since")
+        _item(console, "    " + ugal_comparison(src, global_=data["paths"].startswith("ugal-g")))
     single = []
     for c in s["choices"]:
         if "phase" in c:
             at = f" (q at {c['at']})" if c["at"] != c["node"] else ""
             _item(console, f"p{c['packet']} at {c['node']}: "
-                  + ("Valiant via " + c["via"] if c["phase"] == "valiant" else "minimal") + ", "
-                  + ugal_comparison(c) + at)
+                  + ("Valiant via " + c["via"] if c["phase"] == "valiant" else "minimal") + f"{at}, since")
+            _item(console, "    " + ugal_comparison(c))         # (its own line: fits 80 columns unbroken)
         if len(c["allowed"]) == 1 and not c.get("deflected") and "options" not in c:
             single.append(f"p{c['packet']}")
             continue
