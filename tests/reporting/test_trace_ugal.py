@@ -20,8 +20,8 @@ from tests.reporting.test_trace_adaptive import run_cli
 
 TORUS = "torus:k=4,n=2"
 #: With a FIFO source queue a packet decides when it reaches the queue's head, and with --buffer the
-#: used credits count in q: some packets go Valiant (7 of 64 here).
-VALIANT_CASE = dict(source_queue="fifo", buffer=2)
+#: used credits count in q: some packets go Valiant (6 of 64 here).
+VALIANT_CASE = {"source_queue": "fifo", "buffer": 2}
 
 
 def wide_text(data: dict) -> str:
@@ -31,7 +31,7 @@ def wide_text(data: dict) -> str:
 
 
 def ugal_data(problem: str = "h-relation:h=4", routing: str = "ugal", **options) -> dict:
-    options = {"source_queue": "fifo", "buffer": 2, **options}
+    options = {**VALIANT_CASE, **options}
     return adaptive_trace_to_json(trace_adaptive_route(TORUS, problem, routing, "fifo", **options))
 
 

@@ -57,8 +57,9 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                          "link: tail head load (a block per collection; use with --analyze)")
     rt.add_argument("--trace", action="store_true",
                     help="follow one small run step by step (who crossed which link, who lost and why, the "
-                         "buffers; with an adaptive routing every choice, and CHAOS's shared queues); with --json "
-                         "as one JSON object")
+                         "buffers; with an adaptive routing every choice, UGAL's q·H comparison with its numbers, "
+                         "and CHAOS's shared queues; with --vcs every packet's VC class); with --json as one JSON "
+                         "object")
     rt.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
                     help="also write one run as a self-contained HTML page: the network, packets moving step by "
                          "step, link queues, the delivery curve and the table row (one problem, paths, protocol, "
