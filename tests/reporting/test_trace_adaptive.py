@@ -168,11 +168,11 @@ def test_json_shape(capsys):
     assert status == 0, err
     data = json.loads(out)
     assert {"network", "problem", "paths", "routing", "seed", "protocol", "adaptive", "n", "B", "b", "queue", "key",
-            "rule", "choice", "packets", "steps", "result"} <= set(data)
+            "rule", "choice", "packets", "steps", "result", "vcs", "source_queue", "vc_buffer", "classes"} <= set(data)
     assert data["adaptive"] is True and data["routing"] == "chaos" and data["queue"] == "1"
     step = data["steps"][0]
-    assert set(step) == {"step", "choices", "sources", "links", "delivered", "buffers", "deadlock", "queues",
-                         "queue_events"}
+    assert set(step) == {"step", "choices", "sources", "links", "queue_held", "delivered", "buffers", "deadlock",
+                         "queues", "queue_events"}
     assert set(step["links"][0]) == {"link", "contenders", "crossed", "lost"}
     assert set(step["choices"][0]) == {"packet", "node", "allowed", "took", "room", "deflected"}
     assert set(data["packets"][0]) == {"packet", "source", "dest", "path"}

@@ -187,3 +187,21 @@ def test_fixed_paths_refuse_a_protocol_the_reference_cannot_follow(capsys):
     status, out, err = run_cli(capsys, "route", "--network", TORUS, "--problem", "h-relation:h=2", "--paths",
                                "dimension-order", "--vcs", "2", "--buffer", "1", "--protocols", "random", "--trace")
     assert status == 2 and "use random-rank, growing-rank" in err and len(err.strip().splitlines()) == 1
+
+
+def test_packets_held_behind_their_source_queue_are_named():
+    """--source-queue fifo with B = 2: a node's first two packets are routed and leave in order.
+    In step 2 at 3,0 p35 finds no room, so p51, behind it, is held although its own link had
+    room; every held packet has a packet ahead of it in its queue that did not leave."""
+    data = adaptive_trace_to_json(trace_adaptive_route(TORUS, "h-relation:h=4", "min-adaptive", "fifo", seed=2,
+                                                       source_queue="fifo", bandwidth=2, buffer=1))
+    assert 51 in data["steps"][1]["queue_held"]
+    held = 0
+    for s in data["steps"]:
+        crossed = {i for e in s["links"] for i in e["crossed"]}
+        for i in s["queue_held"]:
+            src = data["packets"][i]["source"]
+            ahead = [p["packet"] for p in data["packets"][:i] if p["source"] == src]
+            assert any(j not in crossed and data["result"]["delivery"][j] > s["step"] for j in ahead)
+            held += 1
+    assert held > 0

@@ -29,6 +29,8 @@ A step record is ``{"step", "sources", "choices", "links", "delivered", "buffers
   source) or ``"behind-head"`` (FIFO VCs: it is not the head of its VC); with virtual channels
   ``classes``, the class buffer each contender would enter (None: the hop delivers it), and with
   FIFO VCs ``from_vc``, the ``[link, v]`` each sits in (None: its source);
+* ``queue_held``: with a FIFO source queue that routes several packets (``fifo:w=W``), the
+  packets taken out of the contention because a packet ahead of them in their queue stays;
 * ``delivered``: packets that crossed their last link; ``buffers``: every non-empty link buffer
   ``{link: [packet, ...]}`` at the end of the step; ``queues`` (CHAOS): every non-empty shared
   queue ``{node: [packet, ...]}``; ``queue_events`` (CHAOS): ``{"entered", "left"}``, the packets
@@ -74,6 +76,7 @@ class StepRecorder:
                                            "took": "minimal" if pkt.path == minimal else "valiant",
                                            **log.get(p, {})})
         self._counts = dict(counts)
+        self._waiting = [p.pid for p in waiting]
         self._before = {p.pid: (p.via, p.want) for p in waiting if p.path is None and self._must_choose(p)}
 
     def _must_choose(self, p) -> bool:
@@ -121,6 +124,9 @@ class StepRecorder:
         winners move, so that a CHAOS packet leaving its shared queue is seen in it)."""
         core = self.core
         chaos = core.chaos
+        seen = {p.pid for _, ranked, _, _ in links for p in ranked}
+        # FIFO source queues: the packets taken out of the contention because one ahead of them stays
+        self.record["queue_held"] = sorted(i for i in self._waiting if i not in seen)
         for link, ranked, crossed, no_room in links:
             went = [p.pid for p in crossed]
             refused = {p.pid for p in no_room}

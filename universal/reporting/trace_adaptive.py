@@ -66,7 +66,8 @@ _CHOICE = {"min-adaptive": "MIN AD: among the links one hop closer, the fewest w
                    "to correct, the fewest waiting" + _TIES,
            "ugal": "UGAL: at the source Valiant (via a random intermediate) when q_min·H_min > q_val·H_val + T, "
                    "else minimal (q: the fewest packets waiting for a first link toward the target, plus its used "
-                   "credits with --buffer; H: hops); then MIN AD toward the current target" + _TIES,
+                   "credits with --buffer; H: hops; an intermediate drawn at the source or the destination: minimal, "
+                   "no comparison); then MIN AD toward the current target" + _TIES,
            "ugal-paths": "UGAL-L/G: the minimal or the Valiant path, taken at the source: UGAL-L Valiant when "
                          "q_min·H_min > q_val·H_val + T (q: packets waiting for the path's first router link plus "
                          "those in its buffer), UGAL-G when q_min/B + H_min > q_val/B + H_val + T (q: the packets "
@@ -323,7 +324,8 @@ def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
         if names is not None:
             buffers[-1]["classes"] = [names[classes[i]] for i in r["buffers"][e]]
     out = {"step": r["step"] + 1, "choices": choices, "sources": sources, "links": links,
-           "delivered": r["delivered"], "buffers": buffers, "deadlock": r["deadlock"]}
+           "queue_held": r.get("queue_held", []), "delivered": r["delivered"], "buffers": buffers,
+           "deadlock": r["deadlock"]}
     if "fifos" in r:
         fifos = sorted((tuple(map(int, key.split())), ps) for key, ps in r["fifos"].items())
         fifos.sort(key=lambda f: (int(net.link_tail[f[0][0]]), int(net.link_head[f[0][0]]), f[0][1]))
@@ -499,6 +501,9 @@ def _print_step(s: dict, data: dict, console: Console, chaos: bool) -> None:
             line.append("; " if e["crossed"] or k else "")
             line.append(f"p{lost['packet']} {lost['why']}", style="red")
         _item(console, line)
+    if s.get("queue_held"):
+        _item(console, Text(f"held in their source queues (a packet ahead stays): "
+                            f"{' '.join(f'p{i}' for i in s['queue_held'])}", style="red"))
     if s["delivered"]:
         _item(console, f"delivered: {' '.join(f'p{i}' for i in s['delivered'])}")
     def held(b: dict) -> str:           # p3, or p3:*_0 with VC classes
