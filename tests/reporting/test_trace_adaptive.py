@@ -18,7 +18,8 @@ from rich.console import Console
 from universal.cli import main
 from universal.engine.batch import route_batch
 from universal.experiment import Experiment, run_experiment
-from universal.reporting.trace_adaptive import adaptive_trace_to_json, print_adaptive_trace, trace_adaptive_route
+from universal.reporting.trace_adaptive import adaptive_trace_to_json, trace_adaptive_route
+from universal.reporting.trace_adaptive_text import print_adaptive_trace
 
 TORUS = "torus:k=4,n=2"
 

@@ -16,7 +16,8 @@ from rich.console import Console
 
 from universal.experiment import Experiment, run_experiment
 from universal.reporting.trace import trace_route, trace_to_json
-from universal.reporting.trace_adaptive import adaptive_trace_to_json, print_adaptive_trace
+from universal.reporting.trace_adaptive import adaptive_trace_to_json
+from universal.reporting.trace_adaptive_text import print_adaptive_trace
 from universal.reporting.trace_channels import trace_channels_route
 from tests.reporting.test_trace_adaptive import run_cli
 

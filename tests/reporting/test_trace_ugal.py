@@ -15,7 +15,8 @@ import pytest
 from rich.console import Console
 
 from universal.networks import build_network
-from universal.reporting.trace_adaptive import adaptive_trace_to_json, print_adaptive_trace, trace_adaptive_route
+from universal.reporting.trace_adaptive import adaptive_trace_to_json, trace_adaptive_route
+from universal.reporting.trace_adaptive_text import print_adaptive_trace
 from tests.reporting.test_trace_adaptive import run_cli
 
 TORUS = "torus:k=4,n=2"

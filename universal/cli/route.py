@@ -188,8 +188,8 @@ def _trace(args: argparse.Namespace) -> None:
     from universal.reporting import make_console
 
     if is_adaptive_routing(choices["--paths"][0]):
-        from universal.reporting.trace_adaptive import (adaptive_trace_to_json, print_adaptive_trace,
-                                                        trace_adaptive_route)
+        from universal.reporting.trace_adaptive import adaptive_trace_to_json, trace_adaptive_route
+        from universal.reporting.trace_adaptive_text import print_adaptive_trace
 
         trace = trace_adaptive_route(args.network, choices["--problem"][0], choices["--paths"][0],
                                      choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
@@ -202,7 +202,8 @@ def _trace(args: argparse.Namespace) -> None:
         return
     if args.vcs != 1 or args.source_queue != "all" or args.vc_buffer != "set":
         # the batch reference has one set buffer per link: the open-loop reference follows these
-        from universal.reporting.trace_adaptive import adaptive_trace_to_json, print_adaptive_trace
+        from universal.reporting.trace_adaptive import adaptive_trace_to_json
+        from universal.reporting.trace_adaptive_text import print_adaptive_trace
         from universal.reporting.trace_channels import trace_channels_route
 
         trace = trace_channels_route(args.network, choices["--problem"][0], choices["--paths"][0],

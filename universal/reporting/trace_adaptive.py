@@ -6,7 +6,8 @@ as it goes. :func:`trace_adaptive_route` runs the batch of ``route``'s table row
 reference engine (:func:`universal.engine.batch.route_batch` with ``engine="reference"``, the
 step records of :mod:`universal.engine.reference_trace`), checks that it delivers every packet
 in the same step and crosses the same links as the row's run (the one engine's), and
-:func:`adaptive_trace_to_json` / :func:`print_adaptive_trace` show it: per step every choice
+:func:`adaptive_trace_to_json` and
+:func:`universal.reporting.trace_adaptive_text.print_adaptive_trace` show it: per step every choice
 (the allowed links, the packets waiting for each, the one taken; UGAL's minimal or Valiant
 phase; CHAOS's deflections), every link's contenders, who crossed and who lost and why, the
 deliveries, the link buffers and, for CHAOS, the shared queues (Konstantinidou & Snyder, "The
@@ -37,15 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from universal.engine.batch import BatchRun
 from universal.errors import UserError
 from universal.reporting.trace import MAX_TRACE_HOPS, MAX_TRACE_NODES, MAX_TRACE_PACKETS
 
-__all__ = ["AdaptiveTrace", "adaptive_trace_to_json", "print_adaptive_trace", "trace_adaptive_route"]
+__all__ = ["AdaptiveTrace", "adaptive_trace_to_json", "trace_adaptive_route"]
 
 #: Where a CHAOS packet sits, by the first item of its contention key.
 _PLACES = ("shared queue", "input buffer", "source")
@@ -282,7 +280,8 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
                        "full_links": None if res.full_links is None else [link(e) for e in res.full_links.tolist()]}}
 
 
-_NUMBERS = ("q_min", "H_min", "q_val", "H_val", "T")
+#: The numbers of a UGAL comparison, as the JSON names them.
+UGAL_NUMBERS = ("q_min", "H_min", "q_val", "H_val", "T")
 
 
 def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
@@ -295,7 +294,7 @@ def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
                  "took": link(c["took"])}
         if "phase" in c:
             entry.update(phase=c["phase"], via=label(c["via"]))
-            entry.update({k: c[k] for k in _NUMBERS}, at=label(c["at"]))
+            entry.update({k: c[k] for k in UGAL_NUMBERS}, at=label(c["at"]))
         if "room" in c:
             entry.update(room=c["room"], deflected=c["deflected"])
         if "vc" in c:
@@ -344,7 +343,7 @@ def _code(reason: str, bandwidth: int) -> str:
     return reason
 
 
-def _key_text(key: list, key_name: str, chaos: bool) -> str:
+def key_text(key: list, key_name: str, chaos: bool) -> str:
     """A contention key in words: ``arrived 2``, ``input buffer, arrived 2``."""
     place, rest = (_PLACES[key[0]], key[1:]) if chaos else (None, key)
     own = f"{key_name} {rest[0]}" if rest else ""
@@ -372,152 +371,7 @@ def _why(i: int, reason: str, keys: dict, e: dict, trace: AdaptiveTrace, link, l
         (w,) = winners
         wk, k = keys[w], keys[i]
         if wk == k:
-            return f"lost to p{w} (both {_key_text(k, key_name, chaos)}, lower id)" if k else f"lost to p{w} (lower id)"
-        return f"lost to p{w} ({_key_text(wk, key_name, chaos)} before {_key_text(k, key_name, chaos)})"
+            return f"lost to p{w} (both {key_text(k, key_name, chaos)}, lower id)" if k else f"lost to p{w} (lower id)"
+        return f"lost to p{w} ({key_text(wk, key_name, chaos)} before {key_text(k, key_name, chaos)})"
     ahead = ", ".join(f"p{w}" for w in winners)
     return f"lost: B = {trace.bandwidth} crossings used up by {ahead}"
-
-
-# --- terminal -------------------------------------------------------------------------------
-
-def print_adaptive_trace(trace: AdaptiveTrace | dict, console: Console | None = None) -> None:
-    """Print the trace as a per-step log: a header, the packets and the paths they took, then
-    every step (choices, crossings and losses, deliveries, buffers, CHAOS's shared queues).
-
-    ``trace`` may be an :class:`AdaptiveTrace` or the object :func:`adaptive_trace_to_json` made of it.
-    """
-    from universal.reporting.tables import make_console
-
-    data = trace if isinstance(trace, dict) else adaptive_trace_to_json(trace)
-    console = console or make_console()
-    b = "unbounded link buffers" if data["b"] is None else f"link buffers of size b = {data['b']}"
-    if data.get("classes"):
-        b = f"V = {data['vcs']} VCs per link of b = {data['b']}, classes {' '.join(data['classes'])}"
-    elif data.get("vc_buffer") == "fifo":
-        b = f"V = {data['vcs']} VCs per link of b = {data['b']}" if data["vcs"] > 1 else b
-    places = "place" if data["queue"] == "1" else "places"
-    queue = f", a shared queue of {data['queue']} {places} per node" if data["queue"] else ""
-    fifos = [x for x, on in [(f"source queue {data.get('source_queue')}", data.get("source_queue", "all") != "all"),
-                             ("FIFO VCs", data.get("vc_buffer") == "fifo")] if on]
-    for line in [f"Trace of {data['protocol']} under {data['paths']} on {data['network']}: {data['problem']}, "
-                 f"seed {data['seed']}",
-                 f"{data['n']} packets, B = {data['B']}, {b}{queue}" + "".join(f"; {x}" for x in fifos),
-                 f"Choice: {data['choice']}",
-                 f"Contention: {data['rule']}; ties go to the lower packet id"]:
-        console.print(line)
-    table = Table(header_style="bold", box=None)
-    table.add_column("packet", justify="right")
-    table.add_column("path taken (node labels)")
-    for p in data["packets"]:
-        path = " -> ".join(p["path"]) if len(p["path"]) > 1 else f"{p['path'][0]} (no hops)"
-        table.add_row(f"p{p['packet']}", path)
-    console.print(table)
-    chaos = data["routing"] == "chaos"
-    for s in data["steps"]:
-        _print_step(s, data, console, chaos)
-    r = data["result"]
-    if r["status"] == "delivered":
-        final = (f"T = {r['T']}: all {data['n']} packets delivered; paths taken C = {r['C']}, D = {r['D']}; "
-                 f"largest buffer {r['max_buffer']}, mean latency {r['mean_latency']:.2f}, {r['hops']} hops")
-    elif r["status"] == "deadlock":
-        final = (f"Deadlock in step {r['deadlock_step']}: no packet could move; {len(r['blocked'])} packets wait "
-                 f"({' '.join(f'p{i}' for i in r['blocked'])}), each for a full buffer of "
-                 f"{', '.join(r['full_links'])}; {r['delivered']} of {data['n']} delivered")
-    else:
-        final = f"Step limit reached after {r['steps']} steps: {r['delivered']} of {data['n']} delivered"
-    console.print(Text(final, style="bold"))
-
-
-def _number(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def ugal_comparison(c: dict, global_: bool = False) -> str:
-    """UGAL's comparison with the numbers the engine compared, in words: ``q_min·H_min = 2·3 = 6 >
-    q_val·H_val + T = 0·5 + 0 = 0`` (UGAL-G, ``global_``: ``q_min/B + H_min = ...``).
-
-    Examples
-    --------
-    >>> ugal_comparison({"q_min": 2, "H_min": 3, "q_val": 0, "H_val": 5, "T": 0.0})
-    'q_min·H_min = 2·3 = 6 > q_val·H_val + T = 0·5 + 0 = 0'
-    """
-    n = _number
-    qm, hm, qv, hv, T = (c[k] for k in _NUMBERS)
-    if global_:
-        B = c["B"]
-        left, right = qm / B + hm, qv / B + hv + T
-        return (f"q_min/B + H_min = {n(qm)}/{B} + {n(hm)} = {n(left)} {'>' if left > right else '<='} "
-                f"q_val/B + H_val + T = {n(qv)}/{B} + {n(hv)} + {n(T)} = {n(right)}")
-    left, right = qm * hm, qv * hv + T
-    return (f"q_min·H_min = {n(qm)}·{n(hm)} = {n(left)} {'>' if left > right else '<='} "
-            f"q_val·H_val + T = {n(qv)}·{n(hv)} + {n(T)} = {n(right)}")
-
-
-def _item(console: Console, text: str | Text) -> None:
-    """One item of a step, indented by 2, its wrapped lines by 6 (easier to scan in 80 columns)."""
-    text = Text(text) if isinstance(text, str) else text
-    for k, line in enumerate(text.wrap(console, max(console.width - 6, 20))):
-        line.rstrip()                       # (the wrap keeps the space it broke at)
-        console.print(Text("      " if k else "  ") + line, soft_wrap=True)
-
-
-def _print_step(s: dict, data: dict, console: Console, chaos: bool) -> None:
-    console.print(Text(f"step {s['step']}" + ("  (deadlock: no packet can move)" if s["deadlock"] else ""),
-                       style="bold red" if s["deadlock"] else "bold"))
-    for src in s["sources"]:
-        _item(console, f"p{src['packet']} takes its {src['took']} path, since")
-        _item(console, "    " + ugal_comparison(src, global_=data["paths"].startswith("ugal-g")))
-    single = []
-    for c in s["choices"]:
-        if "phase" in c:
-            at = f" (q at {c['at']})" if c["at"] != c["node"] else ""
-            _item(console, f"p{c['packet']} at {c['node']}: "
-                  + ("Valiant via " + c["via"] if c["phase"] == "valiant" else "minimal") + f"{at}, since")
-            _item(console, "    " + ugal_comparison(c))         # (its own line: fits 80 columns unbroken)
-        if len(c["allowed"]) == 1 and not c.get("deflected") and "options" not in c:
-            single.append(f"p{c['packet']}")
-            continue
-        rooms = c.get("room", [True] * len(c["allowed"]))
-        opts = ", ".join(f"{a['link']} ({a['waiting']}{'' if room else ', full'})"
-                         for a, room in zip(c["allowed"], rooms))
-        if "options" in c:          # *-channels: (link, class) options, a full class buffer marked
-            opts = ", ".join(f"{o['link']} {o['vc']} ({o['waiting']}{', full' if o['full'] else ''})"
-                             for o in c["options"])
-        took = (f"deflected onto {c['took']}" if c.get("deflected") else f"took {c['took']}")
-        took += f" {c['vc']}" if "vc" in c else ""
-        _item(console, Text(f"p{c['packet']} at {c['node']} chose among {opts}: ")
-              + Text(took, style="magenta" if c.get("deflected") else ""))
-    if single:
-        _item(console, f"one allowed link: {' '.join(single)}")
-    key = data["key"]
-    for e in s["links"]:
-        line = Text(f"{e['link']}: ")
-        if len(e["contenders"]) > 1:
-            line.append(", ".join(f"p{c['packet']}" + (f" ({_key_text(c['key'], key, chaos)})" if c["key"] else "")
-                                  for c in e["contenders"]) + " -> ")
-        if e["crossed"]:
-            line.append(" ".join(f"p{i}" for i in e["crossed"]) + " crossed", style="green")
-        for k, lost in enumerate(e["lost"]):
-            line.append("; " if e["crossed"] or k else "")
-            line.append(f"p{lost['packet']} {lost['why']}", style="red")
-        _item(console, line)
-    if s.get("queue_held"):
-        _item(console, Text(f"held in their source queues (a packet ahead stays): "
-                            f"{' '.join(f'p{i}' for i in s['queue_held'])}", style="red"))
-    if s["delivered"]:
-        _item(console, f"delivered: {' '.join(f'p{i}' for i in s['delivered'])}")
-    def held(b: dict) -> str:           # p3, or p3:*_0 with VC classes
-        return " ".join(f"p{i}" + (f":{b['classes'][k]}" if "classes" in b else "") for k, i in enumerate(b["packets"]))
-    if "vcs" in s:                      # FIFO VCs: every VC, head first
-        vcs = "; ".join(f"{v['link']} v{v['vc']} [{' '.join(f'p{i}' for i in v['packets'])}]" for v in s["vcs"])
-        _item(console, f"VCs (head first): {vcs or 'all empty'}")
-    else:
-        buffers = "; ".join(f"{b['link']} [{held(b)}]" for b in s["buffers"])
-        _item(console, f"buffers: {buffers or 'all empty'}")
-    if chaos:
-        ev = s["queue_events"]
-        moves = [f"{' '.join(f'p{i}' for i in ev[k])} {what}" for k, what in
-                 (("entered", "entered a shared queue"), ("left", "left a shared queue")) if ev[k]]
-        queues = "; ".join(f"{q['node']} [{' '.join(f'p{i}' for i in q['packets'])}]" for q in s["queues"])
-        _item(console, Text(f"shared queues: {queues or 'all empty'}" + ("; " + ", ".join(moves) if moves else ""),
-                            style="magenta" if moves or queues else ""))

@@ -10,7 +10,7 @@ source queues or FIFO VCs the row's run is the one engine's batch
 classes). :func:`trace_channels_route` runs that reference with its step recorder on, checks that
 it delivers every packet in the same step and makes every hop in the same step as the row's run,
 and returns an :class:`~universal.reporting.trace_adaptive.AdaptiveTrace` that
-:func:`~universal.reporting.trace_adaptive.print_adaptive_trace` prints: per step every link's
+:func:`~universal.reporting.trace_adaptive_text.print_adaptive_trace` prints: per step every link's
 contenders with the class buffer each would enter, who crossed, who waits for a class with no
 room left (or behind the head of its FIFO VC), and the buffers with every packet's class.
 
