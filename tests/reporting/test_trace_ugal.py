@@ -206,3 +206,19 @@ def test_packets_held_behind_their_source_queue_are_named():
             assert any(j not in crossed and data["result"]["delivery"][j] > s["step"] for j in ahead)
             held += 1
     assert held > 0
+
+
+def test_with_terminals_q_is_read_at_the_source_router():
+    """On a dragonfly a terminal's one link is both legs' first: q is read at its router, and the
+    line says so (``p0 at g0.r0.t0: minimal (q at g0.r0), since``)."""
+    net = build_network("dragonfly:p=1")
+    data = adaptive_trace_to_json(trace_adaptive_route("dragonfly:p=1", "h-relation:h=2", "ugal", "fifo",
+                                                       source_queue="fifo"))
+    node = {net.label_of(v): v for v in range(net.num_nodes)}
+    decided = [c for s in data["steps"] for c in s["choices"] if "phase" in c]
+    assert decided
+    out = wide_text(data)
+    for c in decided:
+        assert node[c["at"]] == int(net.router_of[node[c["node"]]]) != node[c["node"]]
+        assert f"p{c['packet']} at {c['node']}: {'minimal' if c['phase'] == 'minimal' else 'Valiant via ' + c['via']}" \
+               f" (q at {c['at']}), since" in out

@@ -98,9 +98,9 @@ def trace_channels_route(network: str, problem: str, paths: str, protocol: str =
     proto = build_protocol(protocol)
     rule = rule_of(proto)
     if proto.bufferless or rule not in _FIXED_RULES:
-        raise UserError(f"--trace follows {proto.name} on fixed paths with one buffer per link and the default source "
-                        "queue only; with --vcs, --source-queue or --vc-buffer fifo use random-rank, growing-rank, fifo, "
-                        "farthest-to-go, nearest-to-go or longest-in-system")
+        raise UserError(f"--trace follows {proto.name} on fixed paths with one buffer per link and the default "
+                        "source queue only; with --vcs, --source-queue or --vc-buffer fifo use random-rank, "
+                        "growing-rank, fifo, farthest-to-go, nearest-to-go or longest-in-system")
     collection, protocol_ss = traced_collection(network, problem, paths, seed=seed, base_dir=base_dir)
     options = dict(bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue, vc_buffer=vc_buffer)
     row = simulate(collection, proto, np.random.default_rng(protocol_ss), record_hops=True, **options)
