@@ -40,6 +40,8 @@ def print_adaptive_trace(trace: AdaptiveTrace | dict, console: Console | None = 
         b = f"V = {data['vcs']} VCs per link of b = {data['b']}, classes {' '.join(data['classes'])}"
     elif data.get("vc_buffer") == "fifo":
         b = f"V = {data['vcs']} VCs per link of b = {data['b']}" if data["vcs"] > 1 else b
+    elif data.get("vcs", 1) > 1 and data["b"] is None and not data["queue"]:
+        b += f" (V = {data['vcs']} VCs per link: with unbounded buffers the classes never bind)"
     places = "place" if data["queue"] == "1" else "places"
     queue = f", a shared queue of {data['queue']} {places} per node" if data["queue"] else ""
     fifos = [x for x, on in [(f"source queue {data.get('source_queue')}", data.get("source_queue", "all") != "all"),
