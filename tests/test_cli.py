@@ -439,7 +439,7 @@ def test_a_route_scenario_takes_vcs_as_the_command_line_does(tmp_path, capsys):
     (["--vcs", "65"], "between 1 and 64"),
     (["--vcs", "1"] + ["--paths", "valiant", "--vcs", "2"], "needs 4 virtual channels"),
     (["--network", "butterfly:d=3", "--vcs", "2"], "not on butterfly"),
-    (["--vcs", "2", "--trace"], "leave out --vcs"),
+    (["--vcs", "2", "--trace", "--protocols", "trial-and-failure"], "use random-rank, growing-rank, fifo"),
 ])
 def test_route_vcs_bad_input(extra, fragment, tmp_path, capsys):
     from tests.test_bad_inputs import assert_refused

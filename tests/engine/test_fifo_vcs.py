@@ -249,7 +249,7 @@ def test_head_of_line_blocking_in_a_batch_by_hand():
     (["--buffer", "1,unbounded"], "needs bounded buffers"),
     (["--buffer", "2", "--paths", "chaos"], "CHAOS has none"),
     (["--buffer", "2", "--protocols", "trial-and-failure"], "trial-and-failure is bufferless"),
-    (["--buffer", "2", "--trace"], "--trace follows a run whose link buffers are sets"),
+    (["--buffer", "2", "--trace", "--protocols", "random"], "use random-rank, growing-rank, fifo"),
 ])
 def test_route_refuses_fifo_vcs_it_cannot_run_in_one_line(capsys, extra, message):
     from tests.test_cli import assert_user_error, run

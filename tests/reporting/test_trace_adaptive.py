@@ -18,7 +18,8 @@ from rich.console import Console
 from universal.cli import main
 from universal.engine.batch import route_batch
 from universal.experiment import Experiment, run_experiment
-from universal.reporting.trace_adaptive import adaptive_trace_to_json, print_adaptive_trace, trace_adaptive_route
+from universal.reporting.trace_adaptive import adaptive_trace_to_json, trace_adaptive_route
+from universal.reporting.trace_adaptive_text import print_adaptive_trace
 
 TORUS = "torus:k=4,n=2"
 
@@ -168,11 +169,11 @@ def test_json_shape(capsys):
     assert status == 0, err
     data = json.loads(out)
     assert {"network", "problem", "paths", "routing", "seed", "protocol", "adaptive", "n", "B", "b", "queue", "key",
-            "rule", "choice", "packets", "steps", "result"} <= set(data)
+            "rule", "choice", "packets", "steps", "result", "vcs", "source_queue", "vc_buffer", "classes"} <= set(data)
     assert data["adaptive"] is True and data["routing"] == "chaos" and data["queue"] == "1"
     step = data["steps"][0]
-    assert set(step) == {"step", "choices", "sources", "links", "delivered", "buffers", "deadlock", "queues",
-                         "queue_events"}
+    assert set(step) == {"step", "choices", "sources", "links", "queue_held", "delivered", "buffers", "deadlock",
+                         "queues", "queue_events"}
     assert set(step["links"][0]) == {"link", "contenders", "crossed", "lost"}
     assert set(step["choices"][0]) == {"packet", "node", "allowed", "took", "room", "deflected"}
     assert set(data["packets"][0]) == {"packet", "source", "dest", "path"}
@@ -181,7 +182,7 @@ def test_json_shape(capsys):
 @pytest.mark.parametrize("argv, fragment", [
     (["--network", "torus:k=3,n=2", "--problem", "h-relation:h=8"], "72 packets, more than 64"),
     (["--network", "torus:k=17,n=2", "--problem", "permutation:random"], "289 nodes, more than 256"),
-    (["--network", TORUS, "--problem", "permutation:random", "--vcs", "3", "--buffer", "1"], "leave out --vcs"),
+    (["--network", TORUS, "--problem", "permutation:random", "--vcs", "2", "--buffer", "1"], "needs 3 virtual channels"),
     (["--network", TORUS, "--problem", "permutation:random", "--protocols", "growing-rank"], "not available"),
 ])
 def test_refused_with_one_line(argv, fragment, capsys):

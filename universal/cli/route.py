@@ -57,8 +57,9 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
                          "link: tail head load (a block per collection; use with --analyze)")
     rt.add_argument("--trace", action="store_true",
                     help="follow one small run step by step (who crossed which link, who lost and why, the "
-                         "buffers; with an adaptive routing every choice, and CHAOS's shared queues); with --json "
-                         "as one JSON object")
+                         "buffers; with an adaptive routing every choice, UGAL's q·H comparison with its numbers, "
+                         "and CHAOS's shared queues; with --vcs every packet's VC class); with --json as one JSON "
+                         "object")
     rt.add_argument("--html", type=output_file("HTML view"), metavar="FILE",
                     help="also write one run as a self-contained HTML page: the network, packets moving step by "
                          "step, link queues, the delivery curve and the table row (one problem, paths, protocol, "
@@ -71,13 +72,7 @@ def run(args: argparse.Namespace) -> None:
     plot = plot_path(args)
     links = writable(args.links, "links")
     html = html_path(args)
-    if args.trace:      # the trace's reference has one set buffer per link and every packet routed
-        if args.vcs != 1 and not _chaos_only(args.paths):     # (CHAOS has no VCs: V sizes its shared queue)
-            raise UserError("--trace follows a run with one buffer per link; leave out --vcs")
-        if args.source_queue != "all":
-            raise UserError("--trace follows a run with the default source queue; leave out --source-queue")
-        if args.vc_buffer != "set":
-            raise UserError("--trace follows a run whose link buffers are sets; leave out --vc-buffer fifo")
+    if args.trace:
         if html is not None:
             raise UserError("--trace prints the run step by step; --html draws it: give one of the two")
         _trace(args)
@@ -162,16 +157,6 @@ def _chaos_queues(exp, collection, run_result) -> dict:
                                                                 exp.vcs)}
 
 
-def _chaos_only(paths: str | None) -> bool:
-    """Whether ``--paths`` names CHAOS alone (whose ``--vcs`` is the budget of its shared queue)."""
-    from universal.registry import parse_spec
-
-    try:
-        return paths is not None and [parse_spec(p).name for p in names(paths)] == ["chaos"]
-    except UserError:
-        return False
-
-
 def _default_paths(args: argparse.Namespace) -> str:
     from universal.networks import build_network
     from universal.paths import default_base
@@ -203,12 +188,28 @@ def _trace(args: argparse.Namespace) -> None:
     from universal.reporting import make_console
 
     if is_adaptive_routing(choices["--paths"][0]):
-        from universal.reporting.trace_adaptive import (adaptive_trace_to_json, print_adaptive_trace,
-                                                        trace_adaptive_route)
+        from universal.reporting.trace_adaptive import adaptive_trace_to_json, trace_adaptive_route
+        from universal.reporting.trace_adaptive_text import print_adaptive_trace
 
         trace = trace_adaptive_route(args.network, choices["--problem"][0], choices["--paths"][0],
                                      choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
-                                     buffer=args.buffer[0], vcs=args.vcs)
+                                     buffer=args.buffer[0], vcs=args.vcs, source_queue=args.source_queue,
+                                     vc_buffer=args.vc_buffer)
+        if args.json:
+            print_json(adaptive_trace_to_json(trace), args)
+        else:
+            print_adaptive_trace(trace, make_console())
+        return
+    if args.vcs != 1 or args.source_queue != "all" or args.vc_buffer != "set":
+        # the batch reference has one set buffer per link: the open-loop reference follows these
+        from universal.reporting.trace_adaptive import adaptive_trace_to_json
+        from universal.reporting.trace_adaptive_text import print_adaptive_trace
+        from universal.reporting.trace_channels import trace_channels_route
+
+        trace = trace_channels_route(args.network, choices["--problem"][0], choices["--paths"][0],
+                                     choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
+                                     buffer=args.buffer[0], vcs=args.vcs, source_queue=args.source_queue,
+                                     vc_buffer=args.vc_buffer)
         if args.json:
             print_json(adaptive_trace_to_json(trace), args)
         else:

@@ -166,6 +166,10 @@ class ReferenceCore:
         #: packets in every link buffer (a packet sits in the buffer of the link it crossed last;
         #: with virtual channels, keyed by (link, class))
         self.occupancy: dict = defaultdict(int)
+        #: when a dict (``route --trace``): what every decision compared, by packet id: UGAL's
+        #: numbers (:meth:`_ugal_target`, :meth:`choose_path`) and the *-channel options
+        #: (:meth:`_decide_star`), so the trace prints the very values the rules read
+        self.decision_log: dict | None = None
         self.chaos = None
         if view.kind == "chaos":                # CHAOS: shared queues, deflection, the injection gate
             from universal.engine.reference_chaos import ChaosRules
@@ -252,13 +256,19 @@ class ReferenceCore:
         def local(path: list) -> int:            # the first router link's queue and used credits
             return counts[path[first]] + self.occupancy[path[first]] if len(path) > first else 0
 
-        def along(path: list) -> float:          # every link's queue, plus the hops
-            return sum(counts[e] for e in path) / self.bandwidth + len(path)
+        def queued(path: list) -> int:           # every link's queue
+            return sum(counts[e] for e in path)
 
         if view.mode == "local":
-            longer = local(p.path) * len(p.path) > local(p.alt) * len(p.alt) + view.threshold
+            q_min, q_val = local(p.path), local(p.alt)
+            longer = q_min * len(p.path) > q_val * len(p.alt) + view.threshold
         else:
-            longer = along(p.path) > along(p.alt) + view.threshold
+            q_min, q_val = queued(p.path), queued(p.alt)     # per path: its queues / B plus its hops
+            longer = q_min / self.bandwidth + len(p.path) > q_val / self.bandwidth + len(p.alt) + view.threshold
+        if self.decision_log is not None:
+            self.decision_log.setdefault(p.pid, {}).update(
+                q_min=q_min, H_min=len(p.path), q_val=q_val, H_val=len(p.alt), T=view.threshold, chose_valiant=longer,
+                B=self.bandwidth)
         if longer:
             p.path = p.alt
             p.want = p.path[0]
@@ -322,9 +332,14 @@ class ReferenceCore:
 
         def q(target: int) -> int:
             return min(counts.get(e, 0) + credits(e) for e in self.productive(at, target))
+        q_min, q_val = q(p.dst), q(p.via)
         h_min = self.dist[p.src][p.dst]
         h_val = self.dist[p.src][p.via] + self.dist[p.via][p.dst]
-        if q(p.dst) * h_min > q(p.via) * h_val + self.view.threshold:
+        valiant = q_min * h_min > q_val * h_val + self.view.threshold
+        if self.decision_log is not None:
+            self.decision_log.setdefault(p.pid, {}).update(
+                q_min=q_min, H_min=h_min, q_val=q_val, H_val=h_val, T=self.view.threshold, chose_valiant=valiant, at=at)
+        if valiant:
             p.target = p.via
         p.via = -1
 
@@ -363,6 +378,8 @@ class ReferenceCore:
 
         best = min(cost(o) for o in options)
         tied = [o for o in options if cost(o) == best]
+        if self.decision_log is not None:       # every (link, class) option with its cost, as compared
+            self.decision_log.setdefault(p.pid, {})["options"] = [[e, c, *cost((e, c, star))] for e, c, star in options]
         u = tie_uniform_py(p.tie, p.hops)
         p.want, p.vc, _ = tied[min(int(u * len(tied)), len(tied) - 1)]
 

@@ -10,23 +10,33 @@ A step record is ``{"step", "sources", "choices", "links", "delivered", "buffers
 
 * ``sources``: UGAL-L/G, one ``{"packet", "minimal", "valiant", "took"}`` per packet created in
   the step (the two candidate paths' lengths in hops; ``took`` is ``"minimal"`` or
-  ``"valiant"``);
+  ``"valiant"``) with the numbers the choice compared (:meth:`ReferenceCore.choose_path`):
+  ``q_min``, ``H_min``, ``q_val``, ``H_val``, ``T``, ``B`` and ``chose_valiant``;
 * ``choices``: one ``{"packet", "node", "allowed", "counts", "took"}`` per packet the routing
   made choose its next link in the step (``allowed`` the links it chose among, ``counts`` the
   other packets waiting for each at the start of the step, as the choice read them: a CHAOS
   packet choosing again does not count itself on the link it had chosen); UGAL adds
   ``via`` and ``phase`` (``"valiant"``: toward the intermediate ``via``, or ``"minimal"``) on
-  its one decision at the source; CHAOS adds ``room`` (per allowed link, whether its input
-  buffer had room) and ``deflected`` (true when it took a link that is not one hop closer);
+  its one decision at the source, with the numbers it compared (``q_min``, ``H_min``, ``q_val``,
+  ``H_val``, ``T``, ``chose_valiant`` and ``at``, the router whose links' queues q counts;
+  :meth:`ReferenceCore._ugal_target`); with GOAL's *-channels ``vc`` (the class taken) and
+  ``options``, one ``[link, class, full, waiting, star]`` per option compared; CHAOS adds
+  ``room`` (per allowed link, whether its input buffer had room) and ``deflected`` (true when
+  it took a link that is not one hop closer);
 * ``links``: per wanted link ``{"link", "contenders": [[key, packet], ...], "crossed",
   "lost": [[packet, reason], ...]}`` with the key the engine sorted by (a list of ints) and the
-  reason ``"priority"``, ``"buffer-full"`` or ``"held"`` (CHAOS's injection gate held it at its
-  source);
+  reason ``"priority"``, ``"buffer-full"``, ``"held"`` (CHAOS's injection gate held it at its
+  source) or ``"behind-head"`` (FIFO VCs: it is not the head of its VC); with virtual channels
+  ``classes``, the class buffer each contender would enter (None: the hop delivers it), and with
+  FIFO VCs ``from_vc``, the ``[link, v]`` each sits in (None: its source);
+* ``queue_held``: with a FIFO source queue that routes several packets (``fifo:w=W``), the
+  packets taken out of the contention because a packet ahead of them in their queue stays;
 * ``delivered``: packets that crossed their last link; ``buffers``: every non-empty link buffer
   ``{link: [packet, ...]}`` at the end of the step; ``queues`` (CHAOS): every non-empty shared
   queue ``{node: [packet, ...]}``; ``queue_events`` (CHAOS): ``{"entered", "left"}``, the packets
   that moved from an input buffer into their node's shared queue, and those that crossed a link
-  out of one.
+  out of one; with virtual channels ``classes`` (``{packet: class}`` of every buffered packet)
+  and with FIFO VCs ``fifos`` (``{"link v": [packet, ...]}``, every non-empty VC, head first).
 """
 
 from __future__ import annotations
@@ -54,21 +64,26 @@ class StepRecorder:
     def created(self, t: int, packets: list) -> None:
         """Before the step's new packets join: UGAL-L/G's two candidate paths of each."""
         self.record = {"step": t, "sources": [], "choices": [], "links": [], "delivered": [], "buffers": {}}
-        self._sources = {p.pid: (list(p.path), list(p.alt)) for p in packets if p.alt is not None}
+        self._sources = {p.pid: (p, list(p.path), list(p.alt)) for p in packets if p.alt is not None}
+        self.core.decision_log = {}      # what the step's decisions compare, as the core compares it
 
     def deciding(self, waiting: list, counts: dict) -> None:
         """After the new packets joined, before the choices: who must choose, and from where."""
-        for p in sorted(self._sources.keys()):
-            minimal, valiant = self._sources[p]
-            pkt = next(q for q in waiting if q.pid == p)
+        log = self.core.decision_log
+        for p in sorted(self._sources.keys()):      # (a packet still behind its source queue chose too)
+            pkt, minimal, valiant = self._sources[p]
             self.record["sources"].append({"packet": p, "minimal": len(minimal), "valiant": len(valiant),
-                                           "took": "minimal" if pkt.path == minimal else "valiant"})
+                                           "took": "minimal" if pkt.path == minimal else "valiant",
+                                           **log.get(p, {})})
         self._counts = dict(counts)
+        self._waiting = [p.pid for p in waiting]
         self._before = {p.pid: (p.via, p.want) for p in waiting if p.path is None and self._must_choose(p)}
 
     def _must_choose(self, p) -> bool:
         """Whether the core's choice runs for ``p`` in this step (read before it runs)."""
-        chaos = self.core.chaos
+        core, chaos = self.core, self.core.chaos
+        if core.star:                   # GOAL's *-channels: also when the chosen class buffer is full
+            return p.want is None or not core._room(p, p.want, p.vc)
         if chaos is None:
             return p.want is None
         return p.want is None or not (chaos._productive(p, p.want) and chaos._room(p, p.want))
@@ -87,7 +102,10 @@ class StepRecorder:
             choice = {"packet": p.pid, "node": p.node, "allowed": allowed,
                       "counts": [self._counts.get(e, 0) - (e == before) for e in allowed], "took": p.want}
             if view.kind == "ugal" and via >= 0:
-                choice.update(via=via, phase="valiant" if p.target == via and via != p.dst else "minimal")
+                choice.update(via=via, phase="valiant" if p.target == via and via != p.dst else "minimal",
+                              **{k: v for k, v in core.decision_log[p.pid].items() if k != "options"})
+            if core.star:               # the class taken and the (link, class) options with their costs
+                choice.update(vc=p.vc, options=core.decision_log[p.pid]["options"])
             if core.chaos is not None:
                 choice["room"] = [core.chaos._room(p, e) for e in allowed]
                 choice["deflected"] = p.want not in allowed
@@ -104,7 +122,11 @@ class StepRecorder:
     def contended(self, links: list, key) -> None:
         """After the contention: every wanted link's contenders, winners and losers (before the
         winners move, so that a CHAOS packet leaving its shared queue is seen in it)."""
-        chaos = self.core.chaos
+        core = self.core
+        chaos = core.chaos
+        seen = {p.pid for _, ranked, _, _ in links for p in ranked}
+        # FIFO source queues: the packets taken out of the contention because one ahead of them stays
+        self.record["queue_held"] = sorted(i for i in self._waiting if i not in seen)
         for link, ranked, crossed, no_room in links:
             went = [p.pid for p in crossed]
             refused = {p.pid for p in no_room}
@@ -113,10 +135,17 @@ class StepRecorder:
                 if p.pid in went:
                     continue
                 reason = ("buffer-full" if p.pid in refused else
-                          "held" if chaos is not None and chaos.held(p) else "priority")
+                          "held" if chaos is not None and chaos.held(p) else
+                          "behind-head" if core.fifo_vcs and p.fifo_vc is not None and core.fifos[p.fifo_vc][0] is not p
+                          else "priority")
                 lost.append([p.pid, reason])
-            self.record["links"].append({"link": link, "contenders": [[list(key(p))[:-1], p.pid] for p in ranked],
-                                         "crossed": went, "lost": lost})
+            entry = {"link": link, "contenders": [[list(key(p))[:-1], p.pid] for p in ranked], "crossed": went,
+                     "lost": lost}
+            if core.plan is not None:   # the class buffer each contender would enter (None: delivered)
+                entry["classes"] = [None if core.final(p) else core.buffer_of(p)[0][1] for p in ranked]
+            if core.fifo_vcs:           # the VC each sits in (None: its source)
+                entry["from_vc"] = [None if p.fifo_vc is None else list(p.fifo_vc) for p in ranked]
+            self.record["links"].append(entry)
         if chaos is not None:
             self.record["queue_events"] = {"entered": [], "left": sorted(p.pid for _, _, crossed, _ in links
                                                                          for p in crossed if chaos.place(p) == 0)}
@@ -129,15 +158,22 @@ class StepRecorder:
         rec["delivered"] = sorted(p.pid for p in packets if delivered[p.pid] == t and p.hops > 0)
         buffers: dict[int, list[int]] = {}
         queues: dict[int, list[int]] = {}
+        classes: dict[int, int] = {}
         for p in sorted(packets, key=lambda q: q.pid):
             if delivered[p.pid] >= 0 or p.buffer is None:
                 continue
-            if isinstance(p.buffer, tuple):
-                if p.buffer[0] == "queue":
-                    queues.setdefault(p.buffer[1], []).append(p.pid)
+            if isinstance(p.buffer, tuple) and p.buffer[0] == "queue":
+                queues.setdefault(p.buffer[1], []).append(p.pid)
+            elif isinstance(p.buffer, tuple):          # virtual channels: (link, class)
+                buffers.setdefault(p.buffer[0], []).append(p.pid)
+                classes[p.pid] = p.buffer[1]
             else:
                 buffers.setdefault(p.buffer, []).append(p.pid)
         rec["buffers"] = dict(sorted(buffers.items()))
+        if self.core.plan is not None:
+            rec["classes"] = classes
+        if self.core.fifo_vcs:          # every non-empty VC, head first
+            rec["fifos"] = {f"{e} {v}": [p.pid for p in ps] for (e, v), ps in sorted(self.core.fifos.items()) if ps}
         if self.core.chaos is not None:
             rec["queues"] = dict(sorted(queues.items()))
         rec["deadlock"] = deadlock

@@ -129,12 +129,24 @@ def trace_route(network: str, problem: str, paths: str = "dimension-order", prot
     :func:`universal.experiment.run_experiment`, so the trace is the run of that row of
     ``python -m universal route ... --seed s``. Sizes are checked before anything is built.
     """
+    protocol_obj = build_protocol(protocol)      # a bad name is refused before anything is built
+    collection, protocol_ss = traced_collection(network, problem, paths, seed=seed, base_dir=base_dir)
+    trace = trace_run(collection, protocol_obj, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
+                      buffer=buffer)
+    trace.problem, trace.seed = problem, seed
+    return trace
+
+
+def traced_collection(network: str, problem: str, paths: str, *, seed: int = 0,
+                      base_dir: Path | None = None) -> tuple[PathCollection, np.random.SeedSequence]:
+    """The path collection of ``route``'s row for seed ``seed`` and the seed of its protocol's
+    stream (:func:`trace_route`), its sizes checked against the trace's limits before and after
+    it is built."""
     net = build_network(network, base_dir)
     if net.num_nodes > MAX_TRACE_NODES:
         raise UserError(f"--trace is for small instances: {net.name} has {net.num_nodes:,} nodes, "
                         f"more than {MAX_TRACE_NODES:,}")
     system = build_path_system(paths, net, base_dir)
-    protocol_obj = build_protocol(protocol)
     packets = estimate_packets(problem, net)  # a relative file under base_dir counts 0 here; see below
     if packets > MAX_TRACE_PACKETS:
         raise UserError(f"--trace is for small instances: {problem} has {packets:,} packets "
@@ -145,10 +157,8 @@ def trace_route(network: str, problem: str, paths: str = "dimension-order", prot
         raise UserError(f"--trace is for small instances: {problem} has {prob.size:,} packets "
                         f"on {net.name}, more than {MAX_TRACE_PACKETS}")
     collection = system.route(prob, net, np.random.default_rng(paths_ss))
-    trace = trace_run(collection, protocol_obj, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
-                      buffer=buffer)
-    trace.problem, trace.seed = problem, seed
-    return trace
+    check_traceable(collection)
+    return collection, protocol_ss
 
 
 # --- JSON -----------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ as it goes. :func:`trace_adaptive_route` runs the batch of ``route``'s table row
 reference engine (:func:`universal.engine.batch.route_batch` with ``engine="reference"``, the
 step records of :mod:`universal.engine.reference_trace`), checks that it delivers every packet
 in the same step and crosses the same links as the row's run (the one engine's), and
-:func:`adaptive_trace_to_json` / :func:`print_adaptive_trace` show it: per step every choice
+:func:`adaptive_trace_to_json` and
+:func:`universal.reporting.trace_adaptive_text.print_adaptive_trace` show it: per step every choice
 (the allowed links, the packets waiting for each, the one taken; UGAL's minimal or Valiant
 phase; CHAOS's deflections), every link's contenders, who crossed and who lost and why, the
 deliveries, the link buffers and, for CHAOS, the shared queues (Konstantinidou & Snyder, "The
@@ -37,15 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from universal.engine.batch import BatchRun
 from universal.errors import UserError
 from universal.reporting.trace import MAX_TRACE_HOPS, MAX_TRACE_NODES, MAX_TRACE_PACKETS
 
-__all__ = ["AdaptiveTrace", "adaptive_trace_to_json", "print_adaptive_trace", "trace_adaptive_route"]
+__all__ = ["AdaptiveTrace", "adaptive_trace_to_json", "trace_adaptive_route"]
 
 #: Where a CHAOS packet sits, by the first item of its contention key.
 _PLACES = ("shared queue", "input buffer", "source")
@@ -64,11 +62,18 @@ _CHOICE = {"min-adaptive": "MIN AD: among the links one hop closer, the fewest w
                            + _TIES,
            "goal": "GOAL: a direction per dimension at creation, then among the links of the dimensions left "
                    "to correct, the fewest waiting" + _TIES,
-           "ugal": "UGAL: at the source minimal or Valiant (via an intermediate) by queue x hops, then MIN AD "
-                   "toward the current target" + _TIES,
-           "ugal-paths": "UGAL-L/G: the minimal or the Valiant path, taken at the source by their queues and hops",
+           "ugal": "UGAL: at the source Valiant (via a random intermediate) when q_min·H_min > q_val·H_val + T, "
+                   "else minimal (q: the fewest packets waiting for a first link toward the target, plus its used "
+                   "credits with --buffer; H: hops; an intermediate drawn at the source or the destination: minimal, "
+                   "no comparison); then MIN AD toward the current target" + _TIES,
+           "ugal-paths": "UGAL-L/G: the minimal or the Valiant path, taken at the source: UGAL-L Valiant when "
+                         "q_min·H_min > q_val·H_val + T (q: packets waiting for the path's first router link plus "
+                         "those in its buffer), UGAL-G when q_min/B + H_min > q_val/B + H_val + T (q: the packets "
+                         "waiting along the whole path)",
            "chaos": "CHAOS: among the links one hop closer, one with room first, then the fewest waiting; a packet "
                     "in a full shared queue with no such room is deflected onto another link with room" + _TIES,
+           "paths": "none: every packet follows its path, fixed before the run; with VCs each hop enters its "
+                    "dateline class c = 2·level + wrapped on a torus (level on a mesh or hypercube)",
            "splitter": "the splitter rule: the packets of a node bound for one output set take its edges in turn, "
                        "in packet-id order, the edge with the fewest waiting first (ties to the lower row)"}
 
@@ -90,6 +95,13 @@ class AdaptiveTrace:
         The router's kind (``min-adaptive``, ``goal``, ``ugal``, ``chaos``, ``ugal-paths``, ...).
     queue : str or None
         CHAOS's shared-queue places per node (``"4"`` or ``"2-4"``).
+    vcs, source_queue, vc_buffer : int, str, str
+        The run's ``--vcs``, ``--source-queue`` and ``--vc-buffer``.
+    class_names : list of str or None
+        The name of every VC class (GOAL's *-channels), None without classes.
+    key_name, rule : str or None
+        What the contention key is called and which packet wins, when not the adaptive
+        protocols' (fixed paths: :mod:`universal.reporting.trace_channels`).
     """
 
     run: BatchRun
@@ -102,6 +114,12 @@ class AdaptiveTrace:
     buffer: int | None
     kind: str
     queue: str | None = None
+    vcs: int = 1
+    source_queue: str = "all"
+    vc_buffer: str = "set"
+    class_names: list | None = None
+    key_name: str | None = None
+    rule: str | None = None
 
 
 def _too_large(value: int, limit: int, what: str, where: str) -> None:
@@ -111,6 +129,7 @@ def _too_large(value: int, limit: int, what: str, where: str) -> None:
 
 def trace_adaptive_route(network: str, problem: str, routing: str, protocol: str = "random-rank", *, seed: int = 0,
                          bandwidth: int = 1, buffer: int | None = None, vcs: int = 1,
+                         source_queue: str = "all", vc_buffer: str = "set",
                          base_dir: Path | None = None) -> AdaptiveTrace:
     """Trace the run of ``route``'s row for an adaptive routing, on the reference engine.
 
@@ -127,7 +146,11 @@ def trace_adaptive_route(network: str, problem: str, routing: str, protocol: str
     buffer : int or None
         b (None: unbounded).
     vcs : int
-        CHAOS only: the buffer budget its shared queue takes (it has no virtual channels).
+        V, virtual channels per link: GOAL's *-channels for min-adaptive, goal and ugal (every
+        choice then names its class); for CHAOS the buffer budget its shared queue takes.
+    source_queue, vc_buffer : str
+        As ``route``'s ``--source-queue`` (``fifo``: a packet is routed, and UGAL decides, when it
+        reaches the head of its source queue) and ``--vc-buffer``.
     base_dir : Path, optional
 
     Returns
@@ -160,7 +183,8 @@ def trace_adaptive_route(network: str, problem: str, routing: str, protocol: str
     distances = net.distances(prob.sources, prob.dests)
     if distances is not None:         # the fewest crossings the run can make, before it runs
         _too_large(int(distances.sum()), MAX_TRACE_HOPS, "hops (at least)", f"{problem} on {net.name}")
-    options = dict(seed=protocol_ss, bandwidth=bandwidth, buffer=buffer, vcs=vcs)
+    options = dict(seed=protocol_ss, bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue,
+                   vc_buffer=vc_buffer)
     records: list = []
     ref = route_batch(net, prob.sources, prob.dests, routing, name, engine="reference", trace=records, **options)
     _too_large(int(ref.result.hops), MAX_TRACE_HOPS, "link crossings", "this run")
@@ -169,7 +193,23 @@ def trace_adaptive_route(network: str, problem: str, routing: str, protocol: str
             and np.array_equal(ref.result.crossings, row.result.crossings)):
         raise RuntimeError(f"{routing}: the reference engine's run differs from the one engine's")
     queue = shared_queue_text(router, buffer, vcs)
-    return AdaptiveTrace(ref, records, routing, name, problem, seed, bandwidth, buffer, router.kind, queue)
+    return AdaptiveTrace(ref, records, routing, name, problem, seed, bandwidth, buffer, router.kind, queue, vcs,
+                         source_queue, vc_buffer, _class_names(router, vcs, buffer))
+
+
+def _class_names(router, vcs: int, buffer: int | None) -> list[str] | None:
+    """The names of the run's VC classes: GOAL's ``*_0``, ``*_1`` and ``non-*`` (``*`` and
+    ``non-*`` without wrap-around), per UGAL phase ``ph1``/``ph2``; None when the classes do not
+    bind (one VC, unbounded buffers, CHAOS)."""
+    from universal.engine.vcs import plan_vcs
+
+    plan = plan_vcs(router, vcs, buffer)
+    if plan is None or buffer is None:
+        return None
+    names = ["*_0", "*_1", "non-*"] if plan.ring else ["*", "non-*"]
+    if plan.phases == 1:
+        return names
+    return [f"{name} ph{phase + 1}" for phase in range(plan.phases) for name in names]
 
 
 # --- JSON -----------------------------------------------------------------------------------
@@ -179,22 +219,33 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
 
     Keys: ``network``, ``problem``, ``paths`` (the routing), ``routing`` (its kind), ``seed``,
     ``protocol``, ``adaptive`` (true), ``bufferless`` (false), ``n``, ``B``, ``b``, ``queue``
-    (CHAOS's shared-queue places per node, else null), ``key``, ``rule``, ``choice`` (how a packet
+    (CHAOS's shared-queue places per node, else null), ``vcs``, ``source_queue``, ``vc_buffer``
+    (the run's options), ``classes`` (the VC classes' names, GOAL's *-channels, null without
+    classes that bind), ``key``, ``rule``, ``choice`` (how a packet
     chooses, one line); ``packets``: ``{"packet", "source", "dest", "path"}`` per packet, ``path``
     the nodes it visited; ``steps``: one per step, in order; ``result``.
 
     A step is ``{"step", "choices", "sources", "links", "delivered", "buffers", "deadlock"}`` and,
     for CHAOS, ``"queues"`` and ``"queue_events"``: ``choices`` one ``{"packet", "node", "allowed":
     [{"link", "waiting"}, ...], "took"}`` per packet that chose its next link in the step (UGAL's
-    first choice adds ``"phase"``, ``"minimal"`` or ``"valiant"``, and ``"via"``; CHAOS adds
-    ``"room"`` per allowed link and ``"deflected"``); ``sources`` (UGAL-L/G) one
-    ``{"packet", "minimal", "valiant", "took"}`` per packet (path lengths); ``links`` as in
+    first choice adds ``"phase"``, ``"minimal"`` or ``"valiant"``, ``"via"`` and the numbers the
+    rule compared, ``"q_min"``, ``"H_min"``, ``"q_val"``, ``"H_val"``, ``"T"`` and ``"at"``, the
+    router whose links q counts: Valiant when q_min·H_min > q_val·H_val + T; with *-channels
+    ``"vc"``, the class taken, and ``"options"``, ``[{"link", "vc", "full", "waiting"}]``;
+    CHAOS adds ``"room"`` per allowed link and ``"deflected"``); ``sources`` (UGAL-L/G) one
+    ``{"packet", "minimal", "valiant", "took", "q_min", "H_min", "q_val", "H_val", "T", "B"}``
+    per packet (path lengths, and the numbers compared: UGAL-L's q is the first router link's
+    queue and used credits, Valiant when q_min·H_min > q_val·H_val + T; UGAL-G's the queues along
+    the whole path, Valiant when q_min/B + H_min > q_val/B + H_val + T); ``links`` as in
     :func:`universal.reporting.trace.trace_to_json` (``contenders``: ``{"packet", "key"}`` with
     ``key`` a list, CHAOS's first item the place: 0 shared queue, 1 input buffer, 2 source; a
     loss's ``reason`` ``"lower-key"``, ``"bandwidth"`` or ``"buffer-full"`` as there, or
-    ``"held"``: CHAOS's injection gate held the packet at its source); ``buffers`` ``[{"link",
-    "packets"}]`` at the end of the step; ``queues`` ``[{"node", "packets"}]``; ``queue_events``
-    ``{"entered": [...], "left": [...]}``.
+    ``"held"``: CHAOS's injection gate held the packet at its source, or ``"behind-head"``: FIFO
+    VCs, it is not its VC's head; with VC classes every contender's ``"into"``, the class it
+    would enter, null when the hop delivers it); ``buffers`` ``[{"link", "packets"}]`` at the end
+    of the step (with VC classes also ``"classes"``, each packet's); with FIFO VCs ``vcs``
+    ``[{"link", "vc", "packets"}]``, every non-empty VC head first; ``queues``
+    ``[{"node", "packets"}]``; ``queue_events`` ``{"entered": [...], "left": [...]}``.
 
     ``result``: ``status``, ``T``, ``steps``, ``delivered``, ``delivery`` (step per packet, -1 if
     never), ``C`` and ``D`` of the paths taken, ``max_buffer``, ``hops``, ``mean_latency`` and,
@@ -207,7 +258,7 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
     label = net.label_of
     link = net.link_label
     n = coll.size
-    key_name, rule = _RULES[trace.protocol]
+    key_name, rule = (trace.key_name, trace.rule) if trace.rule else _RULES[trace.protocol]
     chaos = trace.kind == "chaos"
     if chaos:
         rule = "the shared queue first, then input buffers, then the source; then " + rule
@@ -216,7 +267,9 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
     steps = [_step(r, trace, link, label, key_name) for r in trace.records]
     return {"network": net.name, "problem": trace.problem, "paths": trace.routing, "routing": trace.kind,
             "seed": trace.seed, "protocol": trace.protocol, "adaptive": True, "bufferless": False, "n": n,
-            "B": trace.bandwidth, "b": trace.buffer, "queue": trace.queue, "key": key_name, "rule": rule,
+            "B": trace.bandwidth, "b": trace.buffer, "queue": trace.queue, "vcs": trace.vcs,
+            "source_queue": trace.source_queue, "vc_buffer": trace.vc_buffer, "classes": trace.class_names,
+            "key": key_name, "rule": rule,
             "choice": _CHOICE.get(trace.kind, trace.kind), "packets": packets, "steps": steps,
             "result": {"status": res.status, "T": res.T, "steps": res.steps, "delivered": res.delivered,
                        "delivery": res.delivery.tolist(), "C": coll.congestion, "D": coll.dilation,
@@ -227,8 +280,13 @@ def adaptive_trace_to_json(trace: AdaptiveTrace) -> dict:
                        "full_links": None if res.full_links is None else [link(e) for e in res.full_links.tolist()]}}
 
 
+#: The numbers of a UGAL comparison, as the JSON names them.
+UGAL_NUMBERS = ("q_min", "H_min", "q_val", "H_val", "T")
+
+
 def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
     """One engine step record as the trace shows it (batch step numbers: the engine's + 1)."""
+    names = trace.class_names
     choices = []
     for c in r["choices"]:
         entry = {"packet": c["packet"], "node": label(c["node"]),
@@ -236,23 +294,41 @@ def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
                  "took": link(c["took"])}
         if "phase" in c:
             entry.update(phase=c["phase"], via=label(c["via"]))
+            entry.update({k: c[k] for k in UGAL_NUMBERS}, at=label(c["at"]))
         if "room" in c:
             entry.update(room=c["room"], deflected=c["deflected"])
+        if "vc" in c:
+            entry.update(vc=names[c["vc"]], options=[{"link": link(e), "vc": names[k], "full": full,
+                                                       "waiting": w} for e, k, full, w, _ in c["options"]])
         choices.append(entry)
+    sources = [{k: v for k, v in src.items() if k != "chose_valiant"} for src in r["sources"]]
     links = []
     net = trace.run.paths.network
     for e in sorted(r["links"], key=lambda e: (int(net.link_tail[e["link"]]), int(net.link_head[e["link"]]))):
         keys = {i: k for k, i in e["contenders"]}
+        into = dict(zip((i for _, i in e["contenders"]), e.get("classes", [])))
         lost = [{"packet": i, "key": keys[i], "reason": _code(reason, trace.bandwidth),
                  "beaten_by": e["crossed"] if reason == "priority" else [],
-                 "why": _why(i, reason, keys, e, trace, link, label, key_name)} for i, reason in e["lost"]]
-        links.append({"link": link(e["link"]), "contenders": [{"packet": i, "key": k} for k, i in e["contenders"]],
-                      "crossed": e["crossed"], "lost": lost})
-    out = {"step": r["step"] + 1, "choices": choices, "sources": r["sources"], "links": links,
-           "delivered": r["delivered"],
-           "buffers": [{"link": link(e), "packets": r["buffers"][e]} for e in sorted(
-               r["buffers"], key=lambda e: (int(net.link_tail[e]), int(net.link_head[e])))],
+                 "why": _why(i, reason, keys, e, trace, link, label, key_name, into.get(i))} for i, reason in e["lost"]]
+        entry = {"link": link(e["link"]), "contenders": [{"packet": i, "key": k} for k, i in e["contenders"]],
+                 "crossed": e["crossed"], "lost": lost}
+        if names is not None:
+            for c in entry["contenders"]:
+                c["into"] = None if into[c["packet"]] is None else names[into[c["packet"]]]
+        links.append(entry)
+    classes = r.get("classes", {})
+    buffers = []
+    for e in sorted(r["buffers"], key=lambda e: (int(net.link_tail[e]), int(net.link_head[e]))):
+        buffers.append({"link": link(e), "packets": r["buffers"][e]})
+        if names is not None:
+            buffers[-1]["classes"] = [names[classes[i]] for i in r["buffers"][e]]
+    out = {"step": r["step"] + 1, "choices": choices, "sources": sources, "links": links,
+           "queue_held": r.get("queue_held", []), "delivered": r["delivered"], "buffers": buffers,
            "deadlock": r["deadlock"]}
+    if "fifos" in r:
+        fifos = sorted((tuple(map(int, key.split())), ps) for key, ps in r["fifos"].items())
+        fifos.sort(key=lambda f: (int(net.link_tail[f[0][0]]), int(net.link_head[f[0][0]]), f[0][1]))
+        out["vcs"] = [{"link": link(e), "vc": v, "packets": ps} for (e, v), ps in fifos]
     if "queues" in r:
         out["queues"] = [{"node": label(v), "packets": ps} for v, ps in r["queues"].items()]
         out["queue_events"] = r.get("queue_events", {"entered": [], "left": []})
@@ -260,23 +336,31 @@ def _step(r: dict, trace: AdaptiveTrace, link, label, key_name: str) -> dict:
 
 
 def _code(reason: str, bandwidth: int) -> str:
-    """The fixed-path trace's reason codes (``lower-key``, ``bandwidth``, ``buffer-full``) and ``held``."""
+    """The fixed-path trace's reason codes (``lower-key``, ``bandwidth``, ``buffer-full``), ``held``
+    and ``behind-head``."""
     if reason == "priority":
         return "lower-key" if bandwidth == 1 else "bandwidth"
     return reason
 
 
-def _key_text(key: list, key_name: str, chaos: bool) -> str:
+def key_text(key: list, key_name: str, chaos: bool) -> str:
     """A contention key in words: ``arrived 2``, ``input buffer, arrived 2``."""
     place, rest = (_PLACES[key[0]], key[1:]) if chaos else (None, key)
     own = f"{key_name} {rest[0]}" if rest else ""
     return ", ".join(x for x in (place, own) if x)
 
 
-def _why(i: int, reason: str, keys: dict, e: dict, trace: AdaptiveTrace, link, label, key_name: str) -> str:
-    """Why packet ``i`` did not cross link ``e["link"]``, in words."""
+def _why(i: int, reason: str, keys: dict, e: dict, trace: AdaptiveTrace, link, label, key_name: str,
+         into: int | None = None) -> str:
+    """Why packet ``i`` did not cross link ``e["link"]``, in words (``into``: the VC class it
+    would enter)."""
     if reason == "buffer-full":
+        if into is not None and trace.class_names is not None:
+            return f"waits: no room left in class {trace.class_names[into]} of {link(e['link'])}"
         return f"waits: no room in the buffer of {link(e['link'])}"
+    if reason == "behind-head":
+        where = dict(zip((j for _, j in e["contenders"]), e["from_vc"]))[i]
+        return f"waits: behind the head of its FIFO VC, {link(where[0])} v{where[1]}"
     if reason == "held":
         node = label(int(trace.run.paths.network.link_tail[e["link"]]))
         return (f"held at its source by the injection gate (the shared queue of {node} has no place for its "
@@ -287,106 +371,7 @@ def _why(i: int, reason: str, keys: dict, e: dict, trace: AdaptiveTrace, link, l
         (w,) = winners
         wk, k = keys[w], keys[i]
         if wk == k:
-            return f"lost to p{w} (both {_key_text(k, key_name, chaos)}, lower id)" if k else f"lost to p{w} (lower id)"
-        return f"lost to p{w} ({_key_text(wk, key_name, chaos)} before {_key_text(k, key_name, chaos)})"
+            return f"lost to p{w} (both {key_text(k, key_name, chaos)}, lower id)" if k else f"lost to p{w} (lower id)"
+        return f"lost to p{w} ({key_text(wk, key_name, chaos)} before {key_text(k, key_name, chaos)})"
     ahead = ", ".join(f"p{w}" for w in winners)
     return f"lost: B = {trace.bandwidth} crossings used up by {ahead}"
-
-
-# --- terminal -------------------------------------------------------------------------------
-
-def print_adaptive_trace(trace: AdaptiveTrace | dict, console: Console | None = None) -> None:
-    """Print the trace as a per-step log: a header, the packets and the paths they took, then
-    every step (choices, crossings and losses, deliveries, buffers, CHAOS's shared queues).
-
-    ``trace`` may be an :class:`AdaptiveTrace` or the object :func:`adaptive_trace_to_json` made of it.
-    """
-    from universal.reporting.tables import make_console
-
-    data = trace if isinstance(trace, dict) else adaptive_trace_to_json(trace)
-    console = console or make_console()
-    b = "unbounded link buffers" if data["b"] is None else f"link buffers of size b = {data['b']}"
-    places = "place" if data["queue"] == "1" else "places"
-    queue = f", a shared queue of {data['queue']} {places} per node" if data["queue"] else ""
-    for line in [f"Trace of {data['protocol']} under {data['paths']} on {data['network']}: {data['problem']}, "
-                 f"seed {data['seed']}",
-                 f"{data['n']} packets, B = {data['B']}, {b}{queue}",
-                 f"Choice: {data['choice']}",
-                 f"Contention: {data['rule']}; ties go to the lower packet id"]:
-        console.print(line)
-    table = Table(header_style="bold", box=None)
-    table.add_column("packet", justify="right")
-    table.add_column("path taken (node labels)")
-    for p in data["packets"]:
-        path = " -> ".join(p["path"]) if len(p["path"]) > 1 else f"{p['path'][0]} (no hops)"
-        table.add_row(f"p{p['packet']}", path)
-    console.print(table)
-    chaos = data["routing"] == "chaos"
-    for s in data["steps"]:
-        _print_step(s, data, console, chaos)
-    r = data["result"]
-    if r["status"] == "delivered":
-        final = (f"T = {r['T']}: all {data['n']} packets delivered; paths taken C = {r['C']}, D = {r['D']}; "
-                 f"largest buffer {r['max_buffer']}, mean latency {r['mean_latency']:.2f}, {r['hops']} hops")
-    elif r["status"] == "deadlock":
-        final = (f"Deadlock in step {r['deadlock_step']}: no packet could move; {len(r['blocked'])} packets wait "
-                 f"({' '.join(f'p{i}' for i in r['blocked'])}), each for a full buffer of "
-                 f"{', '.join(r['full_links'])}; {r['delivered']} of {data['n']} delivered")
-    else:
-        final = f"Step limit reached after {r['steps']} steps: {r['delivered']} of {data['n']} delivered"
-    console.print(Text(final, style="bold"))
-
-
-def _item(console: Console, text: str | Text) -> None:
-    """One item of a step, indented by 2, its wrapped lines by 6 (easier to scan in 80 columns)."""
-    text = Text(text) if isinstance(text, str) else text
-    for k, line in enumerate(text.wrap(console, max(console.width - 6, 20))):
-        line.rstrip()                       # (the wrap keeps the space it broke at)
-        console.print(Text("      " if k else "  ") + line, soft_wrap=True)
-
-
-def _print_step(s: dict, data: dict, console: Console, chaos: bool) -> None:
-    console.print(Text(f"step {s['step']}" + ("  (deadlock: no packet can move)" if s["deadlock"] else ""),
-                       style="bold red" if s["deadlock"] else "bold"))
-    for src in s["sources"]:
-        _item(console, f"p{src['packet']} takes its {src['took']} path (minimal {src['minimal']} hops, "
-                       f"Valiant {src['valiant']})")
-    single = []
-    for c in s["choices"]:
-        if "phase" in c:
-            _item(console, f"p{c['packet']} at {c['node']}: "
-                  + ("Valiant, via " + c["via"] if c["phase"] == "valiant" else "minimal"))
-        if len(c["allowed"]) == 1 and not c.get("deflected"):
-            single.append(f"p{c['packet']}")
-            continue
-        rooms = c.get("room", [True] * len(c["allowed"]))
-        opts = ", ".join(f"{a['link']} ({a['waiting']}{'' if room else ', full'})"
-                         for a, room in zip(c["allowed"], rooms))
-        took = (f"deflected onto {c['took']}" if c.get("deflected") else f"took {c['took']}")
-        _item(console, Text(f"p{c['packet']} at {c['node']} chose among {opts}: ")
-              + Text(took, style="magenta" if c.get("deflected") else ""))
-    if single:
-        _item(console, f"one allowed link: {' '.join(single)}")
-    key = data["key"]
-    for e in s["links"]:
-        line = Text(f"{e['link']}: ")
-        if len(e["contenders"]) > 1:
-            line.append(", ".join(f"p{c['packet']}" + (f" ({_key_text(c['key'], key, chaos)})" if c["key"] else "")
-                                  for c in e["contenders"]) + " -> ")
-        if e["crossed"]:
-            line.append(" ".join(f"p{i}" for i in e["crossed"]) + " crossed", style="green")
-        for k, lost in enumerate(e["lost"]):
-            line.append("; " if e["crossed"] or k else "")
-            line.append(f"p{lost['packet']} {lost['why']}", style="red")
-        _item(console, line)
-    if s["delivered"]:
-        _item(console, f"delivered: {' '.join(f'p{i}' for i in s['delivered'])}")
-    buffers = "; ".join(f"{b['link']} [{' '.join(f'p{i}' for i in b['packets'])}]" for b in s["buffers"])
-    _item(console, f"buffers: {buffers or 'all empty'}")
-    if chaos:
-        ev = s["queue_events"]
-        moves = [f"{' '.join(f'p{i}' for i in ev[k])} {what}" for k, what in
-                 (("entered", "entered a shared queue"), ("left", "left a shared queue")) if ev[k]]
-        queues = "; ".join(f"{q['node']} [{' '.join(f'p{i}' for i in q['packets'])}]" for q in s["queues"])
-        _item(console, Text(f"shared queues: {queues or 'all empty'}" + ("; " + ", ".join(moves) if moves else ""),
-                            style="magenta" if moves or queues else ""))
