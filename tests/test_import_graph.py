@@ -63,7 +63,7 @@ def test_no_module_imports_itself_through_others():
 #: the open loop sits above it because it prints the analytic saturation beside the simulated one.
 LAYERS = [
     {"universal", "errors", "registry", "datafiles", "interrupts", "ascii", "memory", "workers", "executors", "extras",
-     "kernel_cache",
+     "kernel_cache", "output_files",
      "results", "scenarios"},   # scenarios: the built-in TOML files, a package once installed
     {"networks"},
     {"workloads"},

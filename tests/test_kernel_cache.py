@@ -3,21 +3,24 @@
 Its tables list every module with cached kernels and everything compiled into them (read from
 the sources). On a copy of those modules in a temporary directory: a changed digest removes the
 kernels' cache files and writes a new stamp, an unchanged one removes nothing, and files that are
-not the kernels' cache files stay, in the package's ``__pycache__`` and in ``NUMBA_CACHE_DIR``.
+not the kernels' cache files stay, in the package's ``__pycache__``, in ``NUMBA_CACHE_DIR``, and,
+when the package's directory is read-only, in numba's user-wide cache directory.
 """
 
 from __future__ import annotations
 
 import ast
+import errno
 import importlib.util
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 import universal
-from universal.kernel_cache import KERNEL_MODULES, SOURCES, STAMP, clear_stale
+from universal.kernel_cache import KERNEL_MODULES, SOURCES, STAMP, cache_dirs, clear_stale
 
 ROOT = Path(universal.__file__).parent
 
@@ -139,3 +142,73 @@ def test_numba_cache_dir_is_where_it_clears(package, tmp_path, monkeypatch):
     assert sorted(p.name for p in removed) == sorted(KERNEL_FILES)
     assert {p.parent for p in removed} == {engine}
     assert all((in_tree / name).exists() for name in KERNEL_FILES)     # not where numba looks now
+
+
+@pytest.fixture
+def read_only(package, tmp_path, monkeypatch):
+    """The copy made read-only, as an installed package can be, each directory with a
+    ``__pycache__`` of stale-looking files; numba's user-wide cache directory moved into ``tmp_path``.
+
+    Permission bits do not stop the superuser (containers often run tests as root): where a probe
+    file can still be created in a directory made read-only, numba's own writability check (the
+    cache locators' ``ensure_cache_path``, which creates a temporary file in the directory) is made
+    to fail for the copy's directories as it fails on a read-only one, with EACCES.
+    """
+    from numba.core import caching
+    locator = getattr(caching, "_CacheLocator", None)
+    if not hasattr(locator, "ensure_cache_path"):
+        pytest.skip("this numba has no _CacheLocator.ensure_cache_path to stand in for a read-only directory")
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))                          # the user-wide directory on macOS
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))     # and elsewhere but Windows
+    directories = sorted({(package / name).parent for name in SOURCES} | {package})
+    for directory in directories:
+        _fill(directory / "__pycache__")
+    frozen = [d / "__pycache__" for d in directories] + directories
+    for directory in frozen:
+        directory.chmod(0o555)
+    try:
+        (package / "probe").touch()
+    except PermissionError:
+        pass
+    else:                                                           # chmod did not stop us: root
+        (package / "probe").unlink()
+        ensure = locator.ensure_cache_path                          # every locator's check
+
+        def ensure_cache_path(self):
+            if Path(self.get_cache_path()).is_relative_to(package):
+                raise PermissionError(errno.EACCES, "Permission denied", self.get_cache_path())
+            ensure(self)
+
+        monkeypatch.setattr(locator, "ensure_cache_path", ensure_cache_path)
+    yield home
+    for directory in frozen:
+        directory.chmod(0o755)
+
+
+@needs_numba
+@pytest.mark.skipif(sys.platform == "win32", reason="numba's user-wide cache directory on Windows is not moved "
+                                                    "by HOME: the test would write to the real one")
+def test_a_read_only_package_is_guarded_in_the_user_wide_directory(package, read_only):
+    """The caches go to numba's user-wide directory: there the guard clears the package's own stale
+    kernels and nothing else (other files, and another source directory's kernels of the same
+    names); the read-only ``__pycache__`` is left as it is."""
+    dirs = cache_dirs(package)
+    user_cache = read_only / ("Library/Caches" if sys.platform == "darwin" else ".cache") / "numba"
+    found = list(user_cache.glob("engine_*"))
+    assert len(found) == 1, f"no user-wide cache directory for engine/: the guard looks in {sorted(dirs)}"
+    user_wide = found[0]
+    assert sorted(dirs) == sorted(user_wide.parent.glob("*_*"))
+    assert user_wide in dirs and not any(d.is_relative_to(package) for d in dirs)
+    neighbour = user_wide.parent / "engine_0123456789abcdef0123456789abcdef01234567"
+    _fill(user_wide)
+    _fill(neighbour)                      # another package's engine/ directory: its kernels are not ours
+    removed = clear_stale(package)
+    assert sorted(p.name for p in removed) == sorted(KERNEL_FILES)
+    assert {p.parent for p in removed} == {user_wide}
+    assert sorted(p.name for p in user_wide.iterdir()) == sorted(OTHER_FILES + [STAMP])
+    assert all((neighbour / name).exists() for name in KERNEL_FILES + OTHER_FILES)
+    assert all((package / "engine" / "__pycache__" / name).exists() for name in KERNEL_FILES)
+    assert not (package / "engine" / "__pycache__" / STAMP).exists()
+    _fill(user_wide)
+    assert clear_stale(package) == []                                  # stamped: nothing stale now
