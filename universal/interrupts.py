@@ -1,5 +1,5 @@
 """Ctrl-C and SIGTERM: both end a run the same way, through ``KeyboardInterrupt``, so that every
-``finally`` runs and no temporary file is left behind (:func:`universal.datafiles.write_atomically`
+``finally`` runs and no temporary file is left behind (:func:`universal.output_files.write_atomically`
 removes its own on any exception); the CLI turns either into one line and exit status 130 (143
 for SIGTERM).
 

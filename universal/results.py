@@ -11,7 +11,7 @@ keeps what it finished and ``--resume`` skips it. This module holds what they sh
   ``resume`` and replaced only with ``overwrite``; anything else at that name is refused and left
   as it is (:func:`check_results_path`);
 * atomic writes: the whole file is written to a temporary file that then replaces it
-  (:func:`universal.datafiles.write_atomically`), so a reader, a Ctrl-C or a SIGKILL never
+  (:func:`universal.output_files.write_atomically`), so a reader, a Ctrl-C or a SIGKILL never
   leaves half a line; a temporary file a SIGKILL left behind is removed by the next run
   (:func:`remove_stale_temporaries`);
 * reading back: every line is checked (by a function the caller gives) before anything is
@@ -291,8 +291,8 @@ def check_results_path(path: str | Path, *, resume: bool = False, overwrite: boo
 def remove_stale_temporaries(path: Path) -> list[Path]:
     """Remove the temporary files an earlier run killed mid-write left next to results file ``path``.
 
-    :func:`universal.datafiles.write_atomically` names them ``.NAME.XXXXXXXX.tmp`` in the folder of
-    the file (the target's folder for a link), :func:`universal.datafiles.check_writable` its probe
+    :func:`universal.output_files.write_atomically` names them ``.NAME.XXXXXXXX.tmp`` in the folder of
+    the file (the target's folder for a link), :func:`universal.output_files.check_writable` its probe
     ``.NAME.XXXXXXXX.probe``; only those exact patterns are removed.
 
     Returns

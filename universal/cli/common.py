@@ -404,7 +404,7 @@ def output_file(what: str):
 
 def writable(path: str | None, what: str, streams: bool = True) -> Path | None:
     """``path`` checked for writing before any work (None stays None); see
-    :func:`universal.datafiles.check_writable`.
+    :func:`universal.output_files.check_writable`.
 
     Examples
     --------

@@ -122,7 +122,7 @@ def _channel_loads(report: "LoadReport", routing: str, traffic: str) -> tuple[Ne
 
 
 def write_links(path: str | Path, lines: list[str]) -> Path:
-    """Write the lines atomically (see :func:`universal.datafiles.write_atomically`).
+    """Write the lines atomically (see :func:`universal.output_files.write_atomically`).
 
     Examples
     --------

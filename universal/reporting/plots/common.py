@@ -78,7 +78,7 @@ def _new_figure(width: float, height: float):
 
 
 def _save(fig, path: str | Path) -> Path:
-    """Write ``fig`` to ``path`` atomically (:func:`universal.datafiles.write_atomically`)."""
+    """Write ``fig`` to ``path`` atomically (:func:`universal.output_files.write_atomically`)."""
     path = check_plot_path(path)
     fmt = PLOT_FORMATS[path.suffix.lower()]
     return write_atomically(path, lambda handle: fig.savefig(
