@@ -45,6 +45,7 @@ KERNEL_MODULES: tuple[str, ...] = (
     "engine/compiled_in_cache.py",
     "engine/compiled_levels.py",
     "engine/compiled_openloop.py",
+    "engine/compiled_per_step.py",
     "engine/compiled_run_lists.py",
     "engine/compiled_static_loops.py",
     "paths/level_loads.py",

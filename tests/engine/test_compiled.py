@@ -305,14 +305,15 @@ def test_the_dynamic_kernel_leaves_random_s_generator_where_the_numpy_engine_lea
 def test_the_dynamic_kernels_run_as_plain_python_too(monkeypatch):
     """What the module runs without numba gives the same results: every compiled function of it
     replaced by its Python, the prefetches by nothing (a ring with b = 1 and a few steps)."""
-    from universal.engine import compiled, compiled_dynamic
+    from universal.engine import compiled, compiled_dynamic, compiled_per_step
 
-    for module in (compiled, compiled_dynamic):
+    for module in (compiled, compiled_dynamic, compiled_per_step):
         for name in dir(module):
             if hasattr(getattr(module, name), "py_func"):
                 monkeypatch.setattr(module, name, getattr(module, name).py_func)
-    monkeypatch.setattr(compiled_dynamic, "_prefetch", lambda array, index: None)
-    monkeypatch.setattr(compiled_dynamic, "_prefetch_row", lambda array, row: None)
+    for module in (compiled_dynamic, compiled_per_step):     # (where each kernel looks them up)
+        monkeypatch.setattr(module, "_prefetch", lambda array, index: None)
+        monkeypatch.setattr(module, "_prefetch_row", lambda array, row: None)
     paths = ring_case(2)
     for protocol in ("fifo", "random-delay", "random"):
         for buffer in (None, 1):
