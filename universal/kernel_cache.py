@@ -44,6 +44,7 @@ KERNEL_MODULES: tuple[str, ...] = (
     "engine/compiled_draws.py",
     "engine/compiled_dynamic.py",
     "engine/compiled_in_cache.py",
+    "engine/compiled_level_words.py",
     "engine/compiled_levels.py",
     "engine/compiled_list_upkeep.py",
     "engine/compiled_openloop.py",

@@ -460,10 +460,11 @@ def tags_every_3_steps(monkeypatch, loop: str) -> list:
     whenever that loop runs. Small batches' one-word path from their keys
     (:mod:`universal.engine.compiled_in_cache`) is bypassed: it clears its words every step and
     keeps no tags."""
-    from universal.engine import compiled, compiled_levels
+    from universal.engine import compiled, compiled_level_words, compiled_levels
 
-    for name in ("_run_rows", "_run_rows_in_cache", "_count_rows", "_fill_words", "_run_levels", "_count_waiting"):
+    for name in ("_run_rows", "_run_rows_in_cache", "_count_rows", "_run_levels", "_count_waiting"):
         monkeypatch.setattr(compiled_levels, name, getattr(compiled_levels, name).py_func)
+    monkeypatch.setattr(compiled_level_words, "_fill_words", compiled_level_words._fill_words.py_func)
     monkeypatch.setattr(compiled_levels, "_PERIOD", 3)
     monkeypatch.setattr(compiled_levels, "FROM_ROWS", loop != "path-array")
     monkeypatch.setattr(compiled_levels, "IN_CACHE_HOPS", 1 << 40 if loop == "rows-in-cache" else 0)
