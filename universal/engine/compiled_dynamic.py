@@ -55,8 +55,8 @@ RULES = {"GrowingRank": GROWING, "Fifo": FIFO, "FarthestToGo": FARTHEST, "Neares
 _KEY_BITS = 62
 #: Bits of a radix sort digit.
 _DIGIT = 11
-#: Steps the step marks of :func:`_best_one` last before they start over (0: as many as the
-#: packed keys leave bits for; the tests make it small).
+#: Steps the step marks of :func:`universal.engine.compiled_per_step._best_one` last before they
+#: start over (0: as many as the packed keys leave bits for; the tests make it small).
 _MARKS = 0
 #: A waiting packet's row (:func:`_run_sorted`): its position, buffer, next link and the link after.
 _ROW = 4
@@ -331,8 +331,9 @@ def route_dynamic(collection: PathCollection, protocol, drawn, rng: np.random.Ge
     room = buffer if bounded else 0
     if rule == RANDOM:
         width = min(bandwidth, collection.congestion)
-        # one winner a link and no buffer to mind (:func:`_best_one`): the best key, with a mark of
-        # the step above it so that stale keys lose without a test, and the buffer's occupancy
+        # one winner a link and no buffer to mind (:func:`universal.engine.compiled_per_step._best_one`):
+        # the best key, with a mark of the step above it so that stale keys lose without a test, and
+        # the buffer's occupancy
         single = width == 1 and not bounded
         best = np.full((num + 1, 2 if single else (2 * width if bounded else width)), np.iinfo(np.int64).max,
                        dtype=np.int64)

@@ -22,8 +22,8 @@ except ImportError:        # the loop runs as plain Python: correct, slow, and n
 
 @njit(cache=True, nogil=True)
 def _fill_words(links, cur, d, width, node, rest):
-    """:func:`_run_rows`'s words of the packets whose paths start at ``cur``, read from the path
-    array where every pass starts and from the last link."""
+    """:func:`universal.engine.compiled_levels._run_rows`'s words of the packets whose paths start
+    at ``cur``, read from the path array where every pass starts and from the last link."""
     passes = width // d
     rows = (1 << d) - 1
     for w in range(len(cur)):
@@ -41,8 +41,9 @@ def _fill_words(links, cur, d, width, node, rest):
 
 
 def _packet_words(links: np.ndarray, cur: np.ndarray, d: int, width: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`_run_rows`'s two words per packet, in the order of ``cur`` (the paths' starts); None
-    if they do not fit (the paths are not whole passes, or the ids leave no room)."""
+    """:func:`universal.engine.compiled_levels._run_rows`'s two words per packet, in the order of
+    ``cur`` (the paths' starts); None if they do not fit (the paths are not whole passes, or the
+    ids leave no room)."""
     passes = width // d
     packets = len(links) // width
     if passes * d != width or passes * d + max(packets - 1, 1).bit_length() > 63:
@@ -70,7 +71,7 @@ def _fill_row_words(cur, width, d, entry, first_exit, second_exit, node, rest):
 def _row_words(rows: list[tuple[np.ndarray, np.ndarray]], cur: np.ndarray, d: int,
                width: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_packet_words` of level paths given as rows (``(entry, exit)`` per pass, a pass's
-    exits the next one's entries); :func:`row_words_fit` must hold."""
+    exits the next one's entries); :func:`universal.engine.node_words.row_words_fit` must hold."""
     node, rest = np.empty(len(cur), dtype=np.int64), np.empty(len(cur), dtype=np.int64)
     second = rows[1][1] if len(rows) > 1 else rows[0][1][:0]
     _fill_row_words(cur, width, d, rows[0][0], rows[0][1], second, node, rest)

@@ -15,8 +15,9 @@ import numpy as np
 
 from universal.engine.compiled import DEADLOCK, DELIVERED, NUMBA, STEP_LIMIT, _settle, njit
 
-#: Rows ahead of the pass whose path the pass prefetches (:func:`_run_sorted`); twice as far
-#: ahead their link state, if the per-link state takes more than ``_CACHED`` bytes.
+#: Rows ahead of the pass whose path the pass prefetches
+#: (:func:`universal.engine.compiled_dynamic._run_sorted`); twice as far ahead their link state, if
+#: the per-link state takes more than ``_CACHED`` bytes.
 _PREFETCH = 16
 _CACHED = 1 << 20
 

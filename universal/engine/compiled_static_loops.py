@@ -208,7 +208,7 @@ def _run_flat(links, ids, cur, delivery, hop_steps, record, state, bandwidth, ro
     occupancy; a third less memory (84 MB on BF(20) with Valiant's trick).
 
     With ``rows`` the paths are not :func:`_lay_out`'s but the collection's own, rows of one
-    length in a butterfly's link ids, from level 0 up (:func:`_level_rows`): a link is
+    length in a butterfly's link ids, from level 0 up (:func:`universal.engine.compiled._level_rows`): a link is
     ``links[position] >> shift``, the hop is the last when the link id is at least ``last_from``
     (the last level's links) and the first when it is below ``first_below`` (level 0's); the
     packets are the positions alone (packet ``position // width``), ``ids`` is not read. The
