@@ -39,13 +39,18 @@ __all__ = ["KERNEL_MODULES", "SOURCES", "STAMP", "cache_dirs", "clear_stale", "d
 KERNEL_MODULES: tuple[str, ...] = (
     "engine/compiled.py",
     "engine/compiled_adaptive.py",
+    "engine/compiled_adaptive_choice.py",
     "engine/compiled_batch_draws.py",
     "engine/compiled_draws.py",
     "engine/compiled_dynamic.py",
     "engine/compiled_in_cache.py",
+    "engine/compiled_level_words.py",
     "engine/compiled_levels.py",
+    "engine/compiled_list_upkeep.py",
     "engine/compiled_openloop.py",
+    "engine/compiled_per_step.py",
     "engine/compiled_run_lists.py",
+    "engine/compiled_static_loops.py",
     "paths/level_loads.py",
 )
 

@@ -305,14 +305,15 @@ def test_the_dynamic_kernel_leaves_random_s_generator_where_the_numpy_engine_lea
 def test_the_dynamic_kernels_run_as_plain_python_too(monkeypatch):
     """What the module runs without numba gives the same results: every compiled function of it
     replaced by its Python, the prefetches by nothing (a ring with b = 1 and a few steps)."""
-    from universal.engine import compiled, compiled_dynamic
+    from universal.engine import compiled, compiled_dynamic, compiled_per_step
 
-    for module in (compiled, compiled_dynamic):
+    for module in (compiled, compiled_dynamic, compiled_per_step):
         for name in dir(module):
             if hasattr(getattr(module, name), "py_func"):
                 monkeypatch.setattr(module, name, getattr(module, name).py_func)
-    monkeypatch.setattr(compiled_dynamic, "_prefetch", lambda array, index: None)
-    monkeypatch.setattr(compiled_dynamic, "_prefetch_row", lambda array, row: None)
+    for module in (compiled_dynamic, compiled_per_step):     # (where each kernel looks them up)
+        monkeypatch.setattr(module, "_prefetch", lambda array, index: None)
+        monkeypatch.setattr(module, "_prefetch_row", lambda array, row: None)
     paths = ring_case(2)
     for protocol in ("fifo", "random-delay", "random"):
         for buffer in (None, 1):
@@ -459,10 +460,11 @@ def tags_every_3_steps(monkeypatch, loop: str) -> list:
     whenever that loop runs. Small batches' one-word path from their keys
     (:mod:`universal.engine.compiled_in_cache`) is bypassed: it clears its words every step and
     keeps no tags."""
-    from universal.engine import compiled, compiled_levels
+    from universal.engine import compiled, compiled_level_words, compiled_levels
 
-    for name in ("_run_rows", "_run_rows_in_cache", "_count_rows", "_fill_words", "_run_levels", "_count_waiting"):
+    for name in ("_run_rows", "_run_rows_in_cache", "_count_rows", "_run_levels", "_count_waiting"):
         monkeypatch.setattr(compiled_levels, name, getattr(compiled_levels, name).py_func)
+    monkeypatch.setattr(compiled_level_words, "_fill_words", compiled_level_words._fill_words.py_func)
     monkeypatch.setattr(compiled_levels, "_PERIOD", 3)
     monkeypatch.setattr(compiled_levels, "FROM_ROWS", loop != "path-array")
     monkeypatch.setattr(compiled_levels, "IN_CACHE_HOPS", 1 << 40 if loop == "rows-in-cache" else 0)

@@ -15,7 +15,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from universal.engine import compiled, compiled_levels, simulate_reference
+from universal.engine import compiled, compiled_level_words, compiled_levels, simulate_reference
 from universal.networks import build_network
 from universal.paths import PathCollection, route_paths
 from universal.protocols import build_protocol
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed: the compiled loops are never dispatched to "
                                        "(test_compiled.py runs them as plain Python where it can)")
 
-PLAIN = ("_run_rows", "_run_rows_in_cache", "_count_rows", "_fill_words", "_run_levels", "_count_waiting")
+PLAIN = ("_run_rows", "_run_rows_in_cache", "_count_rows", "_run_levels", "_count_waiting")
 
 
 def case(seed: int) -> PathCollection:
@@ -60,6 +60,7 @@ def loop(request, monkeypatch):
     if request.param == "rows-plain":
         for name in PLAIN:
             monkeypatch.setattr(compiled_levels, name, getattr(compiled_levels, name).py_func)
+        monkeypatch.setattr(compiled_level_words, "_fill_words", compiled_level_words._fill_words.py_func)
         monkeypatch.setattr(compiled_levels, "_PERIOD", 3)
     taken = []
     real = compiled_levels._run_rows
@@ -145,7 +146,7 @@ def kept_as_rows(seed: int, monkeypatch) -> tuple[PathCollection, PathCollection
 def test_the_words_from_the_rows_are_those_from_the_path_array(monkeypatch, seed, plain):
     kept, paths = kept_as_rows(seed, monkeypatch)
     if plain:
-        monkeypatch.setattr(compiled_levels, "_fill_row_words", compiled_levels._fill_row_words.py_func)
+        monkeypatch.setattr(compiled_level_words, "_fill_row_words", compiled_level_words._fill_row_words.py_func)
     d, rows = kept.level_rows
     width = paths.dilation
     cur = (np.random.default_rng(seed).permutation(paths.size) * width).astype(np.int32)

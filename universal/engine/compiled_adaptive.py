@@ -36,7 +36,9 @@ times the list's (heaps scattered over a pool: cache misses at every push and po
 make it pay.
 
 Without numba the module imports and its kernels are plain Python; the engine then never
-dispatches here and the tests of the kernel skip.
+dispatches here and the tests of the kernel skip. The adaptive choice is in
+:mod:`universal.engine.compiled_adaptive_choice`, the numbering of a chunk's packets and the list's
+compaction in :mod:`universal.engine.compiled_list_upkeep`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ from __future__ import annotations
 import numpy as np
 
 from universal.engine.compiled import njit
+# the choice and the chunk's upkeep: imported here too, where _chunk calls them and other modules
+# import them from
+from universal.engine.compiled_adaptive_choice import _decide, tie_uniform_one  # noqa: F401
+from universal.engine.compiled_list_upkeep import _compact, _number, compact_routes  # noqa: F401
 from universal.engine.creation import CHUNK, draw_chunk
 from universal.engine.measure import DONE, WINDOW
 from universal.errors import UserError
@@ -51,191 +57,7 @@ from universal.errors import UserError
 __all__ = ["compact_routes", "run_batch", "tie_uniform_one"]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def tie_uniform_one(tie, h):
-    """:func:`universal.engine.ties.tie_uniform` of one packet: the splitmix64 hash of
-    ``tie + (h + 1) * golden`` as a uniform number in [0, 1)."""
-    g = np.uint64(0x9E3779B97F4A7C15)
-    z = np.uint64(tie) + np.uint64(h) * g + g
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-# ---------------------------------------------------------------------------- adaptive choice
-@njit(cache=True, nogil=True, inline="always")
-def _cheapest(cost, n, u):
-    """Index of the cheapest of ``cost[:n]``; among ``c`` tied ones the ``floor(u * c)``-th
-    (:func:`universal.engine.adaptive.choose_cost`)."""
-    best = cost[0]
-    for j in range(1, n):
-        if cost[j] < best:
-            best = cost[j]
-    count = 0
-    for j in range(n):
-        if cost[j] == best:
-            count += 1
-    pick = min(np.int64(u * count), count - 1)
-    for j in range(n):
-        if cost[j] == best:
-            if pick == 0:
-                return j
-            pick -= 1
-    return n - 1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _smallest(productive, node, target, base, count):
-    """The fewest packets waiting for a link from ``node`` toward ``target`` (BIG if none)."""
-    best = np.int64(1) << 40
-    for j in range(productive.shape[2]):
-        c = productive[node, target, j]
-        if c >= 0 and count[base + c] < best:
-            best = count[base + c]
-    return best
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _decide(slot, kind, L, productive, distance, dir_link, threshold, count, s_run, s_node, s_target,
-            s_dst, s_via, s_tie, s_hops, s_rem, s_sign, cost, cand):
-    """The next link (global id) of the adaptive packet in ``slot``, from the queues' lengths
-    ``count`` (:func:`universal.engine.adaptive.decide`); UGAL's first decision sets its target."""
-    r = s_run[slot]
-    base = r * L
-    node = s_node[slot]
-    if kind == 3 and s_via[slot] >= 0:          # UGAL at creation: the intermediate or not
-        via, dst = s_via[slot], s_dst[slot]
-        h_min = np.int64(distance[node, dst])
-        h_val = np.int64(distance[node, via]) + np.int64(distance[via, dst])
-        q_min = _smallest(productive, node, dst, base, count)
-        q_val = _smallest(productive, node, via, base, count)
-        s_target[slot] = via if q_min * h_min > q_val * h_val + threshold[r] else dst
-        s_via[slot] = -1
-    n = 0
-    if kind == 2:                               # GOAL: the productive dimensions, in order
-        for d in range(s_rem.shape[1]):
-            if s_rem[slot, d] > 0:
-                link = dir_link[node, d, 1 if s_sign[slot, d] < 0 else 0]
-                cand[n] = link
-                cost[n] = count[base + link]
-                n += 1
-    else:                                       # MIN AD, UGAL: the productive links, by id
-        target = s_target[slot]
-        for j in range(productive.shape[2]):
-            link = productive[node, target, j]
-            if link >= 0:
-                cand[n] = link
-                cost[n] = count[base + link]
-                n += 1
-    j = _cheapest(cost, n, tie_uniform_one(s_tie[slot], s_hops[slot]))
-    return base + cand[j]
-
-
 # ---------------------------------------------------------------------------- the kernel
-@njit(cache=True, nogil=True)
-def _number(t0, full, runs, c_step, c_src, c_dst, c_off, run_first, label_run, labelled, accepted, nodes,
-            fixed, next_pid, records, n_rec):
-    """Number the chunk's packets by step, then run, then the run's order (source), and record
-    those delivered at creation (source = destination, no path). Returns the travelling ones in
-    id order (their chunk index, id, run), where each step's begin, the created records
-    (``fixed``), the next id and the records written."""
-    P = len(c_step)
-    first_pid = next_pid
-    ptr = run_first[:-1].copy()
-    order = np.empty(P, dtype=np.int64)
-    order_pid = np.empty(P, dtype=np.int64)
-    order_run = np.empty(P, dtype=np.int64)
-    bounds = np.zeros(full + 1, dtype=np.int64)
-    created = np.empty((3, P if fixed else 0), dtype=np.int64)
-    n_travel = 0
-    for s in range(full):
-        t = t0 + s
-        for r in range(runs):
-            j = ptr[r]
-            end = run_first[r + 1]
-            while j < end and c_step[j] == t:
-                pid = next_pid
-                next_pid += 1
-                if fixed:
-                    k = pid - first_pid
-                    created[0, k], created[1, k], created[2, k] = r, pid, t
-                elif label_run[r]:
-                    labelled[r] += 1
-                if c_off[j + 1] == c_off[j] and c_src[j] == c_dst[j]:
-                    if fixed:
-                        records[n_rec, 0], records[n_rec, 1], records[n_rec, 2] = r, pid, t
-                        n_rec += 1
-                    elif label_run[r]:
-                        accepted[r * nodes + c_src[j]] += 1
-                        records[n_rec, 0], records[n_rec, 1], records[n_rec, 2] = r, 0, 0
-                        records[n_rec, 3], records[n_rec, 4] = c_src[j], c_dst[j]
-                        n_rec += 1
-                else:
-                    order[n_travel], order_pid[n_travel], order_run[n_travel] = j, pid, r
-                    n_travel += 1
-                j += 1
-            ptr[r] = j
-        bounds[s + 1] = n_travel
-    return order, order_pid, order_run, bounds, created, next_pid, n_rec
-
-
-@njit(cache=True, nogil=True)
-def compact_routes(want, slot_of, n_live, s_cur, s_end, store, extra):
-    """Drop the delivered packets (``want`` -1) from the waiting list (``want[:n_live]``, their
-    slots ``slot_of[:n_live]``, oldest first) and copy the waiting ones' remaining route links,
-    in the list's order, to a fresh store with ``extra`` free places after them: the list's
-    ``i``-th packet gets its route at ``s_cur[i]:s_end[i]``, and ``slot_of[i]`` still names the
-    slot its other fields are in (never below ``i``), for the caller to move them to slot ``i``.
-    Returns the store, its length used and the waiting packets' count.
-
-    The compaction of both list kernels: the oblivious one's
-    (:func:`universal.engine.compiled_run_lists.compact`) and this module's (:func:`_compact`),
-    which keep the slots' other fields in different layouts.
-    """
-    n = 0
-    for i in range(n_live):
-        if want[i] != -1:
-            want[n] = want[i]
-            slot_of[n] = slot_of[i]
-            n += 1
-    n_live = n
-    total = 0
-    for i in range(n_live):
-        s = slot_of[i]
-        total += s_end[s] - s_cur[s]
-    fresh = np.empty(total + extra, dtype=store.dtype)
-    at = 0
-    for i in range(n_live):
-        s = slot_of[i]      # slots are handed out in creation order and kept in it, so s >= i
-        c, e = s_cur[s], s_end[s]
-        s_cur[i] = at
-        for j in range(c, e):
-            fresh[at] = store[j]
-            at += 1
-        s_end[i] = at
-    return fresh, at, n_live
-
-
-@njit(cache=True, nogil=True)
-def _compact(want, slot_of, n_live, pend, s_run, s_cur, s_end, fields, store, extra):
-    """:func:`compact_routes`, the slots' other fields (``s_run``, ``fields[slot]``) moved with
-    their routes, and the undecided packets (``want`` -2) listed in ``pend``. Returns the store,
-    its length used, the waiting and the undecided packets' counts."""
-    fresh, at, n_live = compact_routes(want, slot_of, n_live, s_cur, s_end, store, extra)
-    n_pend = 0
-    for i in range(n_live):
-        s = slot_of[i]
-        if s != i:
-            s_run[i] = s_run[s]
-            fields[i, :] = fields[s, :]
-        slot_of[i] = i
-        if want[i] == -2:
-            pend[n_pend] = i
-            n_pend += 1
-    return fresh, at, n_live, n_pend
-
-
 #: Columns of the slots' ``fields`` (int64; a tie seed is below 2^63): then ``dims`` columns of
 #: the hops left per dimension (GOAL) and ``dims`` of the directions.
 PID, SRC, DST, CREATED, HOPS, LABEL, NODE, TARGET, TIE, VIA, REM = range(11)

@@ -39,13 +39,17 @@ The butterfly numbers the link from node ``(i, r)`` climbing to level ``i + 1`` 
 in-buffers apart.
 
 Without numba the module imports and its loop runs as plain Python (``tests/engine/test_compiled.py``
-checks both, against the reference engine).
+checks both, against the reference engine). The packets' words for the loop on the rows are built in
+:mod:`universal.engine.compiled_level_words`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+# the packets' words for the loop on the rows: imported here too, where route_levels looks them up
+# (tests and benchmarks/route_phases.py use them from this module)
+from universal.engine.compiled_level_words import _packet_words, _row_words
 from universal.engine.hints import prefetch as _prefetch
 # the conditions on the words (numba-free: the memory estimate asks them before a run)
 from universal.engine.node_words import IN_CACHE_HOPS, LEVELS_MAX_CONGESTION, row_words_fit
@@ -365,63 +369,6 @@ def _count_rows(node, count, state, step, d, bits):
         state[here] = word
         largest = max(largest, (word >> shift) & mask)
     return largest
-
-
-@njit(cache=True, nogil=True)
-def _fill_words(links, cur, d, width, node, rest):
-    """:func:`_run_rows`'s words of the packets whose paths start at ``cur``, read from the path
-    array where every pass starts and from the last link."""
-    passes = width // d
-    rows = (1 << d) - 1
-    for w in range(len(cur)):
-        start = np.int64(cur[w])
-        node[w] = links[start] >> 2                 # level 0: the node is the row
-        word = (start // width) << (passes * d)
-        for k in range(1, passes + 1):
-            if k < passes:      # the row the next pass starts from is this pass's target
-                row = np.int64(links[start + k * d] >> 2) & rows
-            else:               # the last link's head: its tail's row, bit d - 1 flipped if it crosses
-                last = np.int64(links[start + width - 1])
-                row = ((last >> 2) & rows) ^ (((last >> 1) & 1) << (d - 1))
-            word |= row << ((k - 1) * d)
-        rest[w] = word
-
-
-def _packet_words(links: np.ndarray, cur: np.ndarray, d: int, width: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`_run_rows`'s two words per packet, in the order of ``cur`` (the paths' starts); None
-    if they do not fit (the paths are not whole passes, or the ids leave no room)."""
-    passes = width // d
-    packets = len(links) // width
-    if passes * d != width or passes * d + max(packets - 1, 1).bit_length() > 63:
-        return None
-    node, rest = np.empty(len(cur), dtype=np.int64), np.empty(len(cur), dtype=np.int64)
-    _fill_words(links, cur, d, width, node, rest)
-    return node, rest
-
-
-@njit(cache=True, nogil=True)
-def _fill_row_words(cur, width, d, entry, first_exit, second_exit, node, rest):
-    """:func:`_fill_words` from the rows the paths pass instead of their links: packet ``p``
-    (at ``p * width`` in the path array) enters at row ``entry[p]`` and leaves its first pass at
-    ``first_exit[p]`` and its second (if ``second_exit`` is not empty) at ``second_exit[p]``."""
-    passes = width // d
-    for w in range(len(cur)):
-        packet = np.int64(cur[w]) // width
-        node[w] = np.int64(entry[packet])             # level 0: the node is the row
-        word = (packet << (passes * d)) | np.int64(first_exit[packet])
-        if passes > 1:
-            word |= np.int64(second_exit[packet]) << d
-        rest[w] = word
-
-
-def _row_words(rows: list[tuple[np.ndarray, np.ndarray]], cur: np.ndarray, d: int,
-               width: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_packet_words` of level paths given as rows (``(entry, exit)`` per pass, a pass's
-    exits the next one's entries); :func:`row_words_fit` must hold."""
-    node, rest = np.empty(len(cur), dtype=np.int64), np.empty(len(cur), dtype=np.int64)
-    second = rows[1][1] if len(rows) > 1 else rows[0][1][:0]
-    _fill_row_words(cur, width, d, rows[0][0], rows[0][1], second, node, rest)
-    return node, rest
 
 
 def route_levels(links: np.ndarray | None, cur: np.ndarray, delivery: np.ndarray, num_links: int, congestion: int,
