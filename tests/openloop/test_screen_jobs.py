@@ -99,3 +99,37 @@ def test_jobs_below_one_is_refused():
 
     with pytest.raises(UserError, match="jobs must be at least 1"):
         screened_minimum(_specs(4), jobs=0, **OPTIONS)
+
+
+SCENARIO = """kind = "openloop"
+network = "torus:k=4,n=2"
+routing = "goal"
+traffic = "uniform"
+saturation = true
+worst_case = true
+random_perms = 20
+screen_perms = true
+tolerance = 0.1
+window = 300
+"""
+
+
+def test_a_screened_row_is_the_same_from_the_command_line_in_one_process_and_a_scenario_with_two(tmp_path, capsys,
+                                                                                                 monkeypatch):
+    """GOAL's 20 permutations of the 4-ary 2-cube: a pilot of 2 searched by 2 workers, then one
+    pass of 18 runs cut in two (what the row's screens show)."""
+    import json
+
+    from universal.cli import main
+
+    assert main(["openloop", "--network", "torus:k=4,n=2", "--routing", "goal", "--traffic", "uniform",
+                 "--saturation", "--worst-case", "--random-perms", "20", "--screen-perms", "--tolerance", "0.1",
+                 "--window", "300", "--jobs", "1", "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)["rows"]
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    monkeypatch.chdir(tmp_path)
+    assert main(["scenario", "s.toml", "--jobs", "2", "--json"]) == 0
+    shared = json.loads(capsys.readouterr().out)["rows"]
+    row, = [r for r in shared if r.get("screen")]
+    assert row["screens"][0][1] >= 2 * screen.SPLIT_RUNS
+    assert json.dumps(shared) == json.dumps(alone)
