@@ -7,7 +7,9 @@ runs of a chunk with one priority rule share one array state of the engine (batc
 :mod:`universal.engine.runs` fast on small networks), and a chunk is one task of a worker.
 Every random draw of a run comes from the run's own seeded generator, so a cell's rows are the
 same whichever chunk, process or order it ran in: ``--jobs N`` and resumed runs give the rows of
-one uninterrupted run, byte for byte.
+one uninterrupted run, byte for byte. A screened worst case is one cell that ``--jobs N``
+does not hand to a worker whole: it runs in the main process and shares its screening passes and
+searches with the workers instead (:func:`screen_specs`, :mod:`universal.openloop.screen`).
 
 A results-file line is ``{"cell": {...}, "row": {...}, "pairs": [...]}`` with the ``--json`` row
 of the cell and, for a load sweep with pairs, the cell's pair latencies
