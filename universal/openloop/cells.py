@@ -7,7 +7,9 @@ runs of a chunk with one priority rule share one array state of the engine (batc
 :mod:`universal.engine.runs` fast on small networks), and a chunk is one task of a worker.
 Every random draw of a run comes from the run's own seeded generator, so a cell's rows are the
 same whichever chunk, process or order it ran in: ``--jobs N`` and resumed runs give the rows of
-one uninterrupted run, byte for byte.
+one uninterrupted run, byte for byte. A screened worst case is one cell that ``--jobs N``
+does not hand to a worker whole: it runs in the main process and shares its screening passes and
+searches with the workers instead (:func:`screen_specs`, :mod:`universal.openloop.screen`).
 
 A results-file line is ``{"cell": {...}, "row": {...}, "pairs": [...]}`` with the ``--json`` row
 of the cell and, for a load sweep with pairs, the cell's pair latencies
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from typing import Callable, Iterator
 
 import numpy as np
@@ -133,7 +136,8 @@ def chunks(study, pending: list[dict], jobs: int) -> list[list[dict]]:
     return [by_load[i::count] for i in range(count)]
 
 
-def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None = None) -> Iterator[list[dict]]:
+def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None = None,
+              jobs: int = 1) -> Iterator[list[dict]]:
     """Run ``cells`` (one chunk) and yield their results-file lines as they finish, in groups.
 
     Parameters
@@ -143,6 +147,9 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
         Cells of the study (:func:`study_cells`).
     progress : callable, optional
         Called with 1 whenever a run of a load sweep finishes (before its chunk does).
+    jobs : int
+        Worker processes that share a screened worst case's passes and searches
+        (:func:`universal.openloop.screen.screened_minimum`); the other cells run here.
 
     Yields
     ------
@@ -159,15 +166,12 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
     p = prepare(study)
 
     def spec(c: dict, rate: float) -> RunSpec:
-        traffic = (permutation_traffic(p, c["traffic"], c["seed"], c["permutation"]) if "permutation" in c
-                   else p.worst[c["routing"]][0] if c["traffic"] == WORST_CASE else p.traffics[c["traffic"]])
-        return RunSpec(traffic, p.routers[c["routing"]], p.injection, rate * p.scale,
-                       seed=c["seed"], priority=c["priority"])
+        return _cell_spec(p, c, rate)
 
     rules = list(dict.fromkeys(c["priority"] for c in cells))
     if len(rules) > 1:      # the runs of a batch share one priority rule
         for rule in rules:
-            yield from run_cells(study, [c for c in cells if c["priority"] == rule], progress)
+            yield from run_cells(study, [c for c in cells if c["priority"] == rule], progress, jobs)
         return
     if study.loads is not None:
         results = simulate_batch([spec(c, c["offered"]) for c in cells], bandwidth=study.bandwidth,
@@ -178,7 +182,7 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
         return
     for c in cells:     # a screened worst case: one cell for M permutations (screen.py)
         if "screen" in c:
-            yield [_screened_line(study, p, c, spec)]
+            yield [_screened_line(study, p, c, jobs)]
     cells = [c for c in cells if "screen" not in c]
     # the zero-load latency of each (routing, traffic); the permutations of random-perms:M have
     # only their saturation throughput (GOAL's Figure 9)
@@ -201,17 +205,42 @@ def run_cells(study, cells: list[dict], progress: Callable[[int], None] | None =
         yield [_saturation_line(study, p, c, sat, zero_of.get(cell_key(c))) for c, sat in zip(group, sats)]
 
 
-def _screened_line(study, p: Prepared, c: dict, spec: Callable) -> dict:
+def _cell_spec(p: Prepared, c: dict, rate: float) -> RunSpec:
+    """The run template of cell ``c`` at ``rate`` (in the study's units)."""
+    traffic = (permutation_traffic(p, c["traffic"], c["seed"], c["permutation"]) if "permutation" in c
+               else p.worst[c["routing"]][0] if c["traffic"] == WORST_CASE else p.traffics[c["traffic"]])
+    return RunSpec(traffic, p.routers[c["routing"]], p.injection, rate * p.scale,
+                   seed=c["seed"], priority=c["priority"])
+
+
+def screen_specs(study, c: dict) -> list[RunSpec]:
+    """The run templates of a screened cell's M permutations, built in the calling process (a
+    worker's too: :func:`prepare` is cached there, and a forked worker inherits the parent's).
+
+    Examples
+    --------
+    >>> from universal.openloop.study import OpenLoopStudy
+    >>> study = OpenLoopStudy("torus:k=4,n=2", ["goal"], ["uniform"], saturation=True, worst_case=True,
+    ...                       random_perms=3, screen_perms=True)
+    >>> [s.traffic.name for s in screen_specs(study, study_cells(study)[-1])]
+    ['random-perms:3#0', 'random-perms:3#1', 'random-perms:3#2']
+    """
+    p = prepare(study)
+    return [_cell_spec(p, {**c, "permutation": i}, 1.0) for i in range(p.random_perms[c["traffic"]])]
+
+
+def _screened_line(study, p: Prepared, c: dict, jobs: int = 1) -> dict:
     """The results-file line of a screened worst case (:mod:`universal.openloop.screen`): the
     lowest Θ over the cell's M permutations, the permutation that gave it, every permutation
     searched in full with its Θ, and the screening passes (rate, permutations run, unstable)."""
     count = p.random_perms[c["traffic"]]
-    specs = [spec({**c, "permutation": i}, 1.0) for i in range(count)]
-    # a pilot of at most 8 (the scenario's first 8 of 1,000), fewer for small M so that some are screened
+    specs = screen_specs(study, c)
+    # a pilot of at most 8 (the scenario's first 8 of 1,000), fewer for small M so that some are
+    # screened; with jobs > 1 the workers build the specs themselves (a network does not pickle)
     got = screened_minimum(specs, pilot=min(8, max(1, count // 8)), tolerance=study.tolerance,
                            bandwidth=study.bandwidth, buffer=study.buffer, vcs=study.vcs,
                            source_queue=study.source_queue, measurement=search_measurement(study),
-                           vc_buffer=study.vc_buffer)
+                           vc_buffer=study.vc_buffer, jobs=jobs, source=partial(screen_specs, study, c))
     low = got.searched[got.index]
     row = {**_base(c), "saturation": got.theta / p.scale, "upper": low.upper / p.scale, "limited": low.limited,
            "analytic": None, "analytic_value": None, "ratio": None, "zero_load_latency": None, "hops_mean": None,

@@ -41,6 +41,8 @@ rate instead. Equal minima name the permutation of the lowest index, as the full
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Callable
 
 import numpy as np
 
@@ -50,12 +52,16 @@ from universal.engine.runs import simulate_batch
 from universal.errors import UserError
 from universal.openloop.saturation import Saturation, find_saturations, rate_ceiling
 
-__all__ = ["ScreenStep", "ScreenedMinimum", "screened_minimum", "SCREEN_KEY"]
+__all__ = ["ScreenStep", "ScreenedMinimum", "screened_minimum", "SCREEN_KEY", "SPLIT_RUNS"]
 
 #: The spawn key a screen's runs add to their permutation's seed: the k-th screening run of a
 #: permutation has seed ``SeedSequence(entropy, spawn_key + (SCREEN_KEY, k))``, a stream that
 #: none of the full search's children (``spawn_key + (j,)``) shares.
 SCREEN_KEY = 1 << 20
+#: With ``jobs`` > 1, a screening pass is split across worker processes only if every worker gets
+#: at least this many runs (fewer workers otherwise, none below twice this): a worker costs a
+#: fork and a batch of its own, which a few runs do not pay for (``benchmarks/screen_jobs.py``).
+SPLIT_RUNS = 8
 
 
 @dataclass
@@ -105,12 +111,67 @@ def _screen_seed(seed, k: int) -> np.random.SeedSequence:
                                   pool_size=base.pool_size)
 
 
+def _screen_runs(specs: list[RunSpec], indices: list[int], rates: list[float], ks: list[int], run_options: dict,
+                 batch_runs: int, progress=None) -> list[tuple[bool, float]]:
+    """Run permutation ``indices[j]`` once at ``rates[j]`` with its ``ks[j]``-th screening seed;
+    per run, whether it was stable and its rate. The same in this process and in a worker."""
+    runs = [replace(specs[i], rate=r, seed=_screen_seed(specs[i].seed, k)) for i, r, k in zip(indices, rates, ks)]
+    verdicts = []
+    for at in range(0, len(runs), batch_runs):
+        results = simulate_batch(runs[at:at + batch_runs], **run_options)
+        verdicts += [(bool(res.stable), float(res.rate)) for res in results]
+        if progress is not None:
+            progress(len(results))
+    return verdicts
+
+
+def _screen_part(source: Callable[[], list[RunSpec]], part: int, indices: list[int], rates: list[float],
+                 ks: list[int], run_options: dict, batch_runs: int) -> tuple[int, list[tuple[bool, float]]]:
+    """:func:`_screen_runs` in a worker process, on the specs ``source()`` builds there."""
+    return part, _screen_runs(source(), indices, rates, ks, run_options, batch_runs)
+
+
+def _search_part(source: Callable[[], list[RunSpec]], part: int, indices: list[int],
+                 search_options: dict) -> tuple[int, list[Saturation]]:
+    """The full searches of ``indices`` in a worker process, on the specs ``source()`` builds there."""
+    specs = source()
+    return part, find_saturations([specs[i] for i in indices], **search_options)
+
+
+def _given(specs: list[RunSpec]) -> list[RunSpec]:
+    """The specs themselves (a worker's source when they pickle)."""
+    return specs
+
+
+def _parts(count: int, jobs: int, least: int) -> list[slice]:
+    """``count`` items cut into at most ``jobs`` contiguous parts of at least ``least`` each, as
+    equal as they come (one part: not worth a worker)."""
+    n = max(1, min(jobs, count // max(1, least)))
+    bounds = [round(j * count / n) for j in range(n + 1)]
+    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+
+
+def _in_workers(function: Callable, tasks: list[tuple], jobs: int, progress=None) -> list:
+    """``function(*task)`` for every task in ``jobs`` worker processes (:func:`universal.workers.run_in_processes`);
+    each result is ``(part, values)``, ``progress(len(values))`` is called as each arrives, and the
+    values come back in the order of their parts (whichever worker finished first)."""
+    from universal.workers import run_in_processes
+
+    got = {}
+    for part, values in run_in_processes(function, tasks, jobs):
+        got[part] = values
+        if progress is not None:
+            progress(len(values))
+    return [got[j] for j in range(len(tasks))]
+
+
 class _Screen:
     """The state of one screened minimum: which permutations are searched, cleared, pending."""
 
     def __init__(self, specs: list[RunSpec], search_options: dict, run_options: dict, batch_runs: int,
-                 progress) -> None:
+                 progress, jobs: int = 1, source: Callable[[], list[RunSpec]] | None = None) -> None:
         self.specs, self.search_options, self.run_options = specs, search_options, run_options
+        self.jobs, self.source = jobs, source
         # no run above a permutation's ceiling (the injection process's limit): stable there, it is
         # the full search's Θ (limited)
         self.ceilings = np.array([rate_ceiling(s, run_options["bandwidth"]) for s in specs])
@@ -134,7 +195,12 @@ class _Screen:
         return min((sat.theta, i) for i, sat in self.searched.items())
 
     def search(self, indices: list[int]) -> None:
-        sats = find_saturations([self.specs[i] for i in indices], **self.search_options)
+        parts = _parts(len(indices), self.jobs, 1) if self.jobs > 1 else [slice(0, len(indices))]
+        if len(parts) > 1:  # a search's Θ depends on its spec alone: any grouping gives the same
+            tasks = [(self.source, j, indices[part], self.search_options) for j, part in enumerate(parts)]
+            sats = [sat for got in _in_workers(_search_part, tasks, self.jobs) for sat in got]
+        else:
+            sats = find_saturations([self.specs[i] for i in indices], **self.search_options)
         self.searched.update(zip(indices, sats))
         done = sum(len(s.runs) for s in sats)
         self.runs += done
@@ -144,22 +210,23 @@ class _Screen:
     def screen(self, indices: list[int], rate: float) -> list[int]:
         """Run each permutation of ``indices`` once at ``rate``; clear the stable ones up to it and
         return the unstable ones."""
-        runs = []
-        for i in indices:
-            runs.append(replace(self.specs[i], rate=float(min(rate, self.ceilings[i])),
-                                seed=_screen_seed(self.specs[i].seed, int(self.screened[i]))))
-            self.screened[i] += 1
+        rates = [float(min(rate, self.ceilings[i])) for i in indices]
+        ks = [int(self.screened[i]) for i in indices]
+        self.screened[indices] += 1
+        parts = _parts(len(indices), self.jobs, SPLIT_RUNS) if self.jobs > 1 else [slice(0, len(indices))]
+        if len(parts) > 1:  # a run's verdict depends on its permutation, rate and seed alone
+            tasks = [(self.source, j, indices[p], rates[p], ks[p], self.run_options, self.batch_runs)
+                     for j, p in enumerate(parts)]
+            verdicts = [v for got in _in_workers(_screen_part, tasks, self.jobs, self.progress) for v in got]
+        else:
+            verdicts = _screen_runs(self.specs, indices, rates, ks, self.run_options, self.batch_runs, self.progress)
         unstable = []
-        for at in range(0, len(runs), self.batch_runs):
-            results = simulate_batch(runs[at:at + self.batch_runs], **self.run_options)
-            for i, res in zip(indices[at:at + self.batch_runs], results):
-                if res.stable:
-                    self.cleared[i] = max(self.cleared[i], res.rate)
-                else:
-                    unstable.append(i)
-            if self.progress is not None:
-                self.progress(len(results))
-        self.runs += len(runs)
+        for i, (stable, at_rate) in zip(indices, verdicts):
+            if stable:
+                self.cleared[i] = max(self.cleared[i], at_rate)
+            else:
+                unstable.append(i)
+        self.runs += len(indices)
         self.steps.append(ScreenStep(float(rate), len(indices), len(unstable)))
         return unstable
 
@@ -188,7 +255,8 @@ def screened_minimum(specs: list[RunSpec], *, pilot: int = 8, candidates: int = 
                      points: int = 8, tolerance: float = 0.01, rounds: int = 12, bandwidth: int = 1,
                      buffer: int | None = None, measurement: Measurement | None = None, vcs: int = 1,
                      source_queue: str = "all", batch_runs: int = 64, progress=None,
-                     vc_buffer: str = "set") -> ScreenedMinimum:
+                     vc_buffer: str = "set", jobs: int = 1,
+                     source: Callable[[], list[RunSpec]] | None = None) -> ScreenedMinimum:
     """The lowest saturation throughput over ``specs`` (one per permutation), searching in full
     only the permutations a screen at the running minimum cannot clear (see the module docstring).
 
@@ -211,7 +279,18 @@ def screened_minimum(specs: list[RunSpec], *, pilot: int = 8, candidates: int = 
     batch_runs : int
         Screening runs per batch of the engine, at most.
     progress : callable, optional
-        Called with the number of runs finished after each batch or search.
+        Called with the number of runs finished after each batch or search (after each worker's
+        share of them with ``jobs`` > 1).
+    jobs : int
+        Worker processes (:func:`universal.workers.run_in_processes`) that share each screening
+        pass of at least ``2 *`` :data:`SPLIT_RUNS` runs, and each group of full searches of two
+        or more permutations; the sequence of passes stays in this process. Every run's verdict
+        depends only on its permutation, its rate and its own seed, and every search's Θ only on
+        its spec, so the result is the same for every ``jobs``.
+    source : callable, optional
+        With ``jobs`` > 1: a picklable function of no arguments that returns ``specs`` (equal
+        ones) in a worker process, e.g. a :func:`functools.partial` of a top-level function.
+        Without it the specs are sent to the workers as they are, which needs them to pickle.
 
     Returns
     -------
@@ -240,12 +319,15 @@ def screened_minimum(specs: list[RunSpec], *, pilot: int = 8, candidates: int = 
         raise UserError("a screened worst case needs at least one permutation")
     if pilot < 1 or candidates < 1 or not 0 < step < 1:
         raise UserError("a screened worst case needs pilot >= 1, candidates >= 1 and 0 < step < 1")
+    if jobs < 1:
+        raise UserError(f"jobs must be at least 1, got {jobs}")
     measurement = measurement or Measurement(latency_limit=500, drain=False, overload="stop", latencies=False)
     run_options = dict(bandwidth=bandwidth, buffer=buffer, measurement=measurement, vcs=vcs,
                        source_queue=source_queue, vc_buffer=vc_buffer)
     search_options = dict(points=points, tolerance=tolerance, rounds=rounds, **run_options)
     nodes = specs[0].router.network.num_nodes
-    state = _Screen(specs, search_options, run_options, max(1, min(batch_runs, 4096 // nodes)), progress)
+    state = _Screen(specs, search_options, run_options, max(1, min(batch_runs, 4096 // nodes)), progress, jobs,
+                    source if source is not None else partial(_given, specs))
     state.search(list(range(min(pilot, len(specs)))))
     while True:
         theta, _ = state.minimum()

@@ -260,7 +260,9 @@ def run_study(study: OpenLoopStudy, progress: Callable[[float, int], None] | Non
     overwrite : bool
         Replace an existing ``results_file``.
     jobs : int
-        Worker processes (1: this process; :func:`universal.workers.run_in_processes`).
+        Worker processes (1: this process; :func:`universal.workers.run_in_processes`). A
+        screened worst case is one cell whose screening passes and full searches the workers
+        share (:func:`universal.openloop.screen.screened_minimum`), after the other cells.
     command : str, optional
         The command line, recorded in the results file's header.
     executor : universal.executors.DaskExecutor, optional
@@ -327,7 +329,10 @@ def _run(study: OpenLoopStudy, progress, results_file, resume: bool, overwrite: 
 
     if progress:
         progress(len(done), len(cells))
-    tasks = chunks(study, pending, jobs)
+    # a screened worst case runs here, one at a time, its passes and searches shared by the
+    # workers (screen.py): in a worker it would have one process for up to hours
+    screened = [c for c in pending if "screen" in c] if jobs > 1 and executor is None else []
+    tasks = chunks(study, [c for c in pending if c not in screened], jobs)
     if executor is not None and tasks:
         executor.connect()  # an unreachable scheduler is reported before the results file is touched
     if not done:
@@ -351,6 +356,9 @@ def _run(study: OpenLoopStudy, progress, results_file, resume: bool, overwrite: 
         from universal.workers import run_in_processes
 
         for lines in run_in_processes(run_chunk, [(study, chunk) for chunk in tasks], jobs):
+            finished(lines)
+    for c in screened:
+        for lines in run_cells(study, [c], jobs=jobs):
             finished(lines)
     ordered = [done[k] for k in keys]
     return OpenLoopReport(study, prepared.network.summary(), prepared.capacity, [line["row"] for line in ordered],
