@@ -187,29 +187,18 @@ def _trace(args: argparse.Namespace) -> None:
     from universal.engine.batch import is_adaptive_routing
     from universal.reporting import make_console
 
-    if is_adaptive_routing(choices["--paths"][0]):
-        from universal.reporting.trace_adaptive import adaptive_trace_to_json, trace_adaptive_route
-        from universal.reporting.trace_adaptive_text import print_adaptive_trace
-
-        trace = trace_adaptive_route(args.network, choices["--problem"][0], choices["--paths"][0],
-                                     choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
-                                     buffer=args.buffer[0], vcs=args.vcs, source_queue=args.source_queue,
-                                     vc_buffer=args.vc_buffer)
-        if args.json:
-            print_json(adaptive_trace_to_json(trace), args)
-        else:
-            print_adaptive_trace(trace, make_console())
-        return
-    if args.vcs != 1 or args.source_queue != "all" or args.vc_buffer != "set":
-        # the batch reference has one set buffer per link: the open-loop reference follows these
+    adaptive = is_adaptive_routing(choices["--paths"][0])
+    if adaptive or args.vcs != 1 or args.source_queue != "all" or args.vc_buffer != "set":
         from universal.reporting.trace_adaptive import adaptive_trace_to_json
         from universal.reporting.trace_adaptive_text import print_adaptive_trace
-        from universal.reporting.trace_channels import trace_channels_route
 
-        trace = trace_channels_route(args.network, choices["--problem"][0], choices["--paths"][0],
-                                     choices["--protocols"][0], seed=args.seed, bandwidth=args.bandwidth[0],
-                                     buffer=args.buffer[0], vcs=args.vcs, source_queue=args.source_queue,
-                                     vc_buffer=args.vc_buffer)
+        if adaptive:
+            from universal.reporting.trace_adaptive import trace_adaptive_route as follow
+        else:   # the batch reference has one set buffer per link: the open-loop reference follows these
+            from universal.reporting.trace_channels import trace_channels_route as follow
+        trace = follow(args.network, choices["--problem"][0], choices["--paths"][0], choices["--protocols"][0],
+                       seed=args.seed, bandwidth=args.bandwidth[0], buffer=args.buffer[0], vcs=args.vcs,
+                       source_queue=args.source_queue, vc_buffer=args.vc_buffer)
         if args.json:
             print_json(adaptive_trace_to_json(trace), args)
         else:
