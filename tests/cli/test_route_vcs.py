@@ -41,6 +41,9 @@ def _key(row: dict) -> tuple:
     # protocol runs once (V = 0, as its b = 0)
     (["--network", "torus:k=4,n=2", "--problem", "h-relation:h=6", "--paths", "dimension-order",
       "--protocols", "fifo,random-rank,trial-and-failure", "--buffer", "1,2", "--seeds", "2"], ["1", "2"]),
+    # FIFO VCs (with V = 1 every link buffer a FIFO): Exercise 19's head-of-line blocking
+    (["--network", "mesh:k=4,n=2", "--problem", "permutation:bit-reversal", "--paths", "dimension-order",
+      "--protocols", "fifo", "--buffer", "1,2", "--vc-buffer", "fifo"], ["1", "2"]),
     # adaptive routings on GOAL's *-channels (3 VCs) and one more VC
     (["--network", "torus:k=4,n=2", "--problem", "h-relation:h=4", "--paths", "min-adaptive,goal",
       "--protocols", "fifo", "--buffer", "1", "--bandwidth", "1,2"], ["3", "4"]),
@@ -72,6 +75,13 @@ def test_the_ring_deadlocks_with_one_vc_and_drains_with_two(capsys):
     assert "virtual channels per link in column V" in out
     assert "T = 2*, 10 for V = 1, 2" in out
     assert "B = 1, b = 1, V = 1, seed 0: no packet could move in step 2" in out
+
+
+def test_the_caption_says_what_a_fifo_is_with_each_value(capsys):
+    assert main(["route", "--network", "mesh:k=4,n=2", "--problem", "permutation:bit-reversal", "--protocols", "fifo",
+                 "--buffer", "1", "--vcs", "1,2", "--vc-buffer", "fifo"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "FIFO VCs (every VC, with V = 1 every link buffer, a FIFO of b packets whose head alone may leave)" in out
 
 
 def test_one_value_keeps_the_table_without_a_v_column(capsys):
