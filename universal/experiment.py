@@ -76,6 +76,7 @@ class Row:
     hops: int
     bandwidth: int
     buffer: int | None
+    vcs: int
     rounds: int | None
     discarded: int | None
     copies_capped: bool | None
@@ -114,14 +115,14 @@ class ExperimentResult:
     path_systems: list[dict] = field(default_factory=list)
     link_loads: list[tuple[Network, np.ndarray]] = field(default_factory=list, repr=False)
     runs: list[tuple[PathCollection, object]] = field(default_factory=list, repr=False)
-    vcs: int = 1
+    vcs: int | list[int] = 1
     source_queue: str = "all"
     vc_buffer: str = "set"
 
     def to_json(self) -> dict:
         """The CLI's ``--json`` object: ``scenario``, ``network``, ``problem``, ``bandwidth`` (a number,
         or a list when swept), ``buffer`` (null: unbounded; a list when swept), ``vcs`` (only when
-        the links have several virtual channels), ``source_queue`` (only when ``fifo``), ``vc_buffer``
+        the links have several virtual channels; a list when swept), ``source_queue`` (only when ``fifo``), ``vc_buffer``
         (only when ``fifo``: every VC a FIFO whose head alone leaves), ``rows`` (and ``collections`` and
         ``path_systems`` when the run analysed its path collections)."""
         out = {
@@ -157,13 +158,15 @@ ADAPTIVE_NOTE = ("the survey's bounds need paths fixed in advance: an adaptive r
 
 def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int, result, bandwidth: int,
              seconds: float, paths_label: str | None = None, protocol_label: str | None = None,
-             adaptive: bool = False) -> Row:
+             adaptive: bool = False, vcs: int = 1) -> Row:
     """Combine a path collection, a protocol and an engine result into a :class:`Row`.
 
     ``paths_label`` and ``protocol_label`` name them as the user did (with their parameters,
     e.g. ``duplication:copies=4``), so that variants of one protocol stay apart. With
     ``adaptive`` the paths are the ones the packets took (chosen hop by hop): C and D are the
     realised ones and no bound is given (the survey's bounds are for paths fixed in advance).
+    ``vcs`` is the run's V; a bufferless protocol's row has 0, as its ``buffer`` has (it has no
+    buffers to divide into VCs).
     """
     C, D, n = paths.congestion, paths.dilation, paths.size
     deadlock = result.status == "deadlock"
@@ -202,6 +205,7 @@ def make_row(problem: str, paths: PathCollection, protocol: Protocol, seed: int,
         hops=result.hops,
         bandwidth=bandwidth,
         buffer=result.buffer,
+        vcs=0 if protocol.bufferless else vcs,
         rounds=result.rounds,
         discarded=result.discarded,
         copies_capped=result.copies_capped,
@@ -270,13 +274,13 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
     """
     plan = _plan(exp, keep_link_loads, keep_runs)
     network, systems, protocols = plan.network, plan.systems, plan.protocols
-    bandwidths, buffers = plan.bandwidths, plan.buffers
+    bandwidths, buffers, vcs_values = plan.bandwidths, plan.buffers, plan.vcs
     simulate = ENGINES[exp.engine]
-    with_vcs = {"vcs": exp.vcs} if exp.vcs != 1 else {}
+    router = {}
     if exp.source_queue != "all":
-        with_vcs["source_queue"] = exp.source_queue
+        router["source_queue"] = exp.source_queue
     if exp.vc_buffer != "set":
-        with_vcs["vc_buffer"] = exp.vc_buffer
+        router["vc_buffer"] = exp.vc_buffer
     rows: list[Row] = []
     deliveries: list[np.ndarray] = []
     captions = [s.caption for s in systems if s.caption] + ([exp.note] if exp.note else [])
@@ -291,12 +295,13 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
         problem_rows = len(rows)
         for system, system_label in zip(systems, plan.system_labels):
             if isinstance(system, AdaptiveRouting):
-                for bandwidth, buffer, (protocol, protocol_label) in itertools.product(
-                        bandwidths, buffers, zip(protocols, plan.protocol_labels)):
+                for bandwidth, buffer, vcs, (protocol, protocol_label) in itertools.product(
+                        bandwidths, buffers, vcs_values, zip(protocols, plan.protocol_labels)):
                     if progress:
-                        progress(f"{problem_name} / {system_label} / {protocol_label} / seed {seed}")
+                        at = _axes_text(bandwidths, buffers, vcs_values, bandwidth, buffer, vcs)
+                        progress(f"{problem_name} / {system_label} / {protocol_label}{at} / seed {seed}")
                     row, run = _adaptive_row(network, problem, problem_name, system, protocol, seed, protocol_ss,
-                                             bandwidth, buffer, system_label, protocol_label, exp.vcs,
+                                             bandwidth, buffer, system_label, protocol_label, vcs,
                                              exp.source_queue, exp.vc_buffer)
                     rows.append(row)
                     if keep_delivery:
@@ -314,20 +319,21 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                                     "host": paths.network.name, "load_histogram": paths.load_histogram()})
             if keep_link_loads:
                 link_loads.append((paths.network, paths.link_loads))
-            for bandwidth, buffer, (protocol, protocol_label) in itertools.product(
-                    bandwidths, buffers, zip(protocols, plan.protocol_labels)):
-                if protocol.bufferless and buffer != buffers[0]:
-                    continue  # a bufferless protocol runs the same whatever the buffer size
+            for bandwidth, buffer, vcs, (protocol, protocol_label) in itertools.product(
+                    bandwidths, buffers, vcs_values, zip(protocols, plan.protocol_labels)):
+                if protocol.bufferless and (buffer != buffers[0] or vcs != vcs_values[0]):
+                    continue  # a bufferless protocol runs the same whatever the buffer size and VCs
                 if progress:
-                    at = f" / B = {bandwidth}" if len(bandwidths) > 1 else ""
-                    at += f" / b = {_buffer_name(buffer)}" if len(buffers) > 1 else ""
+                    at = _axes_text(bandwidths, buffers, vcs_values, bandwidth, buffer, vcs)
                     progress(f"{problem_name} / {system_label} / {protocol_label}{at} / seed {seed}")
                 start = time.perf_counter()
+                # V = 1 is not passed: the plain engine's fast paths stay open to it
                 result = simulate(paths, protocol, np.random.default_rng(protocol_ss), bandwidth=bandwidth,
-                                  buffer=buffer, record_hops=exp.opt is not None or keep_runs, **with_vcs)
+                                  buffer=buffer, record_hops=exp.opt is not None or keep_runs,
+                                  **({"vcs": vcs} if vcs != 1 else {}), **router)
                 seconds = time.perf_counter() - start
                 rows.append(make_row(problem_name, paths, protocol, seed, result, bandwidth, seconds,
-                                     system_label, protocol_label))
+                                     system_label, protocol_label, vcs=vcs))
                 if keep_delivery:
                     deliveries.append(result.delivery)
                 if keep_runs:
@@ -346,13 +352,14 @@ def run_experiment(exp: Experiment, progress: Callable[[str], None] | None = Non
                       exp.time_limit, seed)
     shown = bandwidths[0] if len(bandwidths) == 1 else bandwidths
     shown_buffer = buffers[0] if len(buffers) == 1 else buffers
+    shown_vcs = vcs_values[0] if len(vcs_values) == 1 else vcs_values
     path_systems = []
     for label in plan.system_labels if exp.analyze else []:
         if progress:
             progress(f"expected congestion of {label}")
         path_systems.append(_expected_congestion(label, network, exp))
     return ExperimentResult(exp.name, network, ", ".join(plan.names), shown, rows, captions, collections,
-                            shown_buffer, deliveries, path_systems, link_loads, runs, exp.vcs, exp.source_queue,
+                            shown_buffer, deliveries, path_systems, link_loads, runs, shown_vcs, exp.source_queue,
                             exp.vc_buffer)
 
 
@@ -365,7 +372,7 @@ def _adaptive_row(network: Network, problem, problem_name: str, system: Adaptive
     run = route_batch(network, problem.sources, problem.dests, system.name, protocol.name, seed=protocol_ss,
                       bandwidth=bandwidth, buffer=buffer, vcs=vcs, source_queue=source_queue, vc_buffer=vc_buffer)
     row = make_row(problem_name, run.paths, protocol, seed, run.result, bandwidth, time.perf_counter() - start,
-                   system_label, protocol_label, adaptive=True)
+                   system_label, protocol_label, adaptive=True, vcs=vcs)
     return row, run
 
 
@@ -387,12 +394,21 @@ def _buffer_name(buffer: int | None) -> str:
     return "unbounded" if buffer is None else str(buffer)
 
 
+def _axes_text(bandwidths: list, buffers: list, vcs_values: list, bandwidth: int, buffer: int | None,
+               vcs: int) -> str:
+    """`` / B = 2 / b = 1 / V = 2`` for a progress line: the values of the axes compared."""
+    at = f" / B = {bandwidth}" if len(bandwidths) > 1 else ""
+    at += f" / b = {_buffer_name(buffer)}" if len(buffers) > 1 else ""
+    return at + (f" / V = {vcs}" if len(vcs_values) > 1 else "")
+
+
 def rows_in(exp: Experiment) -> int:
     """Number of rows (engine runs) an experiment makes."""
     problems = len(exp.problem) if isinstance(exp.problem, (list, tuple)) else 1
     bandwidths = 1 if isinstance(exp.bandwidth, int) else len(exp.bandwidth)
     buffers = 1 if exp.buffer is None or isinstance(exp.buffer, int) else len(exp.buffer)
-    per_system = sum(1 if build_protocol(p).bufferless else buffers for p in exp.protocols)
+    vcs = len(exp.vcs) if isinstance(exp.vcs, (list, tuple)) else 1
+    per_system = sum(1 if build_protocol(p).bufferless else buffers * vcs for p in exp.protocols)
     systems = 1 if exp.paths is None else len(exp.paths)
     return problems * len(exp.seeds) * systems * per_system * bandwidths
 
@@ -410,13 +426,13 @@ def runs_in(exp: Experiment) -> int:
 
 
 def summarize(rows: Sequence[Row]) -> list[dict]:
-    """Group rows by (problem, paths, protocol, bandwidth, buffer) in first-seen order; means and
-    spreads over seeds."""
+    """Group rows by (problem, paths, protocol, bandwidth, buffer, vcs) in first-seen order; means
+    and spreads over seeds."""
     groups: dict[tuple, list[Row]] = {}
     for r in rows:
-        groups.setdefault((r.problem, r.paths, r.protocol, r.bandwidth, r.buffer), []).append(r)
+        groups.setdefault((r.problem, r.paths, r.protocol, r.bandwidth, r.buffer, r.vcs), []).append(r)
     out = []
-    for (problem, paths, protocol, bandwidth, buffer), rs in groups.items():
+    for (problem, paths, protocol, bandwidth, buffer, vcs), rs in groups.items():
         rounds = [r.rounds for r in rs if r.rounds is not None]
         T = np.array([r.T for r in rs], dtype=float)
         bound = [r.bound for r in rs if r.bound is not None]
@@ -427,6 +443,7 @@ def summarize(rows: Sequence[Row]) -> list[dict]:
             "protocol": protocol,
             "bandwidth": bandwidth,
             "buffer": buffer,
+            "vcs": vcs,
             "seeds": len(rs),
             "C": float(np.mean([r.C for r in rs])),
             "D": float(np.mean([r.D for r in rs])),

@@ -9,7 +9,7 @@ run starts (:func:`check_experiment` makes them alone).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -60,7 +60,8 @@ class Experiment:
     seeds: Sequence[int] = (0,)
     bandwidth: int | Sequence[int] = 1
     buffer: int | None | Sequence[int | None] = None
-    vcs: int = 1
+    #: V, virtual channels per link (:mod:`universal.engine.vcs`), or a list to compare.
+    vcs: int | Sequence[int] = 1
     #: The sources' model (:mod:`universal.engine.source_queue`): ``all`` or ``fifo``.
     source_queue: str = "all"
     #: The VC buffer's model (:mod:`universal.engine.fifo_vcs`): ``set`` or ``fifo``.
@@ -178,6 +179,7 @@ class _Plan:
     bandwidths: list[int]
     buffers: list[int | None]
     runs: _Runs | None = None
+    vcs: list[int] = field(default_factory=lambda: [1])
 
 
 def _plan(exp: Experiment, keep_link_loads: bool = False, keep_runs: bool = False) -> _Plan:
@@ -189,7 +191,9 @@ def _plan(exp: Experiment, keep_link_loads: bool = False, keep_runs: bool = Fals
         raise UserError("an experiment needs at least one path system, one protocol and one seed")
     check_seed_count(len(exp.seeds), "the experiment")
     network = build_network(exp.network, exp.base_dir)
-    _check_vcs(exp, network)
+    vcs = _vcs_values(exp.vcs)
+    for v in vcs:
+        _check_vcs(v, exp.engine, network)
     from universal.engine.source_queue import check_source_queue
 
     if check_source_queue(exp.source_queue) != "all" and exp.engine == "reference":
@@ -204,7 +208,7 @@ def _plan(exp: Experiment, keep_link_loads: bool = False, keep_runs: bool = Fals
     names = [p if isinstance(p, str) else p.name for p in problems]
     runs = _Runs(tuple(protocols), tuple(bandwidths), tuple(buffers), reads_loads=exp.analyze or keep_link_loads,
                  record_hops=exp.opt is not None or keep_runs,
-                 plain=ENGINES[exp.engine] is ENGINES["one"] and exp.vcs == 1 and exp.source_queue == "all"
+                 plain=ENGINES[exp.engine] is ENGINES["one"] and vcs == [1] and exp.source_queue == "all"
                  and exp.vc_buffer == "set")
     for spec in problems:
         packets = estimate_packets(spec if not isinstance(spec, str) else _resolve(spec, exp.base_dir), network)
@@ -214,7 +218,7 @@ def _plan(exp: Experiment, keep_link_loads: bool = False, keep_runs: bool = Fals
         if exp.opt is not None:
             check_opt(exp.opt, packets, exp.time_limit)
     return _Plan(network, systems, protocols, _labels(paths), _labels(exp.protocols), problems, names,
-                 bandwidths, buffers, runs)
+                 bandwidths, buffers, runs, vcs)
 
 
 def check_experiment(exp: Experiment) -> Network:
@@ -233,16 +237,25 @@ def check_experiment(exp: Experiment) -> Network:
     return _plan(exp).network
 
 
-def _check_vcs(exp: Experiment, network: Network) -> None:
+def _vcs_values(value: int | Sequence[int]) -> list[int]:
+    """The VC counts of an experiment: one V, or a list to compare (each checked by
+    :func:`_check_vcs`)."""
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise UserError("vcs: give at least one value")
+    return values
+
+
+def _check_vcs(vcs: int, engine: str, network: Network) -> None:
     """Refuse a VC count out of range, or VCs where there are no classes (before anything runs;
     too few for a collection's paths is refused when its run starts, with the count it needs)."""
     from universal.engine.vcs import MAX_VCS
 
-    if not isinstance(exp.vcs, int) or isinstance(exp.vcs, bool) or not 1 <= exp.vcs <= MAX_VCS:
-        raise UserError(f"vcs must be an integer between 1 and {MAX_VCS} (got {exp.vcs!r})")
-    if exp.vcs == 1:
+    if not isinstance(vcs, int) or isinstance(vcs, bool) or not 1 <= vcs <= MAX_VCS:
+        raise UserError(f"vcs must be an integer between 1 and {MAX_VCS} (got {vcs!r})")
+    if vcs == 1:
         return
-    if exp.engine == "reference":
+    if engine == "reference":
         raise UserError("the batch reference engine has one buffer per link; virtual channels run on the one engine")
     from universal.engine.vcs import require_channel_geometry
     require_channel_geometry(network)

@@ -12,6 +12,7 @@ Keys (all but ``network``, ``problem``, ``paths`` and ``protocols`` optional)::
     bandwidth = 1          # B, or a list of values to compare (bandwidth = [1, 2, 4])
     buffer    = 4          # size b of every link buffer (default unbounded), or a list such
                            # as [1, 2, "unbounded"] to compare
+    vcs       = 2          # V virtual channels per link (default 1), or a list such as [1, 2]
     note      = "..."      # a line printed under the table (what the scenario leaves out, and why)
     opt       = true       # also OPT of every path collection ("free": and R(G, π)); SPEC §12
     time_limit = 10        # the optimum searches' limit (CP-SAT deterministic time, about seconds)
@@ -186,8 +187,10 @@ def load_scenario(name_or_file: str | Path) -> Scenario:
         raise UserError(f"{path}: 'bandwidth' must be an integer >= 1 or a non-empty list of them")
     buffer = _buffer_setting(data.get("buffer", "unbounded"), path)
     vcs = data.get("vcs", 1)
-    if not isinstance(vcs, int) or isinstance(vcs, bool) or vcs < 1:
-        raise UserError(f"{path}: 'vcs' must be an integer >= 1 (virtual channels per link)")
+    values = vcs if isinstance(vcs, list) else [vcs]
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
+        raise UserError(f"{path}: 'vcs' must be an integer >= 1 (virtual channels per link) or a non-empty list "
+                        "of them")
     vc_buffer = data.get("vc_buffer", "set")
     if not isinstance(vc_buffer, str):
         raise UserError(f"{path}: 'vc_buffer' must be a name (set or fifo)")

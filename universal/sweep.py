@@ -130,6 +130,8 @@ class Sweep:
             "seeds": list(exp.seeds),
             "bandwidth": _jsonable(exp.bandwidth),
             "buffer": _jsonable(exp.buffer),
+            # only when not 1: the results files of sweeps before V was a setting still resume
+            **({"vcs": _jsonable(exp.vcs)} if exp.vcs != 1 else {}),
             "engine": exp.engine,
             **({"opt": exp.opt, "time_limit": exp.time_limit} if exp.opt is not None else {}),
         }
@@ -258,6 +260,8 @@ def _cell_line(data: object, sweep: Sweep, cells: dict[str, dict]) -> CellResult
         got = len(rows) if isinstance(rows, list) else "no list of"
         raise BadLine(f"cell {json.dumps(cell)} holds {got} rows, not the {expected} it runs")
     for number, row in enumerate(rows, 1):
+        if isinstance(row, dict) and "vcs" not in row:    # written before rows had V: they ran with V = 1
+            row["vcs"] = 0 if row.get("buffer") == 0 else 1
         _check_row(row, number)
     _check_seeds(rows, sweep.experiment_for(cell).seeds, cell)
     return CellResult(cell, network, [Row(**r) for r in rows], data["captions"])

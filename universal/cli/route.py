@@ -30,11 +30,11 @@ def add_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument("--buffer", type=buffer_list, default=[None], metavar="b",
                     help="size of every link buffer (default unbounded); several (1,2,unbounded) to compare; "
                          "a run that cannot move is reported as a deadlock")
-    rt.add_argument("--vcs", type=positive, default=1, metavar="V",
+    rt.add_argument("--vcs", type=positive_list, default=[1], metavar="V",
                     help="virtual channels per link (default 1; tori, meshes, hypercubes): with V >= 2 and --buffer "
                          "every hop enters the dateline class of its place on its path, each class a buffer of "
                          "its VCs x b, so that no deadlock occurs; the classes are counted on the paths and more "
-                         "than V are refused")
+                         "than V are refused; several (1,2) to compare")
     rt.add_argument("--source-queue", type=source_queue, default="all", metavar="{all,fifo,fifo:w=W}",
                     help="a node's packets: all (default): every one waits for its first link from step 1; fifo "
                          "(an input-queued router's source queue): they leave in packet order, the first B alone "
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> None:
         seeds=list(range(args.seed, args.seed + args.seeds)),
         bandwidth=args.bandwidth[0] if len(args.bandwidth) == 1 else args.bandwidth,
         buffer=args.buffer[0] if len(args.buffer) == 1 else args.buffer,
-        vcs=args.vcs,
+        vcs=args.vcs[0] if len(args.vcs) == 1 else args.vcs,
         source_queue=args.source_queue,
         vc_buffer=args.vc_buffer,
         engine=args.engine,
@@ -167,7 +167,8 @@ def _default_paths(args: argparse.Namespace) -> str:
 def _check_one_run(args: argparse.Namespace, what: str) -> dict:
     """The one value of every option that may list several (refused with one line otherwise)."""
     choices = {"--problem": names(args.problem), "--paths": names(args.paths) if args.paths else [None],
-               "--protocols": names(args.protocols), "--bandwidth": args.bandwidth, "--buffer": args.buffer}
+               "--protocols": names(args.protocols), "--bandwidth": args.bandwidth, "--buffer": args.buffer,
+               "--vcs": args.vcs}
     several = [option for option, values in choices.items() if len(values) > 1]
     if args.seeds > 1:
         several.append("--seeds")
@@ -188,7 +189,7 @@ def _trace(args: argparse.Namespace) -> None:
     from universal.reporting import make_console
 
     adaptive = is_adaptive_routing(choices["--paths"][0])
-    if adaptive or args.vcs != 1 or args.source_queue != "all" or args.vc_buffer != "set":
+    if adaptive or args.vcs[0] != 1 or args.source_queue != "all" or args.vc_buffer != "set":
         from universal.reporting.trace_adaptive import adaptive_trace_to_json
         from universal.reporting.trace_adaptive_text import print_adaptive_trace
 
@@ -197,7 +198,7 @@ def _trace(args: argparse.Namespace) -> None:
         else:   # the batch reference has one set buffer per link: the open-loop reference follows these
             from universal.reporting.trace_channels import trace_channels_route as follow
         trace = follow(args.network, choices["--problem"][0], choices["--paths"][0], choices["--protocols"][0],
-                       seed=args.seed, bandwidth=args.bandwidth[0], buffer=args.buffer[0], vcs=args.vcs,
+                       seed=args.seed, bandwidth=args.bandwidth[0], buffer=args.buffer[0], vcs=args.vcs[0],
                        source_queue=args.source_queue, vc_buffer=args.vc_buffer)
         if args.json:
             print_json(adaptive_trace_to_json(trace), args)

@@ -16,7 +16,7 @@ from universal.sweep import SweepResult
 
 
 def sweep_summaries(result: SweepResult) -> list[dict]:
-    """One summary per (cell, problem, paths, protocol, B, b): :func:`summarize` per cell, plus
+    """One summary per (cell, problem, paths, protocol, B, b, V): :func:`summarize` per cell, plus
     the cell's axis values (``cell``) and node count (``N``)."""
     out = []
     for cell in result.cells:
@@ -134,7 +134,7 @@ def sweep_tables(result: SweepResult, columns: list[str] | None = None, wide: bo
 
 
 def _group(s: dict) -> tuple:
-    return (s["problem"], s["paths"], s["protocol"], s["bandwidth"], s["buffer"])
+    return (s["problem"], s["paths"], s["protocol"], s["bandwidth"], s["buffer"], s["vcs"])
 
 
 def sweep_conclusion(result: SweepResult) -> str:

@@ -51,14 +51,22 @@ def _caption(result: ExperimentResult) -> list[str]:
         buffers = "link-buffer size in column b (0: bufferless protocol)"
     else:
         buffers = "unbounded link buffers" if result.buffer is None else f"link buffers of size b = {result.buffer}"
-    if result.vcs != 1:
+    several_vcs = isinstance(result.vcs, list)
+    if several_vcs:
+        # no "; buf: " part: the layout would drop it with the buf column, and the parenthesis with it
+        bufferless = "0: bufferless protocol; " if any(r.vcs == 0 for r in result.rows) else ""
+        buffers += (f", virtual channels per link in column V ({bufferless}with V >= 2 buf counts one class's VCs "
+                    "on paths fixed in advance, all of a link's VCs with adaptive routing)")
+    elif result.vcs != 1:
         buffers += (f", V = {result.vcs} virtual channels per link (buf: in one class's VCs on paths fixed in "
                     "advance, in all of a link's VCs with adaptive routing)")
     if result.source_queue == "fifo":
         buffers += "; FIFO source queues (a node's packets leave in order, B per step)"
     elif result.source_queue != "all":
         buffers += f"; FIFO source queues, look-ahead window {result.source_queue[7:]} (any of the first W may leave)"
-    if result.vc_buffer == "fifo":
+    if result.vc_buffer == "fifo" and several_vcs:
+        buffers += "; FIFO VCs (every VC, with V = 1 every link buffer, a FIFO of b packets whose head alone may leave)"
+    elif result.vc_buffer == "fifo":
         buffers += ("; FIFO VCs (every VC a FIFO of b packets whose head alone may leave)" if result.vcs != 1 else
                     "; FIFO link buffers (a buffer's head alone may leave)")
     lines = [
@@ -197,12 +205,14 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
     problems = list(dict.fromkeys(s["problem"] for s in summary))
     swept_b = isinstance(result.bandwidth, list)
     swept_buffer = isinstance(result.buffer, list)
-    swept = swept_b or swept_buffer
+    swept_vcs = isinstance(result.vcs, list)
+    swept = swept_b or swept_buffer or swept_vcs
     bufferless = any(s["rounds"] is not None for s in summary)
     cols = [Col("problem", "left", "name")] if len(problems) > 1 else []
     cols += [Col("paths", "left", "name"), Col("protocol", "left", "name")]
     cols += [Col("B", kind="label")] if swept_b else []
     cols += [Col("b", kind="label")] if swept_buffer else []
+    cols += [Col("V", kind="label")] if swept_vcs else []
     with_opt = any(s["opt_status"] is not None for s in summary)
     with_free = any(s["R_pi_status"] is not None for s in summary)
     cols += _value_columns(bufferless, with_opt, with_free)
@@ -213,6 +223,7 @@ def experiment_table(result: ExperimentResult, columns: list[str] | None = None,
         cells = [s["problem"]] if len(problems) > 1 else []
         cells += [s["paths"], s["protocol"]] + ([str(s["bandwidth"])] if swept_b else [])
         cells += [_buffer_cell(s["buffer"])] if swept_buffer else []
+        cells += [str(s["vcs"])] if swept_vcs else []
         cells += [_num(s["C"]), _num(s["D"]), _num(s["C_plus_D"]), _num(s["lower_bound"]), _t_cell(s),
                   _ratio(s["T_over_CD"]), _bound_cell(s),
                   _bound_ratio(s), str(s["max_buffer"]),
@@ -281,19 +292,22 @@ def _buffer_cell(buffer: int | None) -> str:
 def deadlock_lines(result: ExperimentResult) -> list[str]:
     """One line per deadlocked run: when, which packets wait, and for which full links."""
     lines = []
+    with_vcs = result.vcs != 1       # V named where the run had VCs or compared them
     for r in result.rows:
         if not r.deadlock:
             continue
         more = f" (first {len(r.blocked_packets)})" if r.blocked_count > len(r.blocked_packets) else ""
-        lines.append(f"Deadlock: {r.paths} / {r.protocol}, B = {r.bandwidth}, b = {r.buffer}, seed {r.seed}: "
+        at = f", V = {r.vcs}" if with_vcs else ""
+        lines.append(f"Deadlock: {r.paths} / {r.protocol}, B = {r.bandwidth}, b = {r.buffer}{at}, seed {r.seed}: "
                      f"no packet could move in step {r.deadlock_step}; {r.blocked_count} packets wait{more}: "
                      f"{' '.join(map(str, r.blocked_packets))}; each needs a full link buffer: "
                      f"{', '.join(r.full_links)}.")
     return lines
 
 
-def _sweep_line(summary: list[dict], problem: str, named: bool, by_bandwidth: bool, by_buffer: bool) -> list[str]:
-    """For a sweep: T of every (paths, protocol) as B (and/or b) changes."""
+def _sweep_line(summary: list[dict], problem: str, named: bool, by_bandwidth: bool, by_buffer: bool,
+                by_vcs: bool = False) -> list[str]:
+    """For a sweep: T of every (paths, protocol) as B (and/or b, V) changes."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for s in summary:
         if s["problem"] == problem:
@@ -307,6 +321,8 @@ def _sweep_line(summary: list[dict], problem: str, named: bool, by_bandwidth: bo
             keys.append(("B", [str(s["bandwidth"]) for s in ss]))
         if by_buffer and ss[0]["rounds"] is None:
             keys.append(("b", [_buffer_cell(s["buffer"]) for s in ss]))
+        if by_vcs and ss[0]["rounds"] is None:
+            keys.append(("V", [str(s["vcs"]) for s in ss]))
         where = " and ".join(f"{name} = {', '.join(values)}" for name, values in keys)
         out.append(f"{prefix}{paths} / {protocol}: T = {steps}" + (f" for {where}" if where else ""))
     return out
@@ -349,13 +365,14 @@ def _combinations(rows: list[dict], paths_word: str) -> str:
 
 def conclusion(result: ExperimentResult) -> str:
     """One line per problem naming the fastest (paths, protocol) combination and how close it came to
-    C + D; for a bandwidth sweep, one line per (paths, protocol) with T for every B."""
+    C + D; for a sweep of B, b or V, one line per (paths, protocol) with T for every value."""
     summary = summarize(result.rows)
     problems = list(dict.fromkeys(s["problem"] for s in summary))
     by_bandwidth, by_buffer = isinstance(result.bandwidth, list), isinstance(result.buffer, list)
-    if by_bandwidth or by_buffer:
+    by_vcs = isinstance(result.vcs, list)
+    if by_bandwidth or by_buffer or by_vcs:
         lines = [line for p in problems
-                 for line in _sweep_line(summary, p, len(problems) > 1, by_bandwidth, by_buffer)]
+                 for line in _sweep_line(summary, p, len(problems) > 1, by_bandwidth, by_buffer, by_vcs)]
         if any(not s["all_delivered"] for s in summary):
             lines.append("(* not every packet delivered in some seed)")
     else:

@@ -219,6 +219,7 @@ def experiment_figure(result):
             continue
         setting = f", B = {row.bandwidth}" if isinstance(result.bandwidth, list) else ""
         setting += f", b = {'∞' if row.buffer is None else row.buffer}" if isinstance(result.buffer, list) else ""
+        setting += f", V = {row.vcs}" if isinstance(result.vcs, list) else ""
         runs.append(delivery)
         labels.append(f"{row.paths} / {row.protocol}{setting}")
         panels.append("bufferless protocols" if row.rounds is not None else "buffered protocols")
