@@ -236,8 +236,6 @@ def check_experiment(exp: Experiment) -> Network:
 def _check_vcs(exp: Experiment, network: Network) -> None:
     """Refuse a VC count out of range, or VCs where there are no classes (before anything runs;
     too few for a collection's paths is refused when its run starts, with the count it needs)."""
-    if type(exp.vcs) is int and exp.vcs == 1:     # the usual run: the VC module stays unloaded (start-up)
-        return
     from universal.engine.vcs import MAX_VCS
 
     if not isinstance(exp.vcs, int) or isinstance(exp.vcs, bool) or not 1 <= exp.vcs <= MAX_VCS:
