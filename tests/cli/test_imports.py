@@ -30,6 +30,31 @@ def test_a_plain_route_does_not_import_scipy_optimize_networkx_or_matplotlib():
     assert not heavy, sorted(heavy)
 
 
+#: Modules a butterfly route never uses, loaded only when a command names what they hold (start-up).
+LAZY_FOR_A_BUTTERFLY = {"universal.paths.torus", "universal.paths.torus.algorithms", "universal.networks.multibutterfly",
+                        "universal.networks.datacenter", "json"}
+
+
+def test_a_butterfly_route_leaves_the_torus_multibutterfly_and_datacenter_modules_out():
+    modules = imported_modules("route", "--network", "butterfly:d=4", "--problem", "h-relation:h=2",
+                               "--paths", "valiant", "--protocols", "random-rank")
+    assert "universal.paths.systems" in modules
+    assert not LAZY_FOR_A_BUTTERFLY & modules, sorted(LAZY_FOR_A_BUTTERFLY & modules)
+
+
+def test_the_routes_that_need_them_load_the_lazy_modules():
+    """The same measurement sees each module when a route needs it (so the test above can fail)."""
+    assert "universal.paths.torus.algorithms" in imported_modules(
+        "route", "--network", "torus:k=4,n=2", "--problem", "permutation:random", "--paths", "dor", "--protocols",
+        "random-rank")
+    assert "universal.networks.multibutterfly" in imported_modules(
+        "route", "--network", "multibutterfly:s=4,d=3", "--problem", "permutation:random",
+        "--paths", "random-splitter", "--protocols", "random-rank")
+    assert "universal.networks.datacenter" in imported_modules(
+        "route", "--network", "fattree:k=2,n=3", "--problem", "permutation:random", "--paths", "nca",
+        "--protocols", "random-rank")
+
+
 def test_worstcase_does_import_scipy_optimize():
     """The same measurement sees scipy.optimize when a command needs it (so the test above can fail)."""
     modules = imported_modules("worstcase", "--network", "torus:k=4,n=2", "--routing", "dor", "--json")

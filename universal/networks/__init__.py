@@ -8,13 +8,12 @@
 from __future__ import annotations
 
 import sys
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from universal.errors import UserError
 from universal.networks.base import Network
-from universal.networks.multibutterfly import multibutterfly
-from universal.networks.datacenter import dragonfly, fat_tree, flattened_butterfly, hyperx
 from universal.networks.generators import (
     butterfly,
     from_networkx,
@@ -28,6 +27,41 @@ from universal.registry import Registry, Spec, check_known_params, parse_spec, t
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from universal.networks.datacenter import dragonfly, fat_tree, flattened_butterfly, hyperx
+    from universal.networks.multibutterfly import multibutterfly
+
+#: The datacenter generators, loaded with the multibutterfly's on first use (a butterfly route
+#: never needs them: start-up); the package still exports them by name (:func:`__getattr__`).
+_DATACENTER = {"dragonfly", "fat_tree", "flattened_butterfly", "hyperx"}
+
+
+def __getattr__(name: str):
+    # ``from universal.networks import dragonfly`` loads the datacenter generators then
+    if name == "multibutterfly":
+        from universal.networks.multibutterfly import multibutterfly as generator
+    elif name in _DATACENTER:
+        from universal.networks import datacenter
+
+        generator = getattr(datacenter, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = generator
+    return generator
+
+
+class _Package(types.ModuleType):
+    """This package, whose ``multibutterfly`` stays the generator function when the submodule of
+    the same name is imported (Python sets a package's attribute to each submodule it loads; with
+    the eager import the function used to shadow the module, and still does)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "multibutterfly" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 NETWORKS: Registry[Network] = Registry("network")
 
@@ -47,6 +81,8 @@ def _wrapped(spec: Spec, base_dir: Path | None) -> Network:
 @NETWORKS.register("multibutterfly", "the s-ary d-dimensional multibutterfly: levels 0..d of sqrt(s)^d rows, "
                    "random splitters (seed=)")
 def _multibutterfly(spec: Spec, base_dir: Path | None) -> Network:
+    from universal.networks.multibutterfly import multibutterfly
+
     check_known_params(spec, {"s", "d", "seed"})
     return multibutterfly(take_int(spec, "s", low=4, high=1 << 20), take_int(spec, "d", low=1, high=24),
                           take_int(spec, "seed", default=0, low=0, high=2**63 - 1))
@@ -73,6 +109,8 @@ def _hypercube(spec: Spec, base_dir: Path | None) -> Network:
 @NETWORKS.register("dragonfly", "Kim et al.'s dragonfly: p terminals per router, a routers per group, "
                    "h global links per router, g groups (default a = 2p = 2h, g = a*h + 1)")
 def _dragonfly(spec: Spec, base_dir: Path | None) -> Network:
+    from universal.networks.datacenter import dragonfly
+
     check_known_params(spec, {"p", "a", "h", "g"})
     p = take_int(spec, "p", low=1, high=1000)
     a = take_int(spec, "a", default=2 * p, low=1, high=10_000)
@@ -83,12 +121,16 @@ def _dragonfly(spec: Spec, base_dir: Path | None) -> Network:
 
 @NETWORKS.register("fattree", "the k-ary n-tree: k^n terminals, n levels of k^(n-1) switches")
 def _fattree(spec: Spec, base_dir: Path | None) -> Network:
+    from universal.networks.datacenter import fat_tree
+
     check_known_params(spec, {"k", "n"})
     return fat_tree(take_int(spec, "k", low=2, high=1000), take_int(spec, "n", low=1, high=24))
 
 
 @NETWORKS.register("flatfly", "the flattened butterfly (k-ary n-flat), c terminals per router (default k)")
 def _flatfly(spec: Spec, base_dir: Path | None) -> Network:
+    from universal.networks.datacenter import flattened_butterfly
+
     check_known_params(spec, {"k", "n", "c"})
     k = take_int(spec, "k", low=2, high=10_000)
     return flattened_butterfly(k, take_int(spec, "n", low=2, high=24), take_int(spec, "c", default=k, low=1))
@@ -96,6 +138,8 @@ def _flatfly(spec: Spec, base_dir: Path | None) -> Network:
 
 @NETWORKS.register("hyperx", "HyperX: dimension sizes S=s1,s2,..., links per router pair K, T terminals per router")
 def _hyperx(spec: Spec, base_dir: Path | None) -> Network:
+    from universal.networks.datacenter import hyperx
+
     check_known_params(spec, {"s", "k", "t"})
     sizes = _int_list(spec, "s")
     mult = _int_list(spec, "k") if "k" in spec.params else [1] * len(sizes)

@@ -23,8 +23,6 @@ from universal.datafiles import read_rows
 from universal.errors import UserError
 from universal.networks import Network
 from universal.paths.collection import PathCollection
-from universal.paths.torus.algorithms import sample_paths
-from universal.paths.torus.geometry import MAX_NODES as OBLIVIOUS_MAX_NODES
 from universal.workloads import Problem
 
 
@@ -99,6 +97,10 @@ def oblivious_paths(routing: str, problem: Problem, network: Network, rng: np.ra
     if network.kind != "torus":
         raise UserError(f"path system {routing!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
     k, n = network.params["k"], network.params["n"]
+    # the torus routings load here, when one is routed (a butterfly route never needs them)
+    from universal.paths.torus.algorithms import sample_paths
+    from universal.paths.torus.geometry import MAX_NODES as OBLIVIOUS_MAX_NODES
+
     if network.num_nodes > OBLIVIOUS_MAX_NODES:
         raise UserError(f"path system {routing!r} handles tori of at most {OBLIVIOUS_MAX_NODES} nodes; "
                         f"{network.name} has {network.num_nodes:,}")

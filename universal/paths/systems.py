@@ -32,10 +32,10 @@ import numpy as np
 
 from universal.errors import UserError
 from universal.networks import Network, butterfly, resolve_path
-from universal.paths.torus.algorithms import ROUTING_FACTORIES, ROUTINGS, get_routing
 from universal.paths.collection import KEEP_LOADS_LINKS, PathCollection
 from universal.paths.level_rows import LevelRowsCollection
 from universal.paths.datacenter import dragonfly_paths
+from universal.paths.torus_names import DATA_GIVEN, OBLIVIOUS
 from universal.registry import Registry, Spec, check_known_params, parse_spec, with_file_resolved
 from universal.workloads import Problem
 # the parts moved out (re-exported: names imported from here elsewhere). _row_passes is looked up
@@ -421,6 +421,8 @@ def _register_oblivious(name: str, summary: str) -> None:
     def _factory(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
         if spec.arg is not None:
             raise UserError(f"path system {name!r} takes no argument (got {spec.arg!r})")
+        from universal.paths.torus.algorithms import get_routing     # a torus routing: loaded when named
+
         label = get_routing(spec.text).name             # checks the parameters (ival:order=xy)
         if network.kind != "torus":
             raise UserError(f"path system {name!r} is defined on tori (torus:k=,n=) only, not on {network.name}")
@@ -433,8 +435,8 @@ def _register_oblivious(name: str, summary: str) -> None:
         return PathSystem(label, lambda prob, net, rng: oblivious_paths(label, prob, net, rng))
 
 
-for _routing in ROUTINGS.values():
-    _register_oblivious(_routing.name, _routing.summary)
+for _name, _summary in OBLIVIOUS.items():      # the names only: a butterfly route never loads tori
+    _register_oblivious(_name, _summary)
 
 
 def _register_designed(name: str, summary: str) -> None:
@@ -442,6 +444,8 @@ def _register_designed(name: str, summary: str) -> None:
 
     @PATH_SYSTEMS.register(name, f"{summary} (tori only)")
     def _factory(spec: Spec, network: Network, base_dir: Path | None) -> PathSystem:
+        from universal.paths.torus.algorithms import get_routing
+
         text = with_file_resolved(spec.text, base_dir)   # lp:file= in a scenario: next to the scenario
         get_routing(text)                            # checks the parameters (and a file) now
         if network.kind != "torus":
@@ -449,7 +453,7 @@ def _register_designed(name: str, summary: str) -> None:
         return PathSystem(spec.text, lambda prob, net, rng: oblivious_paths(text, prob, net, rng))
 
 
-for _name, (_summary, _) in ROUTING_FACTORIES.items():
+for _name, _summary in DATA_GIVEN.items():
     _register_designed(_name, _summary)
 
 

@@ -31,7 +31,6 @@ translated by ``s``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +80,8 @@ def write_routing(path: str | Path, routing: FlowRouting) -> Path:
     >>> read_routing(p).num.tolist() == r.num.tolist()
     True
     """
+    import json     # saving only (reading goes through universal.datafiles): kept off start-up
+
     path = Path(path).expanduser()
     check_replaceable(path)
     return write_atomically(path, json.dumps(routing_to_json(routing), indent=1) + "\n")
