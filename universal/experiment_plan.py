@@ -249,6 +249,8 @@ def _vcs_values(value: int | Sequence[int]) -> list[int]:
 def _check_vcs(vcs: int, engine: str, network: Network) -> None:
     """Refuse a VC count out of range, or VCs where there are no classes (before anything runs;
     too few for a collection's paths is refused when its run starts, with the count it needs)."""
+    if type(vcs) is int and vcs == 1:   # the default: no VC module to load (start-up)
+        return
     from universal.engine.vcs import MAX_VCS
 
     if not isinstance(vcs, int) or isinstance(vcs, bool) or not 1 <= vcs <= MAX_VCS:

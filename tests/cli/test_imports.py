@@ -32,7 +32,7 @@ def test_a_plain_route_does_not_import_scipy_optimize_networkx_or_matplotlib():
 
 #: Modules a butterfly route never uses, loaded only when a command names what they hold (start-up).
 LAZY_FOR_A_BUTTERFLY = {"universal.paths.torus", "universal.paths.torus.algorithms", "universal.networks.multibutterfly",
-                        "universal.networks.datacenter", "json"}
+                        "universal.networks.datacenter", "universal.engine.vcs", "json"}
 
 
 def test_a_butterfly_route_leaves_the_torus_multibutterfly_and_datacenter_modules_out():
@@ -53,6 +53,9 @@ def test_the_routes_that_need_them_load_the_lazy_modules():
     assert "universal.networks.datacenter" in imported_modules(
         "route", "--network", "fattree:k=2,n=3", "--problem", "permutation:random", "--paths", "nca",
         "--protocols", "random-rank")
+    assert "universal.engine.vcs" in imported_modules(
+        "route", "--network", "torus:k=4,n=1", "--problem", "permutation:tornado", "--paths", "dor",
+        "--protocols", "fifo", "--buffer", "1", "--vcs", "2")
 
 
 def test_worstcase_does_import_scipy_optimize():
