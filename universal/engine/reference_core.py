@@ -19,6 +19,9 @@ steps are numbered and what is recorded; the step itself is this module's, for b
 3. the packets that cross move on, leave the buffer they sat in and enter the next one, or are
    delivered (:meth:`ReferenceCore.cross`).
 
+Step 1's decisions are :mod:`universal.engine.reference_decisions`' (a mixin of the core), the
+packet and routing view records :mod:`universal.engine.reference_records`' (both exported here).
+
 Nothing here is vectorised or clever: Python lists and dicts, sorted per link. The fast engines
 share nothing with it but the random draws made before the run and the tie hash
 (:mod:`universal.engine.ties`), so with one seed they must move every packet in the same step.
@@ -33,83 +36,16 @@ networks", 2003, §2-§4.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Callable
 
-from universal.engine.ties import tie_uniform_py
-from universal.networks import Network
+# the parts moved out (re-exported: reference.py and reference_runs.py import the records from here)
+from universal.engine.reference_decisions import Decisions
+from universal.engine.reference_records import RefPacket, RoutingView
 
 __all__ = ["RefPacket", "RoutingView", "ReferenceCore"]
 
 
-@dataclass
-class RefPacket:
-    """One packet as the reference engine sees it.
-
-    ``path`` is the list of links of a packet routed obliviously (None for an adaptive one, which
-    keeps ``node``, ``target`` and, under GOAL, ``signs``/``remaining`` per dimension).
-    ``want`` is the link it waits for (None: an adaptive packet still to choose), ``buffer`` the
-    link whose buffer it sits in (None: its source), ``arrived`` the step it reached its current
-    node (the fifo rule's key), ``injected`` the step it crossed its first link (-1: not yet; the
-    injection-age rule's key), ``alt`` a UGAL-L/G packet's second candidate path and ``classes``
-    the virtual channel class of every hop of ``path`` (with virtual channels). With FIFO VCs
-    ``fifo_vc`` is the (link, VC) queue it sits in (None: its source) and ``next_vc`` the VC it
-    was granted for the hop it is about to make. With GOAL's
-    *-channels an adaptive packet keeps ``vc``, the class of the hop it waits to make (chosen
-    with ``want``), and ``wrapped``, bit i set once it has crossed dimension i's wrap-around.
-    """
-
-    pid: int
-    created: int
-    src: int
-    dst: int
-    node: int
-    path: list | None
-    target: int
-    via: int = -1
-    signs: list = field(default_factory=list)
-    remaining: list = field(default_factory=list)
-    tie: int = 0
-    rank: int = 0
-    pos: int = 0
-    hops: int = 0
-    arrived: int = 0
-    injected: int = -1
-    want: int | None = None
-    buffer: int | None = None
-    alt: list | None = None
-    classes: list | None = None
-    vc: int | None = None
-    wrapped: int = 0
-    fifo_vc: tuple | None = None
-    next_vc: int = 0
-
-
-@dataclass
-class RoutingView:
-    """What the reference's routing decisions read, in plain Python.
-
-    ``kind`` is ``paths`` (every packet follows its ``path``), ``ugal-paths`` (UGAL-L/G: a minimal
-    path and a Valiant one, one taken at injection; ``mode`` is ``local`` or ``global``),
-    ``min-adaptive``, ``goal``, ``ugal``, ``chaos`` or ``splitter``. ``distance`` is the hop distance
-    table (min-adaptive, ugal, chaos), ``k``, ``n`` the torus (goal) and ``queue`` CHAOS's
-    shared-queue places per node. ``link_weight`` (UGAL on a dragonfly): every link's weight, 1
-    and ``1 + N`` for a global link; the reference then finds the lightest paths itself
-    (:meth:`ReferenceCore.lightest`) and its minimal legs are those, their hops its distances.
-    """
-
-    kind: str
-    network: Network
-    threshold: float = 0.0
-    mode: str | None = None
-    distance: list | None = None
-    link_weight: list | None = None
-    k: int = 0
-    n: int = 0
-    queue: list | None = None
-
-
-class ReferenceCore:
+class ReferenceCore(Decisions):
     """The state every step reads: the network's links, the link buffers and the routing.
 
     Parameters
@@ -246,159 +182,6 @@ class ReferenceCore:
             if p.want is not None:
                 counts[p.want] += 1
         return counts
-
-    def choose_path(self, p: RefPacket, counts: dict) -> None:
-        """UGAL-L/G: ``p`` keeps its minimal path or takes its Valiant one (``p.alt``), as
-        :func:`universal.engine.routes.ugal_pick` describes, from ``counts`` and the buffers."""
-        view = self.view
-        first = 1 if view.network.terminals is not None else 0
-
-        def local(path: list) -> int:            # the first router link's queue and used credits
-            return counts[path[first]] + self.occupancy[path[first]] if len(path) > first else 0
-
-        def queued(path: list) -> int:           # every link's queue
-            return sum(counts[e] for e in path)
-
-        if view.mode == "local":
-            q_min, q_val = local(p.path), local(p.alt)
-            longer = q_min * len(p.path) > q_val * len(p.alt) + view.threshold
-        else:
-            q_min, q_val = queued(p.path), queued(p.alt)     # per path: its queues / B plus its hops
-            longer = q_min / self.bandwidth + len(p.path) > q_val / self.bandwidth + len(p.alt) + view.threshold
-        if self.decision_log is not None:
-            self.decision_log.setdefault(p.pid, {}).update(
-                q_min=q_min, H_min=len(p.path), q_val=q_val, H_val=len(p.alt), T=view.threshold, chose_valiant=longer,
-                B=self.bandwidth)
-        if longer:
-            p.path = p.alt
-            p.want = p.path[0]
-        p.alt = None
-
-    def decide(self, waiting: list[RefPacket], counts: dict) -> None:
-        """Every adaptive packet without a next link chooses one (see the module docstring);
-        with GOAL's *-channels also every one whose chosen class buffer is full (:meth:`_decide_star`)."""
-        if self.chaos is not None:
-            self.chaos.decide(waiting, counts)
-            return
-        if self.star:
-            # a packet keeps its choice while that class buffer has room (or it is its last hop)
-            again = [p for p in waiting if p.path is None and (p.want is None or not self._room(p, p.want, p.vc))]
-            for p in again:
-                self._decide_star(p, counts)
-            return
-        undecided = [p for p in waiting if p.want is None]
-        if self.view.kind == "splitter":
-            self._splitter(undecided, counts)
-            return
-        for p in undecided:
-            self._decide_one(p, counts)
-
-    def _choose(self, cands: list[int], counts: dict, p: RefPacket) -> int:
-        best = min(counts.get(e, 0) for e in cands)
-        tied = [e for e in cands if counts.get(e, 0) == best]
-        u = tie_uniform_py(p.tie, p.hops)
-        return tied[min(int(u * len(tied)), len(tied) - 1)]
-
-    def _decide_one(self, p: RefPacket, counts: dict) -> None:
-        view = self.view
-        if view.kind == "goal":
-            cands = [self.torus_link(p.node, i, p.signs[i]) for i in range(view.n) if p.remaining[i] > 0]
-            p.want = self._choose(cands, counts, p)
-            return
-        if view.kind == "ugal" and p.via >= 0:
-            self._ugal_target(p, counts)
-        p.want = self._choose(self.productive(p.node, p.target), counts, p)
-
-    def used_credits(self, e: int) -> int:
-        """Packets that crossed link ``e`` and sit in its buffer at the next router, every VC
-        class of the link counted; 0 with unbounded buffers (no credits)."""
-        if self.buffer is None:
-            return 0
-        if self.plan is None:
-            return self.occupancy.get(e, 0)
-        return sum(self.occupancy.get((e, c), 0) for c in range(self.plan.classes))
-
-    def _ugal_target(self, p: RefPacket, counts: dict) -> None:
-        """UGAL's one choice: toward the intermediate when q_min * H_min > q_val * H_val +
-        threshold, a first link's q the packets waiting for it plus its used credits. On a
-        network with terminals the first links are those out of the source terminal's router
-        (the terminal's own link is both candidates' first) and q counts the packets in the
-        link's buffer at the next router with unbounded buffers too, as UGAL-L's does."""
-        net = self.view.network
-        at = p.src if net.terminals is None else int(net.router_of[p.src])
-
-        def credits(e: int) -> int:
-            return self.used_credits(e) if net.terminals is None else self.occupancy.get(e, 0)
-
-        def q(target: int) -> int:
-            return min(counts.get(e, 0) + credits(e) for e in self.productive(at, target))
-        q_min, q_val = q(p.dst), q(p.via)
-        h_min = self.dist[p.src][p.dst]
-        h_val = self.dist[p.src][p.via] + self.dist[p.via][p.dst]
-        valiant = q_min * h_min > q_val * h_val + self.view.threshold
-        if self.decision_log is not None:
-            self.decision_log.setdefault(p.pid, {}).update(
-                q_min=q_min, H_min=h_min, q_val=q_val, H_val=h_val, T=self.view.threshold, chose_valiant=valiant, at=at)
-        if valiant:
-            p.target = p.via
-        p.via = -1
-
-    def _room(self, p: RefPacket, e: int, c: int) -> bool:
-        """Whether ``p`` may cross ``e`` into class ``c``: the class buffer had room at the start
-        of the step, or the hop delivers ``p`` (no buffer to enter)."""
-        last = self.head[e] == p.dst and p.target == p.dst
-        return last or self.occupancy[(e, c)] < int(self.plan.capacity[c])
-
-    def _decide_star(self, p: RefPacket, counts: dict) -> None:
-        """GOAL's *-channels, one packet: its options are (link, class) pairs, the non-* class on
-        every allowed link, then the * class (``*_0`` or ``*_1`` by whether it has crossed, or
-        is crossing, the wrap-around of that dimension) on every allowed link of the lowest
-        dimension still to correct; the cheapest wins: one whose class buffer has room (or that
-        is the last hop) before one without, then the fewest packets waiting for the link other
-        than ``p`` itself, then the non-* class; ties by the tie number of the decision."""
-        view, geo, plan = self.view, self.plan.geometry, self.plan
-        if view.kind == "ugal" and p.via >= 0:
-            self._ugal_target(p, counts)
-        if view.kind == "goal":
-            links = [self.torus_link(p.node, i, p.signs[i]) for i in range(view.n) if p.remaining[i] > 0]
-        else:
-            links = self.productive(p.node, p.target)
-        dims = [int(geo.type[e]) // 2 for e in links]
-        phase = 1 if view.kind == "ugal" and p.target == p.dst else 0
-        per = plan.per_phase
-        options = [(e, per * phase + per - 1, False) for e in links]
-        for e, d in zip(links, dims):
-            if d == min(dims):
-                crossed = bool((p.wrapped >> d) & 1) or bool(geo.wrap[e])
-                options.append((e, per * phase + (int(crossed) if plan.ring else 0), True))
-
-        def cost(option) -> tuple:
-            e, c, star = option
-            return (not self._room(p, e, c), counts.get(e, 0) - (p.want == e), star)
-
-        best = min(cost(o) for o in options)
-        tied = [o for o in options if cost(o) == best]
-        if self.decision_log is not None:       # every (link, class) option with its cost, as compared
-            self.decision_log.setdefault(p.pid, {})["options"] = [[e, c, *cost((e, c, star))] for e, c, star in options]
-        u = tie_uniform_py(p.tie, p.hops)
-        p.want, p.vc, _ = tied[min(int(u * len(tied)), len(tied) - 1)]
-
-    def _splitter(self, packets: list[RefPacket], counts: dict) -> None:
-        """The splitter rule, literally: the packets of one node bound for one output set, in
-        packet-id order, take the allowed edges in turn, ordered by the packets waiting for them
-        (counted at the start of the step) and then by the row they reach."""
-        from universal.networks.multibutterfly import splitter_links
-
-        network = self.view.network
-        rows = len(network.inputs)
-        groups: dict[tuple, list] = defaultdict(list)
-        for p in sorted(packets, key=lambda p: p.pid):
-            edges = [int(e) for e in splitter_links(network, [p.node], [p.dst - network.depth * rows])[0]]
-            groups[(p.node, tuple(edges))].append(p)
-        for (_, edges), group in groups.items():
-            ordered = sorted(edges, key=lambda e: (counts.get(e, 0), edges.index(e)))
-            for turn, p in enumerate(group):
-                p.want = ordered[turn % len(ordered)]
 
     def join(self, p: RefPacket) -> None:
         """A packet enters the network: with virtual channels, its route's hop classes."""

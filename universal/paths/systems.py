@@ -17,16 +17,15 @@
 
 Beside this module (which exports their names too): :mod:`~universal.paths.leveled` (level-path
 arithmetic, multibutterfly paths), :mod:`~universal.paths.hop_paths` (grid and shortest-path hops),
-:mod:`~universal.paths.node_paths` (explicit and torus paths), :mod:`~universal.paths.defaults`.
+:mod:`~universal.paths.node_paths` (explicit and torus paths), :mod:`~universal.paths.defaults`,
+:mod:`~universal.paths.system_registry` (:class:`PathSystem`, the registry, the look-up by name).
 
 Reference: Meyer auf der Heide & Scheideler, "Communication in Parallel Systems", §2.3, §3.2.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -36,7 +35,7 @@ from universal.paths.collection import KEEP_LOADS_LINKS, PathCollection
 from universal.paths.level_rows import LevelRowsCollection
 from universal.paths.datacenter import dragonfly_paths
 from universal.paths.torus_names import DATA_GIVEN, OBLIVIOUS
-from universal.registry import Registry, Spec, check_known_params, parse_spec, with_file_resolved
+from universal.registry import Spec, check_known_params, parse_spec, with_file_resolved
 from universal.workloads import Problem
 # the parts moved out (re-exported: names imported from here elsewhere). _row_passes is looked up
 # here by level_paths and valiant_butterfly_paths (benchmarks/route_phases.py wraps systems._row_passes)
@@ -45,24 +44,8 @@ from universal.paths.hop_paths import _collection_from_hops, _compact_hops, _dis
 from universal.paths.leveled import (_check_leveled_problem, _collection_from_matrix, _level_links, _row_blocks,
                                      _row_passes, multibutterfly_paths)
 from universal.paths.node_paths import explicit_paths, oblivious_paths, read_explicit_paths  # noqa: F401
-
-
-@dataclass
-class PathSystem:
-    """A named rule that turns a problem into a :class:`PathCollection`.
-
-    ``route(problem, network, rng)`` does the work; ``caption`` explains the layout in tables;
-    ``deterministic`` says the paths do not depend on ``rng`` (one routing of every pair then
-    gives exact pair loads, e.g. for the expected congestion).
-    """
-
-    name: str
-    route: Callable[[Problem, Network, np.random.Generator], PathCollection]
-    caption: str = ""
-    deterministic: bool = False
-
-
-PATH_SYSTEMS: Registry[PathSystem] = Registry("path system")
+# PathSystem, the registry and the look-up by name (imported from here by universal.paths and the engine)
+from universal.paths.system_registry import PATH_SYSTEMS, PathSystem, build_path_system, route_paths  # noqa: F401
 
 
 # --- leveled networks: the level path (bit-fixing on butterflies) -------------------------------
@@ -455,48 +438,3 @@ def _register_designed(name: str, summary: str) -> None:
 
 for _name, _summary in DATA_GIVEN.items():
     _register_designed(_name, _summary)
-
-
-def build_path_system(system: str | PathSystem, network: Network, base_dir: Path | None = None) -> PathSystem:
-    """A path system by name (SPEC §8).
-
-    Examples
-    --------
-    >>> from universal.networks import build_network
-    >>> build_path_system("valiant", build_network("butterfly:d=4")).name
-    'valiant'
-    """
-    if isinstance(system, PathSystem):
-        return system
-    spec = parse_spec(system)
-    return PATH_SYSTEMS.entry(spec.name).factory(spec, network, base_dir)
-
-
-def route_paths(system: str | PathSystem, problem: Problem, network: Network,
-                rng: np.random.Generator, base_dir: Path | None = None) -> PathCollection:
-    """Choose the paths of ``problem`` on ``network`` with the named path system.
-
-    Parameters
-    ----------
-    system : str or PathSystem
-    problem : Problem
-    network : Network
-    rng : numpy.random.Generator
-        Source of the random choices (intermediates, random next hops).
-
-    Returns
-    -------
-    PathCollection
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from universal.networks import hypercube
-    >>> from universal.workloads import build_problem
-    >>> net = hypercube(4)
-    >>> prob = build_problem("permutation:transpose", net, np.random.default_rng(0))
-    >>> route_paths("dimension-order", prob, net, np.random.default_rng(0)).dilation
-    4
-    """
-    ps = build_path_system(system, network, base_dir)
-    return ps.route(problem, network, rng)
